@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Set up and run the project on a fresh machine: `python3 dev.py run` or `python3 dev.py test`.
+
+Needs only Python 3.11+. Each command creates `.venv` and installs the project into it
+when `pyproject.toml` has changed since the last install, so a second run is quick.
+The test command also installs Debian's chromium when `/usr/bin/chromium` is missing,
+because Playwright cannot download its own browsers on this network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / "bin"
+STAMP = VENV / ".installed-from"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _run(*cmd: str | Path, env: dict[str, str] | None = None) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True, env=env)
+
+
+def ensure_venv() -> None:
+    """Create the virtual environment and install the project when its inputs changed."""
+    if sys.version_info < (3, 11):  # noqa: UP036 - this file runs before any venv exists
+        sys.exit("Python 3.11 or newer is needed.")
+    if not (BIN / "python").exists():
+        _run(sys.executable, "-m", "venv", VENV)
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == wanted:
+        return
+    _run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    _run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", ".[dev]")
+    STAMP.write_text(wanted)
+
+
+def ensure_chromium() -> None:
+    """Install Debian's chromium for the browser tests when it is missing."""
+    if CHROMIUM.exists():
+        return
+    if shutil.which("apt-get") is None:
+        sys.exit("The browser tests need /usr/bin/chromium; install Chromium and run again.")
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    _run(*sudo, "apt-get", "update", "-qq", env=env)
+    _run(*sudo, "apt-get", "install", "-y", "-qq", "chromium", env=env)
+
+
+def run() -> None:
+    """Start gunicorn on the embedded default: SQLite, the offline engine, demo users."""
+    ensure_venv()
+    flask = BIN / "flask"
+    _run(flask, "--app", "webapp", "init-db")
+    _run(flask, "--app", "webapp", "seed-demo")
+    port = os.environ.get("PORT", "8000")
+    print(f"Serving on http://127.0.0.1:{port}/ (users demo and alex, password demo)")
+    os.execv(
+        BIN / "gunicorn",
+        [
+            "gunicorn",
+            "-k", "gthread", "--threads", "32", "-w", "2",
+            "-b", f"127.0.0.1:{port}",
+            "webapp:create_app()",
+        ],
+    )
+
+
+def test(extra: list[str]) -> None:
+    """Lint, type-check and run every test, browser tests included."""
+    ensure_venv()
+    ensure_chromium()
+    _run(BIN / "ruff", "check", "webapp", "tests", "benchmarks", "dev.py")
+    _run(BIN / "mypy")
+    _run(BIN / "python", "-m", "pytest", *extra)
+
+
+def main(argv: list[str]) -> None:
+    commands = {"run": lambda: run(), "test": lambda: test(argv[2:])}
+    if len(argv) < 2 or argv[1] not in commands:
+        sys.exit("usage: python3 dev.py run | test [pytest args]")
+    try:
+        commands[argv[1]]()
+    except subprocess.CalledProcessError as exc:
+        sys.exit(exc.returncode)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,77 @@
+"""Readable pages for the machine downloads that corpus sidecars point at (DESIGN.md, corpora).
+
+- eCFR versioner XML: https://www.ecfr.gov/api/versioner/v1/full/<date>/title-<N>.xml?part=P&section=S
+  opens as https://www.ecfr.gov/on/<date>/title-N/section-S (`/current/` for a current
+  download, `part-P` where no section is named).
+- US Code release point ZIP: https://uscode.house.gov/download/releasepoints/.../xml_usc<NN>@....zip
+  opens as the section's view.xhtml page, or the title's browse page without a section.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+_ECFR_PATH = re.compile(
+    r"/api/versioner/v1/full/(?P<date>\d{4}-\d{2}-\d{2}|current)/title-(?P<title>\d{1,2})\.xml",
+)
+_USC_FILE = re.compile(r"(?:xml_)?usc(?P<title>\d{1,2}[Aa]?)(?:@[^/]*)?\.zip", re.ASCII)
+_SECTION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.\-]{0,31}", re.ASCII)
+_SECTION_NOISE = re.compile(r"^(?:§+|sec(?:tion)?\.?)\s*", re.IGNORECASE)
+
+
+def _clean_section(section: str | None) -> str | None:
+    if not isinstance(section, str):
+        return None
+    value = section.strip()
+    while True:
+        stripped = _SECTION_NOISE.sub("", value).strip()
+        if stripped == value:
+            break
+        value = stripped
+    return value if _SECTION.fullmatch(value) else None
+
+
+def _first(query: dict[str, list[str]], name: str) -> str | None:
+    values = query.get(name)
+    return values[0] if values else None
+
+
+def _ecfr_page(date: str, title: str, query: str, section: str | None) -> str:
+    params = parse_qs(query)
+    base = "https://www.ecfr.gov/current" if date == "current" else f"https://www.ecfr.gov/on/{date}"
+    named = _clean_section(_first(params, "section")) or _clean_section(section)
+    if named:
+        return f"{base}/title-{title}/section-{named}"
+    part = _clean_section(_first(params, "part"))
+    return f"{base}/title-{title}/part-{part}" if part else f"{base}/title-{title}"
+
+
+def _uscode_page(title: str, section: str | None) -> str:
+    title = title.upper()
+    named = _clean_section(section)
+    if named:
+        return f"https://uscode.house.gov/view.xhtml?req=granuleid:USC-prelim-title{title}-section{named}"
+    return f"https://uscode.house.gov/browse/prelim@title{title}&edition=prelim"
+
+
+def humanize_citation_url(url: str, section: str | None = None) -> str:
+    """Return the readable page for an eCFR or US Code download; any other URL unchanged."""
+    if not isinstance(url, str):
+        return url
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return url
+    if parts.scheme not in ("http", "https"):
+        return url
+    if host in ("www.ecfr.gov", "ecfr.gov"):
+        match = _ECFR_PATH.fullmatch(parts.path)
+        if match:
+            return _ecfr_page(match["date"], match["title"], parts.query, section)
+    if host == "uscode.house.gov" and parts.path.startswith("/download/releasepoints/"):
+        match = _USC_FILE.fullmatch(parts.path.rsplit("/", 1)[-1])
+        if match:
+            return _uscode_page(match["title"], section)
+    return url
