@@ -1,55 +1,22 @@
-"""A personal-finance chat service whose every citation says what it points at."""
+"""A personal-finance chat service whose every citation says what it points at.
+
+The factory lives in `webapp.app` and is imported lazily, so that the pure cores
+(`webapp.citations`, `webapp.packets`) import no web framework.
+"""
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flask import Flask
+if TYPE_CHECKING:
+    from flask import Flask
 
 __all__ = ["create_app"]
 
 
-def _secret_key(instance: Path) -> str:
-    """Return the key kept in the instance folder, making it once, so every worker shares it."""
-    path = instance / "secret_key"
-    try:
-        return path.read_text().strip()
-    except FileNotFoundError:
-        pass
-    key = secrets.token_hex(32)
-    # O_EXCL: when two workers start at once, the first one's key wins for both.
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_text().strip()
-    with os.fdopen(fd, "w") as f:
-        f.write(key)
-    return key
-
-
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
-    """Build the application: defaults, then the environment, then `test_config`."""
-    app = Flask(
-        __name__,
-        instance_relative_config=True,
-        template_folder="../templates",
-        static_folder="../static",
-    )
-    instance = Path(app.instance_path)
-    instance.mkdir(parents=True, exist_ok=True)
-    app.config.from_mapping(
-        DATABASE_URL=f"sqlite:///{instance / 'webapp.sqlite'}",
-        MAX_CONTENT_LENGTH=64 * 1024,
-    )
-    for name in ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"):
-        if os.environ.get(name):
-            app.config[name] = os.environ[name]
-    if test_config is not None:
-        app.config.from_mapping(test_config)
-    if not app.config.get("SECRET_KEY"):
-        app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _secret_key(instance)
-    return app
+    """Build the application (see `webapp.app.create_app`)."""
+    from .app import create_app as build
+
+    return build(test_config)

@@ -1,0 +1,53 @@
+"""The Flask application factory: configuration, extensions, blueprints."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+
+def _secret_key(instance: Path) -> str:
+    """Return the key kept in the instance folder, making it once, so every worker shares it."""
+    path = instance / "secret_key"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    key = secrets.token_hex(32)
+    # O_EXCL: when two workers start at once, the first one's key wins for both.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as f:
+        f.write(key)
+    return key
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the application: defaults, then the environment, then `test_config`."""
+    app = Flask(
+        __name__,
+        instance_relative_config=True,
+        template_folder="../templates",
+        static_folder="../static",
+    )
+    instance = Path(app.instance_path)
+    instance.mkdir(parents=True, exist_ok=True)
+    app.config.from_mapping(
+        DATABASE_URL=f"sqlite:///{instance / 'webapp.sqlite'}",
+        MAX_CONTENT_LENGTH=64 * 1024,
+    )
+    for name in ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"):
+        if os.environ.get(name):
+            app.config[name] = os.environ[name]
+    if test_config is not None:
+        app.config.from_mapping(test_config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _secret_key(instance)
+    return app
