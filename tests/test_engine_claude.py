@@ -1,0 +1,122 @@
+"""The Claude engine against a fake Claude API on loopback: parsing, retries, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.fake_claude import FakeClaude, HttpError, text_reply, tool_reply
+from webapp.engines import ClaudeEngine, EngineError, MessageAccumulator, ModelRequest
+
+REQUEST = ModelRequest(system="sys", messages=[{"role": "user", "content": "hi"}], tools=[])
+CITE = {"type": "search_result_location", "source": "silvia://analysis", "title": "Analysis",
+        "cited_text": "42", "search_result_index": 0, "start_block_index": 0, "end_block_index": 1}
+
+
+def run(fake: FakeClaude, **kwargs: Any) -> tuple[dict[str, Any], list[float]]:
+    slept: list[float] = []
+    engine = ClaudeEngine("sk-test", base_url=fake.url, model="claude-test",
+                          sleep=slept.append, **kwargs)
+    acc = MessageAccumulator()
+    for event in engine.stream(REQUEST):
+        acc.feed(event)
+    return acc.final_message(), slept
+
+
+@pytest.mark.parametrize("citations_first", [False, True], ids=["text-first", "citations-first"])
+def test_text_with_citations_in_either_order(citations_first: bool) -> None:
+    reply = text_reply(("The answer is 42 — ünïcode ✓.", [CITE]), ("Plain.", []),
+                       citations_first=citations_first)
+    with FakeClaude([reply]) as fake:
+        message, _ = run(fake)
+    assert message["content"] == [
+        {"type": "text", "text": "The answer is 42 — ünïcode ✓.", "citations": [CITE]},
+        {"type": "text", "text": "Plain."},
+    ]
+    assert message["stop_reason"] == "end_turn"
+    sent = fake.requests[0]
+    assert sent["stream"] is True and sent["model"] == "claude-test" and sent["system"] == "sys"
+    assert fake.headers[0]["x-api-key"] == "sk-test"
+    assert fake.headers[0]["anthropic-version"] == "2023-06-01"
+
+
+def test_tool_use_input_is_joined_and_parsed() -> None:
+    reply = tool_reply(("tu_1", "execute_sql", {"query": "SELECT 1 -- \"quoted\""}),
+                       preface="Let me look.")
+    with FakeClaude([reply]) as fake:
+        message, _ = run(fake)
+    assert message["stop_reason"] == "tool_use"
+    assert message["content"][1] == {"type": "tool_use", "id": "tu_1", "name": "execute_sql",
+                                     "input": {"query": "SELECT 1 -- \"quoted\""}}
+
+
+def test_unknown_events_are_ignored() -> None:
+    reply = text_reply(("ok", []))
+    reply.insert(1, {"type": "brand_new_event", "x": 1})
+    with FakeClaude([reply]) as fake:
+        message, _ = run(fake)
+    assert message["content"] == [{"type": "text", "text": "ok"}]
+
+
+def test_529_then_success_retries_with_backoff() -> None:
+    overloaded = HttpError(529, {"type": "error", "error": {"type": "overloaded_error",
+                                                            "message": "Overloaded"}})
+    with FakeClaude([overloaded, overloaded, text_reply(("ok", []))]) as fake:
+        message, slept = run(fake, backoff=0.5)
+    assert message["content"][0]["text"] == "ok"
+    assert slept == [0.5, 1.0]
+    assert len(fake.requests) == 3
+
+
+def test_429_honours_retry_after() -> None:
+    limited = HttpError(429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                         "message": "slow down"}},
+                        {"retry-after": "7"})
+    with FakeClaude([limited, text_reply(("ok", []))]) as fake:
+        _, slept = run(fake)
+    assert slept == [7.0]
+
+
+def test_overloaded_error_event_before_content_is_retried() -> None:
+    stream_error = [{"type": "message_start", "message": {"id": "m", "content": []}},
+                    {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}]
+    with FakeClaude([stream_error, text_reply(("ok", []))]) as fake:
+        message, slept = run(fake, backoff=0.1)
+    assert message["content"][0]["text"] == "ok"
+    assert slept == [0.1]
+
+
+def test_error_event_after_content_is_a_clear_error() -> None:
+    reply = text_reply(("partial", []))[:4]
+    reply.append({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    with FakeClaude([reply]) as fake, pytest.raises(EngineError, match="overloaded_error"):
+        run(fake)
+
+
+def test_retries_give_up() -> None:
+    overloaded = HttpError(529, {"type": "error", "error": {"type": "overloaded_error",
+                                                            "message": "Overloaded"}})
+    with FakeClaude([overloaded] * 3) as fake, pytest.raises(EngineError, match="unavailable"):
+        run(fake, max_retries=2)
+    assert len(fake.requests) == 3
+
+
+def test_other_http_errors_are_not_retried() -> None:
+    bad = HttpError(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                     "message": "messages: bad"}})
+    with FakeClaude([bad]) as fake, pytest.raises(EngineError, match="HTTP 400.*messages: bad"):
+        run(fake)
+    assert len(fake.requests) == 1
+
+
+def test_stream_cut_before_message_stop_is_an_error() -> None:
+    with FakeClaude([text_reply(("cut", []))[:-2]]) as fake, \
+            pytest.raises(EngineError, match="before message_stop"):
+        run(fake)
+
+
+def test_unreachable_server_is_a_clear_error() -> None:
+    engine = ClaudeEngine("k", base_url="http://127.0.0.1:9", max_retries=0)
+    with pytest.raises(EngineError, match="Could not reach Claude"):
+        list(engine.stream(REQUEST))

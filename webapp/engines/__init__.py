@@ -1,0 +1,19 @@
+"""Model engines: Claude over HTTP, and the deterministic offline engine."""
+
+from __future__ import annotations
+
+from ._base import Engine, EngineError, ModelRequest
+from ._claude import DEFAULT_BASE_URL, DEFAULT_MODEL, ClaudeEngine
+from ._stream import BlockStop, MessageAccumulator, StreamProtocolError
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
+    "BlockStop",
+    "ClaudeEngine",
+    "Engine",
+    "EngineError",
+    "MessageAccumulator",
+    "ModelRequest",
+    "StreamProtocolError",
+]

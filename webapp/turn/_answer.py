@@ -1,0 +1,137 @@
+"""The answer as it streams: plain text, `[[n]](link)` markers, numbers and inline citations.
+
+Numbers go in first-cite order per answer, and a document keeps its first number however
+often it is cited again (unlike Onyx issue 14334, where one document could get two numbers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..citations import CitationRegistry, CitationTarget, target_to_json
+
+
+@dataclass(frozen=True, slots=True)
+class CitedSource:
+    """What the answer knows of a source it may cite: its title and browser link."""
+
+    title: str
+    link: str | None
+
+
+@dataclass(slots=True)
+class BlockOutput:
+    """What closing a text block adds: marker text, and the citations it made."""
+
+    markers: str = ""
+    new_numbers: list[tuple[int, str]] = field(default_factory=list)
+    citations: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _json_target(target: CitationTarget | None) -> dict[str, Any] | None:
+    return None if target is None else target_to_json(target)
+
+
+class AnswerBuilder:
+    """Accumulate the answer's text and citations across the turn's rounds."""
+
+    def __init__(self, registry: CitationRegistry, sources: dict[str, CitedSource]) -> None:
+        self._registry = registry
+        self._sources = sources  # Shared with the turn, which adds to it every tool round.
+        self.text = ""
+        self.numbers: dict[str, int] = {}
+        self.cited_texts: dict[str, list[str]] = {}
+        self._inline: list[dict[str, Any]] = []
+        self._block_start = 0
+        self._round_break = False
+
+    def new_round(self) -> None:
+        """Mark a tool round: text after it starts a new paragraph."""
+        self._round_break = True
+
+    def start_block(self) -> str:
+        """Open a text block; return any separator to stream before it."""
+        separator = ""
+        if self._round_break and self.text and not self.text.endswith("\n"):
+            separator = "\n\n"
+        self._round_break = False
+        self.text += separator
+        self._block_start = len(self.text)
+        return separator
+
+    def add_text(self, delta: str) -> str:
+        """Append streamed text; return what to stream."""
+        self.text += delta
+        return delta
+
+    def finish_block(self, citations: list[Any]) -> BlockOutput:
+        """Close a text block with the citations the model gave it."""
+        out = BlockOutput()
+        start, end = self._block_start, len(self.text)
+        marked: list[int] = []
+        for raw in citations:
+            if not isinstance(raw, dict):
+                continue
+            source = raw.get("source")
+            if not isinstance(source, str) or source not in self._sources:
+                continue  # Not a search result of this turn: nothing to number.
+            number = self.numbers.get(source)
+            if number is None:
+                number = self.numbers[source] = len(self.numbers) + 1
+                out.new_numbers.append((number, source))
+            cited = str(raw.get("cited_text") or "")
+            texts = self.cited_texts.setdefault(source, [])
+            if cited and cited not in texts:
+                texts.append(cited)
+            citation = self._citation(number, source, raw, self._registry.target(source))
+            out.citations.append(citation)
+            self._inline.append(
+                {**citation, "start": start, "end": end, "text": self.text[start:end]}
+            )
+            if number not in marked:
+                marked.append(number)
+        if marked:
+            space = "" if not self.text or self.text[-1].isspace() else " "
+            out.markers = space + " ".join(
+                f"[[{n}]]({self._link(n)})" for n in marked
+            )
+        return out
+
+    def _link(self, number: int) -> str:
+        source = next(s for s, n in self.numbers.items() if n == number)
+        return self._sources[source].link or ""
+
+    def _citation(
+        self, number: int, source: str, raw: dict[str, Any], target: CitationTarget | None
+    ) -> dict[str, Any]:
+        title = raw.get("title")
+        return {
+            "number": number,
+            "type": str(raw.get("type") or "search_result_location"),
+            "source": source,
+            "title": title if isinstance(title, str) else self._sources[source].title,
+            "cited_text": str(raw.get("cited_text") or ""),
+            "target": _json_target(target),
+        }
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Return one citation per cited source, in number order, with its final target."""
+        return [
+            {
+                "number": number,
+                "source": source,
+                "title": self._sources[source].title,
+                "cited_text": (self.cited_texts.get(source) or [""])[0],
+                "cited_texts": list(self.cited_texts.get(source, [])),
+                "target": _json_target(self._registry.target(source)),
+            }
+            for source, number in sorted(self.numbers.items(), key=lambda item: item[1])
+        ]
+
+    def inline_citations(self) -> list[dict[str, Any]]:
+        """Return each citation with the span of the answer it backs, targets as final."""
+        return [
+            {**c, "target": _json_target(self._registry.target(c["source"]))}
+            for c in self._inline
+        ]
