@@ -24,7 +24,7 @@ class CitedSource:
 class BlockOutput:
     """What closing a text block adds: marker text, and the citations it made."""
 
-    markers: str = ""
+    markers: str = ""  # Stream after the block's text: markers, then its trailing whitespace.
     new_numbers: list[tuple[int, str]] = field(default_factory=list)
     citations: list[dict[str, Any]] = field(default_factory=list)
 
@@ -45,6 +45,30 @@ class AnswerBuilder:
         self._inline: list[dict[str, Any]] = []
         self._block_start = 0
         self._round_break = False
+        self._held = ""  # A block's trailing whitespace, streamed after its markers.
+
+    def state(self) -> dict[str, Any]:
+        """Return what a checkpoint keeps of the answer so far."""
+        return {"text": self.text, "numbers": dict(self.numbers),
+                "cited_texts": {k: list(v) for k, v in self.cited_texts.items()},
+                "inline": list(self._inline)}
+
+    def restore(self, state: object) -> None:
+        """Continue from a checkpoint's `state()`; anything malformed starts afresh."""
+        if not isinstance(state, dict):
+            return
+        text, numbers = state.get("text"), state.get("numbers")
+        cited, inline = state.get("cited_texts"), state.get("inline")
+        if not (isinstance(text, str) and isinstance(numbers, dict)
+                and isinstance(cited, dict) and isinstance(inline, list)):
+            return
+        self.text = text
+        self.numbers = {str(k): int(v) for k, v in numbers.items() if k in self._sources}
+        self.cited_texts = {str(k): [str(t) for t in v] for k, v in cited.items()
+                            if isinstance(v, list)}
+        self._inline = [
+            c for c in inline if isinstance(c, dict) and c.get("source") in self.numbers
+        ]
 
     def new_round(self) -> None:
         """Mark a tool round: text after it starts a new paragraph."""
@@ -61,14 +85,18 @@ class AnswerBuilder:
         return separator
 
     def add_text(self, delta: str) -> str:
-        """Append streamed text; return what to stream."""
+        """Append streamed text; return what to stream now (trailing whitespace waits)."""
         self.text += delta
-        return delta
+        pending = self._held + delta
+        body = pending.rstrip()
+        self._held = pending[len(body):]
+        return body
 
     def finish_block(self, citations: list[Any]) -> BlockOutput:
         """Close a text block with the citations the model gave it."""
         out = BlockOutput()
-        start, end = self._block_start, len(self.text)
+        held, self._held = self._held, ""
+        start, end = self._block_start, len(self.text) - len(held)
         marked: list[int] = []
         for raw in citations:
             if not isinstance(raw, dict):
@@ -92,10 +120,9 @@ class AnswerBuilder:
             if number not in marked:
                 marked.append(number)
         if marked:
-            space = "" if not self.text or self.text[-1].isspace() else " "
-            out.markers = space + " ".join(
-                f"[[{n}]]({self._link(n)})" for n in marked
-            )
+            space = "" if start == end or self.text[end - 1].isspace() else " "
+            out.markers = space + " ".join(f"[[{n}]]({self._link(n)})" for n in marked)
+        out.markers += held
         return out
 
     def _link(self, number: int) -> str:

@@ -1,0 +1,44 @@
+"""The turn: the model and the tools in rounds; citable content; targets on every channel."""
+
+from __future__ import annotations
+
+from ._answer import AnswerBuilder, CitedSource
+from ._citable import (
+    Citable,
+    chunks,
+    from_document,
+    from_python,
+    from_sql,
+    from_web_results,
+)
+from ._emit import TurnSink
+from ._prompt import SYSTEM_PROMPT, TOOL_NAMES, TOOLS
+from ._runner import (
+    MAX_ROUNDS,
+    ToolOutcome,
+    ToolRunner,
+    TurnResult,
+    run_turn,
+    start_checkpoint,
+)
+
+__all__ = [
+    "MAX_ROUNDS",
+    "SYSTEM_PROMPT",
+    "TOOLS",
+    "TOOL_NAMES",
+    "AnswerBuilder",
+    "Citable",
+    "CitedSource",
+    "ToolOutcome",
+    "ToolRunner",
+    "TurnResult",
+    "TurnSink",
+    "chunks",
+    "from_document",
+    "from_python",
+    "from_sql",
+    "from_web_results",
+    "run_turn",
+    "start_checkpoint",
+]
