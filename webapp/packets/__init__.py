@@ -1,0 +1,115 @@
+"""Packets and the processed-message state (seed 001, the client side), in pure Python.
+
+The server folds each answer's packets into a `ProcessedMessageState` to render the page;
+API clients can use the same module. Pure: no web framework, database or network imports.
+"""
+
+from __future__ import annotations
+
+from ._documents import (
+    CitationMap,
+    MetadataValue,
+    SearchDoc,
+    StreamingCitation,
+    search_doc_from_json,
+    search_doc_to_json,
+)
+from ._links import FAVICON_ROUTE, browser_url, domain_of, favicon_url, time_ago
+from ._markers import CitationSegment, Segment, TextSegment, answer_segments
+from ._models import (
+    USER_CANCELLED,
+    CitationInfo,
+    DocumentsObj,
+    ErrorPacket,
+    Malformed,
+    MessageDelta,
+    MessageEnd,
+    MessageStart,
+    OpenUrlDocuments,
+    Packet,
+    PacketObj,
+    PacketType,
+    Placement,
+    SearchToolDocumentsDelta,
+    SearchToolStart,
+    SectionEnd,
+    Stop,
+    StopReason,
+    UnknownPacket,
+)
+from ._open import (
+    MARKETS_PREFIX,
+    PORTFOLIO_PATH,
+    AccountLabeler,
+    BrowserTarget,
+    ChooserOption,
+    ChooserTarget,
+    FileTarget,
+    NoTarget,
+    PageTarget,
+    SourceTarget,
+    document_target,
+)
+from ._select import MAX_ICONS, SelectedSources, select_sources
+from ._state import PacketStream, ProcessedMessageState, create_initial_state, process_packets
+from ._wire import citation_packet, documents_packet, make_packet, packet_to_json, parse_packet
+
+__all__ = [
+    "FAVICON_ROUTE",
+    "MARKETS_PREFIX",
+    "MAX_ICONS",
+    "PORTFOLIO_PATH",
+    "USER_CANCELLED",
+    "AccountLabeler",
+    "BrowserTarget",
+    "ChooserOption",
+    "ChooserTarget",
+    "CitationInfo",
+    "CitationMap",
+    "CitationSegment",
+    "DocumentsObj",
+    "ErrorPacket",
+    "FileTarget",
+    "Malformed",
+    "MessageDelta",
+    "MessageEnd",
+    "MessageStart",
+    "MetadataValue",
+    "NoTarget",
+    "OpenUrlDocuments",
+    "Packet",
+    "PacketObj",
+    "PacketStream",
+    "PacketType",
+    "PageTarget",
+    "Placement",
+    "ProcessedMessageState",
+    "SearchDoc",
+    "SearchToolDocumentsDelta",
+    "SearchToolStart",
+    "SectionEnd",
+    "Segment",
+    "SelectedSources",
+    "SourceTarget",
+    "Stop",
+    "StopReason",
+    "StreamingCitation",
+    "TextSegment",
+    "UnknownPacket",
+    "answer_segments",
+    "browser_url",
+    "citation_packet",
+    "create_initial_state",
+    "document_target",
+    "documents_packet",
+    "domain_of",
+    "favicon_url",
+    "make_packet",
+    "packet_to_json",
+    "parse_packet",
+    "process_packets",
+    "search_doc_from_json",
+    "search_doc_to_json",
+    "select_sources",
+    "time_ago",
+]
