@@ -10,6 +10,9 @@ from typing import Any
 
 from flask import Flask
 
+from . import store
+from .web import api
+
 
 def _secret_key(instance: Path) -> str:
     """Return the key kept in the instance folder, making it once, so every worker shares it."""
@@ -50,4 +53,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.config.from_mapping(test_config)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _secret_key(instance)
+
+    store.init_app(app)
+    app.register_blueprint(api.bp)
     return app

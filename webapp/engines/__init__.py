@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._base import Engine, EngineError, ModelRequest
 from ._claude import DEFAULT_BASE_URL, DEFAULT_MODEL, ClaudeEngine
+from ._offline import OfflineEngine
 from ._stream import BlockStop, MessageAccumulator, StreamProtocolError
 
 __all__ = [
@@ -15,5 +16,6 @@ __all__ = [
     "EngineError",
     "MessageAccumulator",
     "ModelRequest",
+    "OfflineEngine",
     "StreamProtocolError",
 ]

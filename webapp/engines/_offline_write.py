@@ -66,15 +66,16 @@ def _account_sentence(title: str, rows: list[dict[str, str]]) -> str:
                  f"{money(_number(row.get('market_value')) or 0.0, row.get('currency'))}"
                  for row in rows]
         return f"{title} holds " + ", ".join(parts) + "."
+    owed = [row for row in rows if row.get("account_type") == "credit"]
     parts = []
     for row in rows:
         balance = _number(row.get("current_balance"))
         amount = "an unknown balance" if balance is None else money(
-            abs(balance) if row.get("account_type") == "credit" else balance, row.get("currency"))
+            abs(balance) if row in owed else balance, row.get("currency"))
         where = f" at {row['institution_name']}" if row.get("institution_name") else ""
-        verb = "you owe" if row.get("account_type") == "credit" else "the balance is"
-        parts.append(f"{verb} {amount}{where}")
-    return f"{title}: " + "; ".join(parts) + "."
+        parts.append(f"{amount}{where}")
+    verb = "you owe" if len(owed) == len(rows) else "the balance is"
+    return f"{title}: {verb} " + " and ".join(parts) + "."
 
 
 def _sql_blocks(results: list[Result], question: str) -> list[Block]:

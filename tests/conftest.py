@@ -1,0 +1,120 @@
+"""Shared fixtures: a fresh app on its own seeded SQLite file per test, and PostgreSQL when
+reachable (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/test)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from psycopg import sql
+from sqlalchemy.engine import Engine, make_url
+
+from webapp import create_app
+from webapp.store import (
+    User,
+    close_engine,
+    create_store_engine,
+    seed_demo,
+    upgrade_database,
+)
+
+DEFAULT_TEST_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(scope="session")
+def seeded_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return a SQLite file migrated to head and seeded with the demo users, made once."""
+    path = tmp_path_factory.mktemp("template") / "webapp.sqlite"
+    engine = create_store_engine(f"sqlite:///{path}")
+    upgrade_database(engine)
+    seed_demo(engine, "demo")
+    engine.dispose()  # the last connection to close folds the WAL back into the file
+    return path
+
+
+@pytest.fixture
+def app(tmp_path: Path, seeded_sqlite_template: Path) -> Iterator[Flask]:
+    """Return an app on its own copy of the seeded database (users demo/alex, password demo)."""
+    database = tmp_path / "webapp.sqlite"
+    shutil.copyfile(seeded_sqlite_template, database)
+    app = create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "test",
+            "DATABASE_URL": f"sqlite:///{database}",
+            "ANTHROPIC_API_KEY": None,
+        }
+    )
+    yield app
+    close_engine(app)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    """Return a test client for `app`."""
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app: Flask) -> FlaskCliRunner:
+    """Return a runner for `app`'s CLI commands."""
+    return app.test_cli_runner()
+
+
+def _conninfo(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    """Return the URL of a new, empty PostgreSQL database, dropped after the test module."""
+    base = os.environ.get("TEST_DATABASE_URL") or DEFAULT_TEST_DATABASE_URL
+    shown = make_url(base).render_as_string(hide_password=True)
+    try:
+        admin = psycopg.connect(_conninfo(base), autocommit=True, connect_timeout=3)
+    except psycopg.Error as exc:
+        pytest.skip(f"PostgreSQL is not reachable at {shown}: {str(exc).strip()}")
+    name = f"webapp_test_{secrets.token_hex(6)}"
+    with admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield make_url(base).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(_conninfo(base), autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@dataclass(frozen=True)
+class SqlBackend:
+    """A migrated, seeded database for the query-service tests."""
+
+    name: str
+    engine: Engine
+    users: dict[str, User]
+
+
+@pytest.fixture(
+    scope="module",
+    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
+)
+def sql_backend(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SqlBackend]:
+    """Return a seeded database on each backend: SQLite always, PostgreSQL when reachable."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('sql') / 'webapp.sqlite'}"
+    else:
+        url = request.getfixturevalue("pg_url")
+    engine = create_store_engine(url)
+    upgrade_database(engine)
+    users = seed_demo(engine, "demo")
+    yield SqlBackend(request.param, engine, users)
+    engine.dispose()

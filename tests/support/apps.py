@@ -1,0 +1,88 @@
+"""Build a real app on a fresh SQLite database seeded with the demo users, and talk to it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from flask import Flask
+from httpx_sse import ServerSentEvent, connect_sse
+
+from webapp import create_app
+from webapp.store import create_api_token, get_engine, seed_demo, upgrade_database
+from webapp.web._extension import chat_service
+
+
+def make_app(tmp_path: Path, **config: Any) -> Flask:
+    """Return an app on a new seeded database in `tmp_path`."""
+    app = create_app({"TESTING": True, "SECRET_KEY": "test",
+                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
+                      "ANTHROPIC_API_KEY": None, **config})
+    engine = get_engine(app)
+    upgrade_database(engine)
+    seed_demo(engine, "demo")
+    return app
+
+
+@dataclass
+class ApiClient:
+    """An API client for one user, over the app's WSGI interface (no network)."""
+
+    app: Flask
+    token: str
+
+    @property
+    def http(self) -> httpx.Client:
+        return httpx.Client(transport=httpx.WSGITransport(app=self.app), base_url="http://app",
+                            headers={"Authorization": f"Bearer {self.token}"})
+
+    def new_session(self) -> str:
+        response = self.http.post("/api/chat/sessions", json={})
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
+    def ask(self, session_id: str, question: str) -> dict[str, Any]:
+        response = self.http.post(f"/api/chat/sessions/{session_id}/messages",
+                                  json={"message": question})
+        assert response.status_code == 202, response.text
+        return dict(response.json())
+
+    def stream(self, url: str, last_event_id: str | None = None) -> list[ServerSentEvent]:
+        headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
+        with self.http as client, connect_sse(client, "GET", url, headers=headers) as source:
+            assert source.response.status_code == 200
+            return list(source.iter_sse())
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        response = self.http.get(f"/api/chat/sessions/{session_id}")
+        assert response.status_code == 200, response.text
+        return dict(response.json())
+
+    def wait_done(self, session_id: str, timeout: float = 20.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            data = self.session(session_id)
+            if all(m["status"] != "running" for m in data["messages"]):
+                return data
+            time.sleep(0.05)
+        raise AssertionError("the turn did not finish")
+
+
+def api_client(app: Flask, username: str = "demo") -> ApiClient:
+    """Return an API client authorised as `username`."""
+    return ApiClient(app, create_api_token(get_engine(app), username))
+
+
+@contextmanager
+def idle_after(app: Flask) -> Iterator[None]:
+    """Wait for the app's background turns when the block ends."""
+    try:
+        yield
+    finally:
+        with app.app_context():
+            chat_service().wait_idle()

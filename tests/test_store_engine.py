@@ -1,0 +1,91 @@
+"""The engine: URL normalisation, one engine per app, and the per-connection SQLite set-up."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+
+from webapp import create_app
+from webapp.store import (
+    DatabaseURLError,
+    close_engine,
+    create_store_engine,
+    get_engine,
+    list_accounts,
+    normalize_url,
+    sqlite_file,
+    user_scope,
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgresql://u:p@h:5432/db", "postgresql+psycopg://u:p@h:5432/db"),
+        ("postgres://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("postgresql+psycopg2://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("sqlite:////tmp/x.sqlite", "sqlite:////tmp/x.sqlite"),
+        ("sqlite://", "sqlite://"),
+    ],
+    ids=["postgresql", "postgres-alias", "already-psycopg", "psycopg2-swapped", "sqlite", "memory"],
+)
+def test_urls_are_normalised(url: str, expected: str) -> None:
+    assert normalize_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["mysql://u@h/db", "not a url", "", "oracle://x"],
+    ids=["mysql", "garbage", "empty", "oracle"],
+)
+def test_other_backends_are_refused(url: str) -> None:
+    with pytest.raises(DatabaseURLError):
+        normalize_url(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [("sqlite:////tmp/a.sqlite", "/tmp/a.sqlite"), ("sqlite://", None), ("sqlite:///:memory:", None)],
+    ids=["file", "memory", "memory-named"],
+)
+def test_sqlite_file_names_only_real_files(url: str, expected: str | None) -> None:
+    engine = create_store_engine(url)
+    try:
+        assert sqlite_file(engine) == expected
+    finally:
+        engine.dispose()
+
+
+def test_the_engine_is_made_once_per_app(app: Flask) -> None:
+    first = get_engine(app)
+    with app.app_context():
+        assert get_engine() is first
+    close_engine(app)
+    assert get_engine(app) is not first
+
+
+def test_create_app_alone_touches_no_database() -> None:
+    # A bad URL goes unnoticed until the engine is first needed: building the app is enough.
+    app = create_app({"TESTING": True, "SECRET_KEY": "x", "DATABASE_URL": "mysql://nowhere/db"})
+    assert {"init-db", "seed-demo", "create-token"} <= set(app.cli.commands)
+    with pytest.raises(DatabaseURLError):
+        get_engine(app)
+
+
+def test_sqlite_connections_enforce_foreign_keys_and_use_wal(app: Flask) -> None:
+    with get_engine(app).connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+
+
+def test_views_show_nothing_outside_a_user_scope(app: Flask) -> None:
+    engine = get_engine(app)
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT count(*) FROM account_details")).scalar() == 0
+        with user_scope(connection, 1):
+            inside = connection.execute(sa.text("SELECT count(*) FROM account_details")).scalar()
+        after = connection.execute(sa.text("SELECT count(*) FROM account_details")).scalar()
+    assert inside == len(list_accounts(engine, 1)) > 0
+    assert after == 0

@@ -1,0 +1,27 @@
+"""Chat sessions and turns: persistence, the background runner, and the tools per user."""
+
+from __future__ import annotations
+
+from ._service import ChatService
+from ._store import (
+    StoredEvent,
+    create_session,
+    get_message,
+    get_session,
+    list_sessions,
+    session_messages,
+)
+from ._tables import metadata
+from ._tools import LocalTools
+
+__all__ = [
+    "ChatService",
+    "LocalTools",
+    "StoredEvent",
+    "create_session",
+    "get_message",
+    "get_session",
+    "list_sessions",
+    "metadata",
+    "session_messages",
+]

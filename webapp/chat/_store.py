@@ -1,0 +1,218 @@
+"""Chat persistence: sessions, message rows, event streams and checkpoints, per user.
+
+Every read names the user, so another user's session or message is simply not found.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from ._tables import ai_chat_logs, chat_checkpoints, chat_events, chat_sessions
+
+TITLE_CHARS = 80
+
+
+def now() -> datetime:
+    """Return the current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """Return a fresh unguessable id for a session or message."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    seq: int
+    event: str
+    data: str
+
+
+def _iso(value: object) -> object:
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return aware.isoformat()
+    return value
+
+
+def _row(row: sa.Row[*tuple[Any, ...]]) -> dict[str, Any]:
+    return {key: _iso(value) for key, value in row._mapping.items()}
+
+
+def create_session(engine: Engine, user_id: int, title: str = "New chat") -> dict[str, Any]:
+    """Create an empty chat session for the user."""
+    values = {"id": new_id(), "user_id": user_id, "title": title[:TITLE_CHARS] or "New chat",
+              "created_at": now(), "updated_at": now()}
+    with engine.begin() as conn:
+        conn.execute(chat_sessions.insert().values(values))
+    return {k: _iso(v) for k, v in values.items() if k != "user_id"}
+
+
+def list_sessions(engine: Engine, user_id: int) -> list[dict[str, Any]]:
+    """Return the user's sessions, most recently used first."""
+    query = (sa.select(chat_sessions.c.id, chat_sessions.c.title, chat_sessions.c.created_at,
+                       chat_sessions.c.updated_at)
+             .where(chat_sessions.c.user_id == user_id)
+             .order_by(chat_sessions.c.updated_at.desc(), chat_sessions.c.id))
+    with engine.connect() as conn:
+        return [_row(r) for r in conn.execute(query)]
+
+
+def get_session(engine: Engine, user_id: int, session_id: str) -> dict[str, Any] | None:
+    """Return one of the user's sessions, or None (also for another user's)."""
+    query = (sa.select(chat_sessions.c.id, chat_sessions.c.title, chat_sessions.c.created_at,
+                       chat_sessions.c.updated_at)
+             .where(chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id))
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return _row(row) if row else None
+
+
+_MESSAGE_COLUMNS = (ai_chat_logs.c.id, ai_chat_logs.c.role, ai_chat_logs.c.content,
+                    ai_chat_logs.c.citations, ai_chat_logs.c.inline_citations,
+                    ai_chat_logs.c.status, ai_chat_logs.c.error, ai_chat_logs.c.created_at,
+                    ai_chat_logs.c.completed_at)
+
+
+def session_messages(engine: Engine, user_id: int, session_id: str) -> list[dict[str, Any]]:
+    """Return a session's messages in order, raw from their rows."""
+    query = (sa.select(*_MESSAGE_COLUMNS)
+             .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id)
+             .order_by(ai_chat_logs.c.created_at, ai_chat_logs.c.role.desc()))
+    with engine.connect() as conn:
+        return [_row(r) for r in conn.execute(query)]
+
+
+def get_message(engine: Engine, user_id: int, session_id: str,
+                message_id: str) -> dict[str, Any] | None:
+    """Return one of the user's messages in a session, or None."""
+    query = (sa.select(*_MESSAGE_COLUMNS, ai_chat_logs.c.lease_until)
+             .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.session_id == session_id,
+                    ai_chat_logs.c.user_id == user_id))
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return _row(row) if row else None
+
+
+def text_history(engine: Engine, user_id: int, session_id: str) -> list[dict[str, str]]:
+    """Return the finished exchanges as text only, so a turn cites only what it wrote."""
+    history: list[dict[str, str]] = []
+    pending: dict[str, str] | None = None
+    for message in session_messages(engine, user_id, session_id):
+        if message["role"] == "user":
+            pending = {"role": "user", "content": message["content"]}
+        elif pending is not None and message["status"] == "complete" and message["content"]:
+            history += [pending, {"role": "assistant", "content": message["content"]}]
+            pending = None
+    return history
+
+
+def start_message(engine: Engine, user_id: int, session_id: str, question: str,
+                  lease: timedelta) -> tuple[str, str]:
+    """Store the question and a running answer row; return both ids."""
+    user_id_msg, answer_id = new_id(), new_id()
+    at = now()
+    with engine.begin() as conn:
+        conn.execute(ai_chat_logs.insert(), [
+            {"id": user_id_msg, "session_id": session_id, "user_id": user_id, "role": "user",
+             "content": question, "status": "complete", "created_at": at, "completed_at": at,
+             "lease_until": None},
+            {"id": answer_id, "session_id": session_id, "user_id": user_id,
+             "role": "assistant", "content": "", "status": "running",
+             "created_at": at + timedelta(microseconds=1), "completed_at": None,
+             "lease_until": at + lease},
+        ])
+        title = question.strip().splitlines()[0][:TITLE_CHARS] if question.strip() else None
+        update = chat_sessions.update().where(chat_sessions.c.id == session_id)
+        conn.execute(update.values(updated_at=at))
+        if title:
+            conn.execute(update.where(chat_sessions.c.title == "New chat").values(title=title))
+    return user_id_msg, answer_id
+
+
+def append_event(engine: Engine, message_id: str, seq: int, event: str, data: str) -> None:
+    """Store one stream event."""
+    with engine.begin() as conn:
+        conn.execute(chat_events.insert().values(message_id=message_id, seq=seq, event=event,
+                                                 data=data))
+
+
+def events_after(engine: Engine, message_id: str, after: int) -> list[StoredEvent]:
+    """Return the stream's events after sequence number `after`, in order."""
+    query = (sa.select(chat_events.c.seq, chat_events.c.event, chat_events.c.data)
+             .where(chat_events.c.message_id == message_id, chat_events.c.seq > after)
+             .order_by(chat_events.c.seq))
+    with engine.connect() as conn:
+        return [StoredEvent(r.seq, r.event, r.data) for r in conn.execute(query)]
+
+
+def last_seq(engine: Engine, message_id: str) -> int:
+    """Return the sequence number of the stream's last event (0 when empty)."""
+    query = sa.select(sa.func.max(chat_events.c.seq)).where(chat_events.c.message_id == message_id)
+    with engine.connect() as conn:
+        return int(conn.execute(query).scalar() or 0)
+
+
+def save_checkpoint(engine: Engine, message_id: str, data: dict[str, Any], event_seq: int) -> None:
+    """Replace the message's checkpoint."""
+    with engine.begin() as conn:
+        conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == message_id))
+        conn.execute(chat_checkpoints.insert().values(
+            message_id=message_id, data=data, event_seq=event_seq, updated_at=now()))
+
+
+def load_checkpoint(engine: Engine, message_id: str) -> tuple[Any, int] | None:
+    """Return the message's checkpoint and the event it was taken after, or None."""
+    query = (sa.select(chat_checkpoints.c.data, chat_checkpoints.c.event_seq)
+             .where(chat_checkpoints.c.message_id == message_id))
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return (row.data, int(row.event_seq)) if row else None
+
+
+def claim_stale(engine: Engine, message_id: str, lease: timedelta) -> bool:
+    """Take over a running answer whose runner's lease ran out; True when this caller won."""
+    at = now()
+    with engine.begin() as conn:
+        result = conn.execute(
+            ai_chat_logs.update()
+            .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running",
+                   ai_chat_logs.c.lease_until < at)
+            .values(lease_until=at + lease))
+    return bool(result.rowcount)
+
+
+def truncate_events(engine: Engine, message_id: str, after: int) -> None:
+    """Drop the events a dead runner wrote after its last checkpoint."""
+    with engine.begin() as conn:
+        conn.execute(chat_events.delete().where(chat_events.c.message_id == message_id,
+                                                chat_events.c.seq > after))
+
+
+def finish_message(engine: Engine, message_id: str, *, status: str, content: str,
+                   citations: Sequence[Any], inline_citations: Sequence[Any],
+                   error: str | None, done: StoredEvent) -> None:
+    """Write the answer row whole, with the stream's `done` event in the same transaction."""
+    with engine.begin() as conn:
+        conn.execute(chat_events.insert().values(message_id=message_id, seq=done.seq,
+                                                 event=done.event, data=done.data))
+        conn.execute(ai_chat_logs.update().where(ai_chat_logs.c.id == message_id).values(
+            status=status, content=content, citations=list(citations),
+            inline_citations=list(inline_citations), error=error, completed_at=now(),
+            lease_until=None))
+
+
+def renew_lease(engine: Engine, message_id: str, lease: timedelta) -> None:
+    """Extend a running answer's lease: its runner is alive."""
+    with engine.begin() as conn:
+        conn.execute(ai_chat_logs.update()
+                     .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running")
+                     .values(lease_until=now() + lease))

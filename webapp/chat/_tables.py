@@ -1,0 +1,57 @@
+"""The chat tables, as SQLAlchemy Core objects (revision 0003 creates them)."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+chat_sessions = sa.Table(
+    "chat_sessions",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.Integer, nullable=False),
+    sa.Column("title", sa.String(200), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+# One row a message. An assistant row is written whole when its turn ends: `content`,
+# `citations` and `inline_citations` together, or `status = 'error'` with the reason.
+ai_chat_logs = sa.Table(
+    "ai_chat_logs",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("session_id", sa.String(32), nullable=False),
+    sa.Column("user_id", sa.Integer, nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("citations", sa.JSON, nullable=True),
+    sa.Column("inline_citations", sa.JSON, nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("completed_at", sa.DateTime(timezone=True), nullable=True),
+    # While a turn runs, its runner renews this lease; an expired lease means it died.
+    sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True),
+)
+
+# Every event of an answer's stream, in order: replay, history and Last-Event-ID resume.
+chat_events = sa.Table(
+    "chat_events",
+    metadata,
+    sa.Column("message_id", sa.String(32), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("event", sa.String(32), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+)
+
+# The slice checkpoint after the latest tool round (messages + citationTargets).
+chat_checkpoints = sa.Table(
+    "chat_checkpoints",
+    metadata,
+    sa.Column("message_id", sa.String(32), primary_key=True),
+    sa.Column("data", sa.JSON, nullable=False),
+    sa.Column("event_seq", sa.Integer, nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)

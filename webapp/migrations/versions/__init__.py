@@ -1,0 +1,1 @@
+"""One file per schema revision; see `webapp/migrations/__init__.py` for the chain."""

@@ -1,0 +1,96 @@
+"""One SQLAlchemy engine per database URL: SQLite by default, PostgreSQL through psycopg 3."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine, make_url
+
+from ._schema import USER_FUNCTION, USER_SETTING
+
+# The user the views show on this thread's SQLite connections (see `user_scope`).
+_scoped_user: ContextVar[int | None] = ContextVar("webapp_store_scoped_user", default=None)
+
+
+class DatabaseURLError(ValueError):
+    """The configured DATABASE_URL names no database this app can use."""
+
+
+def normalize_url(url: str) -> str:
+    """Return `url` with PostgreSQL pointed at psycopg 3; reject any other backend."""
+    try:
+        parsed = make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise DatabaseURLError("DATABASE_URL is not a database URL") from exc
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    elif backend != "sqlite":
+        raise DatabaseURLError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
+    return parsed.render_as_string(hide_password=False)
+
+
+def sqlite_file(engine: Engine) -> str | None:
+    """Return the path of the engine's SQLite file, or None for memory or PostgreSQL."""
+    if engine.dialect.name != "sqlite":
+        return None
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return database
+
+
+def _current_user_id() -> int | None:
+    return _scoped_user.get()
+
+
+def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+    # The views filter on this function; outside `user_scope` it is NULL and they show nothing.
+    dbapi_connection.create_function(USER_FUNCTION, 0, _current_user_id, deterministic=True)
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA foreign_keys = ON")
+        # WAL lets the chat stream read while a turn writes; a no-op for in-memory databases.
+        cursor.execute("PRAGMA journal_mode = WAL")
+    finally:
+        cursor.close()
+
+
+def create_store_engine(url: str) -> Engine:
+    """Create the engine for `url`, with the per-connection set-up each backend needs."""
+    normalized = normalize_url(url)
+    options: dict[str, Any] = {"pool_pre_ping": True}
+    if normalized.startswith("sqlite"):
+        # A writer holds the file for at most one short transaction; wait rather than fail.
+        options = {"connect_args": {"timeout": 15}}
+    engine = sa.create_engine(normalized, **options)
+    if engine.dialect.name == "sqlite":
+        sa.event.listen(engine, "connect", _on_sqlite_connect)
+    return engine
+
+
+def _set_pg_user(connection: Connection, value: str) -> None:
+    connection.execute(
+        sa.text("SELECT set_config(:name, :value, true)"), {"name": USER_SETTING, "value": value}
+    )
+
+
+@contextmanager
+def user_scope(connection: Connection, user_id: int) -> Iterator[Connection]:
+    """Let the views on `connection` show `user_id`'s rows until the block ends."""
+    if connection.dialect.name == "postgresql":
+        # Transaction-local, so it cannot outlive the caller's transaction even on error.
+        _set_pg_user(connection, str(int(user_id)))
+        yield connection
+        _set_pg_user(connection, "")
+        return
+    token = _scoped_user.set(int(user_id))
+    try:
+        yield connection
+    finally:
+        _scoped_user.reset(token)

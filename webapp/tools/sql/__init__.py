@@ -1,0 +1,8 @@
+"""The `execute_sql` query service: the model's SQL, read-only, over one user's views only."""
+
+from __future__ import annotations
+
+from ._result import SqlResult, unique_columns
+from ._service import DEFAULT_TIMEOUT, MAX_QUERY_LENGTH, run_sql
+
+__all__ = ["DEFAULT_TIMEOUT", "MAX_QUERY_LENGTH", "SqlResult", "run_sql", "unique_columns"]

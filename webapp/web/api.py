@@ -1,0 +1,112 @@
+"""The JSON API (DESIGN.md, Routes): sessions, questions, and each answer's event stream."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, abort, jsonify, request, url_for
+from werkzeug.exceptions import HTTPException
+
+from ..chat import create_session, get_message, get_session, list_sessions, session_messages
+from ..sse import format_comment, format_event
+from ..store import get_engine
+from ._auth import api_user_required, current_user
+from ._extension import chat_service
+
+bp = Blueprint("api", __name__, url_prefix="/api/chat")
+
+MAX_QUESTION_CHARS = 8000
+
+
+@bp.errorhandler(HTTPException)
+def json_error(error: HTTPException) -> tuple[Response, int]:
+    """Answer API errors in JSON, with a message a client can show."""
+    return jsonify(error=error.description or error.name), error.code or 500
+
+
+def _json_body() -> dict[str, Any]:
+    body = request.get_json(silent=True)
+    if body is None and request.content_length:
+        abort(400, "The body is not valid JSON.")
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        abort(400, "The body must be a JSON object.")
+    return body
+
+
+def _own_session(session_id: str) -> dict[str, Any]:
+    found = get_session(get_engine(), current_user().id, session_id)
+    if found is None:
+        abort(404, "No such chat session.")
+    return found
+
+
+@bp.post("/sessions")
+@api_user_required
+def create() -> tuple[Response, int]:
+    """Create a chat session."""
+    title = _json_body().get("title", "New chat")
+    if not isinstance(title, str):
+        abort(400, "`title` must be a string.")
+    return jsonify(create_session(get_engine(), current_user().id, title.strip())), 201
+
+
+@bp.get("/sessions")
+@api_user_required
+def index() -> Response:
+    """List the user's sessions."""
+    return jsonify(sessions=list_sessions(get_engine(), current_user().id))
+
+
+@bp.get("/sessions/<session_id>")
+@api_user_required
+def show(session_id: str) -> Response:
+    """Return a session with its messages, citations raw from the rows."""
+    found = _own_session(session_id)
+    return jsonify({**found, "messages": session_messages(get_engine(), current_user().id,
+                                                          session_id)})
+
+
+@bp.post("/sessions/<session_id>/messages")
+@api_user_required
+def ask(session_id: str) -> tuple[Response, int]:
+    """Ask a question; the turn runs in the background."""
+    _own_session(session_id)
+    message = _json_body().get("message")
+    if not isinstance(message, str) or not message.strip():
+        abort(400, "`message` must be a non-empty string.")
+    if len(message) > MAX_QUESTION_CHARS:
+        abort(400, f"`message` is longer than {MAX_QUESTION_CHARS} characters.")
+    user = current_user()
+    if any(m["status"] == "running" for m in session_messages(get_engine(), user.id, session_id)):
+        abort(409, "This session is still answering; wait for the answer to finish.")
+    message_id = chat_service().ask(user.id, session_id, message.strip())
+    stream_url = url_for("api.stream", session_id=session_id, message_id=message_id)
+    return jsonify(message_id=message_id, stream_url=stream_url), 202
+
+
+def _after() -> int:
+    raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or "0"
+    return int(raw) if raw.isascii() and raw.isdigit() else 0
+
+
+@bp.get("/sessions/<session_id>/messages/<message_id>/stream")
+@api_user_required
+def stream(session_id: str, message_id: str) -> Response:
+    """Stream the answer's events, each with its `id:`; resume with Last-Event-ID."""
+    user = current_user()
+    if get_message(get_engine(), user.id, session_id, message_id) is None:
+        abort(404, "No such message.")
+    events = chat_service().events(user.id, session_id, message_id, _after())
+
+    def body() -> Iterator[str]:
+        for event in events:
+            if event is None:
+                yield format_comment("heartbeat")
+            else:
+                yield format_event(event.data, event=event.event, id=event.seq)
+
+    return Response(body(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
