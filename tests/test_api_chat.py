@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
-from typing import Any
 
 import pytest
 from flask import Flask
 
-from tests.support.apps import ApiClient, api_client, idle_after, make_app
+from tests.support.apps import ApiClient, api_client, idle_after
 from webapp.packets import PacketStream, select_sources
 from webapp.store import authenticate, get_engine, list_accounts
 
 CREDIT = "silvia://your-account/credit-card"
 SAPPHIRE = "silvia://your-account/sapphire-preferred"
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Flask:
-    return make_app(tmp_path)
 
 
 @pytest.fixture
@@ -185,10 +178,3 @@ def test_no_log_record_of_complete_turns_names_an_account(
     records = [r.getMessage() for r in caplog.records]
     assert any("[Citations]" in r for r in records)
     assert not [r for r in records if any(i in r for i in ids)]
-
-
-def _answer(app: Flask, client: ApiClient, question: str) -> dict[str, Any]:
-    with idle_after(app):
-        session_id = client.new_session()
-        client.stream(client.ask(session_id, question)["stream_url"])
-    return dict(client.session(session_id)["messages"][1])

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._base import ModelRequest
-from ._offline_plan import ToolCall, best_entry, plan, words
+from ._offline_plan import ToolCall, best_entry, plan, stems
 from ._offline_write import Result, write_answer
 
-MAX_ROUNDS = 4
+MAX_ROUNDS = 5
+MAX_FOLDERS = 6
 LISTING_LINE = re.compile(r"^- (?P<name>[^\s].*?)(?P<slash>/)?(?: — (?P<title>.*))?$")
 
 
@@ -26,7 +27,9 @@ class _Turn:
     question: str
     rounds: int = 0
     results: list[Result] = field(default_factory=list)
+    # (tool, folder, entries as (name, title, is_folder)), from every round of this turn.
     listings: list[tuple[str, str, list[tuple[str, str, bool]]]] = field(default_factory=list)
+    last_round_listed: bool = False
 
 
 def _text_of(content: object) -> str:
@@ -77,10 +80,10 @@ def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
                     if position > start:
                         turn.results.append(Result(name, index, item))
                     index += 1
-                elif (position == len(messages) - 1 and name.startswith("read_")
-                      and not block.get("is_error")):
+                elif position > start and name.startswith("read_") and not block.get("is_error"):
                     turn.listings.append((name, str(tool_input.get("path", "")),
                                           _listing(str(item.get("text", "")))))
+                    turn.last_round_listed |= position == len(messages) - 1
                 elif position > start and block.get("is_error"):
                     turn.results.append(Result(name, None, {"error": item.get("text", "")}))
     turn.rounds = sum(1 for m in messages[start:] if m.get("role") == "assistant")
@@ -97,14 +100,23 @@ def _listing(text: str) -> list[tuple[str, str, bool]]:
 
 
 def _follow_ups(turn: _Turn) -> list[ToolCall]:
-    """Open the best-matching entry of each folder the last round listed."""
-    calls = []
+    """Browse as a careful reader would: open every folder, then read the best document."""
+    if not turn.last_round_listed:
+        return []
+    listed = {(tool, folder.strip("/")) for tool, folder, _ in turn.listings}
+    folders: list[ToolCall] = []
+    documents: list[tuple[str, str, str]] = []
     for tool, folder, entries in turn.listings:
-        choice = best_entry(turn.question, [(n, t) for n, t, _ in entries])
-        if choice is not None:
-            path = f"{folder.strip('/')}/{choice}".strip("/")
-            calls.append(ToolCall(tool, {"path": path}))
-    return calls
+        for name, title, is_folder in entries:
+            path = f"{folder.strip('/')}/{name}".strip("/")
+            if is_folder and (tool, path) not in listed:
+                folders.append(ToolCall(tool, {"path": path}))
+            elif not is_folder:
+                documents.append((tool, path, title))
+    if folders:
+        return folders[:MAX_FOLDERS]
+    choice = best_entry(turn.question, [(path, title) for _, path, title in documents])
+    return [ToolCall(tool, {"path": path}) for tool, path, _ in documents if path == choice][:1]
 
 
 def _events_for_tools(calls: list[ToolCall], round_no: int) -> Iterator[dict[str, Any]]:
@@ -159,4 +171,4 @@ class OfflineEngine:
         if follow:
             yield from _events_for_tools(follow, turn.rounds)
             return
-        yield from _events_for_text(write_answer(turn.question, turn.results, words))
+        yield from _events_for_text(write_answer(turn.question, turn.results, stems))

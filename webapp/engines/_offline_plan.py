@@ -104,9 +104,34 @@ def plan(question: str) -> list[ToolCall]:
     return calls
 
 
+# A few everyday words and the terms the documents use for them.
+_SYNONYMS = {
+    "home": "residence", "house": "residence", "sell": "sale", "selling": "sale",
+    "sold": "sale", "rent": "rental", "repay": "repayment", "donate": "charitable",
+    "donation": "charitable", "charity": "charitable", "roth": "408a", "dispute": "billing",
+}
+
+
+_STOPWORDS = frozenset({
+    "a", "an", "and", "are", "be", "can", "do", "does", "for", "from", "how", "i", "in", "is",
+    "it", "my", "of", "on", "or", "should", "the", "to", "what", "when", "where", "which", "who",
+    "why", "will", "with", "you", "your",
+})
+
+
+def stems(text: str) -> set[str]:
+    """Return crude stems of the words of `text` (the first five letters), with synonyms."""
+    found = set()
+    for word in words(text) - _STOPWORDS:
+        for form in (word, _SYNONYMS.get(word, "")):
+            if len(form) > 2:
+                found.add(form[:5])
+    return found
+
+
 def best_entry(question: str, entries: list[tuple[str, str]]) -> str | None:
-    """Return the listed name whose name and title share most words with the question."""
-    wanted = words(question)
-    scored = [(len(wanted & words(f"{name} {title}")), -i, name)
+    """Return the listed name whose name and title share most stems with the question."""
+    wanted = stems(question)
+    scored = [(len(wanted & stems(f"{name} {title}")), -i, name)
               for i, (name, title) in enumerate(entries)]
     return max(scored)[2] if scored else None

@@ -133,6 +133,20 @@ def _passage_block(result: Result, wanted: set[str], words: Callable[[str], set[
     return (f"According to {title}: {sentence}", [_cite(result, index, index + 1)])
 
 
+def _overlap(result: Result, wanted: set[str], words: Callable[[str], set[str]]) -> int:
+    return len(wanted & words(" ".join([str(result.block.get("title")), *result.texts])))
+
+
+def _worth_citing(result: Result, results: list[Result], wanted: set[str],
+                  words: Callable[[str], set[str]]) -> bool:
+    """Cite the best web result, and the runner-up only when it is as relevant."""
+    web = [r for r in results if r.tool == result.tool and not
+           str(r.block.get("source", "")).startswith("silvia://")]
+    scores = [_overlap(r, wanted, words) for r in web]
+    rank = web.index(result)
+    return rank == 0 or (rank == 1 and scores[1] >= scores[0])
+
+
 def write_answer(
     question: str, results: list[Result], words: Callable[[str], set[str]]
 ) -> list[Block]:
@@ -151,7 +165,7 @@ def write_answer(
         elif source.startswith("silvia://") and result.tool == "execute_python":
             blocks.append((f"The analysis printed: {result.texts[0][:300]}", [_cite(result)]))
         elif result.tool == "search_web" or result.tool == "execute_python":
-            if sum(1 for b in blocks if "According to" in b[0]) < 2:
+            if _worth_citing(result, cited, wanted, words):
                 blocks.append(_passage_block(result, wanted, words))
         else:
             blocks.append(_passage_block(result, wanted, words))

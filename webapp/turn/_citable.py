@@ -159,9 +159,18 @@ def from_document(tool: str, document: DocumentLike) -> Citable:
     )
 
 
+def _plain(value: object) -> object:
+    """Return JSON-ready values: read-only mappings and tuples become dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _payload_text(call: FinnhubCallLike) -> str:
     return f"{call.endpoint} {call.ticker or ''}".strip() + ": " + json.dumps(
-        call.payload, sort_keys=True, default=str
+        _plain(call.payload), sort_keys=True, default=str
     )[:MAX_BLOCK_CHARS]
 
 
