@@ -73,22 +73,28 @@ def _conninfo(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-@pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    """Return the URL of a new, empty PostgreSQL database, dropped after the test module."""
+@pytest.fixture(scope="session")
+def pg_admin_url() -> str:
+    """Return TEST_DATABASE_URL once the server answers; skip, saying why, when it does not."""
     base = os.environ.get("TEST_DATABASE_URL") or DEFAULT_TEST_DATABASE_URL
-    shown = make_url(base).render_as_string(hide_password=True)
     try:
-        admin = psycopg.connect(_conninfo(base), autocommit=True, connect_timeout=3)
+        psycopg.connect(_conninfo(base), connect_timeout=3).close()
     except psycopg.Error as exc:
-        pytest.skip(f"PostgreSQL is not reachable at {shown}: {str(exc).strip()}")
+        shown = make_url(base).render_as_string(hide_password=True)
+        pytest.skip(f"PostgreSQL is not reachable at {shown}: {' '.join(str(exc).split())}")
+    return base
+
+
+@pytest.fixture(scope="module")
+def pg_url(pg_admin_url: str) -> Iterator[str]:
+    """Return the URL of a new, empty PostgreSQL database, dropped after the test module."""
     name = f"webapp_test_{secrets.token_hex(6)}"
-    with admin:
+    with psycopg.connect(_conninfo(pg_admin_url), autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
-        yield make_url(base).set(database=name).render_as_string(hide_password=False)
+        yield make_url(pg_admin_url).set(database=name).render_as_string(hide_password=False)
     finally:
-        with psycopg.connect(_conninfo(base), autocommit=True) as admin:
+        with psycopg.connect(_conninfo(pg_admin_url), autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
@@ -101,20 +107,33 @@ class SqlBackend:
     users: dict[str, User]
 
 
+def _seeded_backend(name: str, url: str) -> Iterator[SqlBackend]:
+    engine = create_store_engine(url)
+    upgrade_database(engine)
+    users = seed_demo(engine, "demo")
+    yield SqlBackend(name, engine, users)
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def sqlite_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlBackend]:
+    """Return a seeded SQLite database shared by the test module."""
+    path = tmp_path_factory.mktemp("sql") / "webapp.sqlite"
+    yield from _seeded_backend("sqlite", f"sqlite:///{path}")
+
+
+@pytest.fixture(scope="module")
+def postgres_backend(pg_url: str) -> Iterator[SqlBackend]:
+    """Return a seeded PostgreSQL database shared by the test module (skips when unreachable)."""
+    yield from _seeded_backend("postgres", pg_url)
+
+
 @pytest.fixture(
     scope="module",
     params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
 )
-def sql_backend(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SqlBackend]:
+def sql_backend(request: pytest.FixtureRequest) -> SqlBackend:
     """Return a seeded database on each backend: SQLite always, PostgreSQL when reachable."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('sql') / 'webapp.sqlite'}"
-    else:
-        url = request.getfixturevalue("pg_url")
-    engine = create_store_engine(url)
-    upgrade_database(engine)
-    users = seed_demo(engine, "demo")
-    yield SqlBackend(request.param, engine, users)
-    engine.dispose()
+    backend = request.getfixturevalue(f"{request.param}_backend")
+    assert isinstance(backend, SqlBackend)
+    return backend

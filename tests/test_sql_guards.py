@@ -100,7 +100,7 @@ def test_names_fold_like_sqlite() -> None:
          "window", "table-statement", "values", "cte-shadowing-is-its-own-name"],
 )
 def test_postgres_queries_pass(sql: str) -> None:
-    check_postgres_query(sql)
+    assert check_postgres_query(sql) is None
 
 
 @pytest.mark.parametrize(

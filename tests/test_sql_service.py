@@ -5,12 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.conftest import SqlBackend
 from webapp.store import NATIVE_ID_COLUMN, list_accounts, list_holdings
 from webapp.tools.sql import MAX_QUERY_LENGTH, SqlResult, run_sql
+
+if TYPE_CHECKING:
+    from tests.conftest import SqlBackend
 
 REQUIRED_COLUMNS = {
     "account_details": ("source", "source_account_id", "account_name", "institution_name",

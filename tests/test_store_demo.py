@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import SqlBackend
 from webapp.citations import account_id_candidates, account_ref_from_row, match_account
 from webapp.store import (
     NATIVE_ID_COLUMN,
@@ -20,6 +21,9 @@ from webapp.store import (
     seed_demo,
     upgrade_database,
 )
+
+if TYPE_CHECKING:
+    from tests.conftest import SqlBackend
 
 DEMO_ACCOUNTS = [
     ("plaid", "American Express", "Credit card", "credit"),
@@ -55,7 +59,7 @@ def _snapshot(engine: sa.Engine) -> dict[str, list[tuple[object, ...]]]:
         }
 
 
-def _shape(accounts: list[dict[str, object]]) -> list[tuple[object, ...]]:
+def _shape(accounts: Sequence[Mapping[str, object]]) -> list[tuple[object, ...]]:
     return sorted(
         ((a["source"], a["institution_name"], a["account_name"], a["account_type"])
          for a in accounts),

@@ -89,3 +89,14 @@ def test_views_show_nothing_outside_a_user_scope(app: Flask) -> None:
         after = connection.execute(sa.text("SELECT count(*) FROM account_details")).scalar()
     assert inside == len(list_accounts(engine, 1)) > 0
     assert after == 0
+
+
+def test_one_connection_switches_users_between_runs_of_the_same_statement(app: Flask) -> None:
+    query = sa.text("SELECT group_concat(source_account_id) FROM account_details")
+    with get_engine(app).connect() as connection:
+        seen = []
+        for user_id in (1, 2, 1, 2):
+            with user_scope(connection, user_id):
+                seen.append(connection.execute(query).scalar())
+    assert seen[0] == seen[2] and seen[1] == seen[3]
+    assert seen[0] and seen[1] and not set(seen[0].split(",")) & set(seen[1].split(","))

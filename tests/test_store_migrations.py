@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from alembic.script import ScriptDirectory
 
 import webapp
@@ -69,6 +71,20 @@ def test_upgrade_is_idempotent_and_goes_down_and_up(
         assert _names(engine) == (tables, views)
     finally:
         engine.dispose()
+
+
+def test_a_new_revision_is_written_from_the_template(tmp_path: Path) -> None:
+    scripts = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS_DIR, scripts, ignore=shutil.ignore_patterns("__pycache__"))
+    config = alembic_config()
+    config.set_main_option("script_location", str(scripts))
+    head = head_revision()
+    command.revision(config, message="add widgets", rev_id="9999")
+    (written,) = (scripts / "versions").glob("r9999_*.py")
+    assert written.name == "r9999_add_widgets.py"
+    revision = ScriptDirectory.from_config(config).get_revision("9999")
+    assert revision is not None and revision.down_revision == head
+    assert "def upgrade() -> None:" in written.read_text()
 
 
 def test_core_tables_match_the_migrated_schema(sqlite_url: str) -> None:

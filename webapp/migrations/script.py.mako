@@ -11,9 +11,9 @@ import sqlalchemy as sa
 from alembic import op
 ${imports if imports else ""}
 revision = ${repr(up_revision)}
-down_revision = ${repr(down_revision)}
-branch_labels = ${repr(branch_labels)}
-depends_on = ${repr(depends_on)}
+down_revision: str | None = ${repr(down_revision)}
+branch_labels: str | None = ${repr(branch_labels)}
+depends_on: str | None = ${repr(depends_on)}
 
 
 def upgrade() -> None:

@@ -17,6 +17,8 @@ def alembic_config(connection: Connection | None = None) -> Config:
     """Return an Alembic config for the packaged scripts, bound to `connection` if given."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # New scripts are named like the others (`r0004_slug.py`): a valid module name.
+    config.set_main_option("file_template", "r%%(rev)s_%%(slug)s")
     if connection is not None:
         config.attributes["connection"] = connection
     return config

@@ -38,6 +38,8 @@ def _message(exc: psycopg.Error, timeout: float) -> str:
         return f"the query ran longer than {timeout:g} s and was stopped; make it simpler."
     if isinstance(exc, errors.InsufficientPrivilege):
         return f"that cannot be queried here; {VIEWS_HINT}."
+    if isinstance(exc, errors.ProgramLimitExceeded | errors.OutOfMemory):
+        return "a value in the query grew past the size limit."
     if isinstance(exc, errors.ReadOnlySqlTransaction):
         return "only reading is allowed: nothing can be created, changed or deleted."
     primary = exc.diag.message_primary if isinstance(exc, psycopg.DatabaseError) else None

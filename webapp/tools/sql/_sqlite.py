@@ -5,7 +5,8 @@ Layers, each enough for most attacks and together for all we know of:
 - `current_user_id()` on that connection returns only this user's id, and the views filter on it;
 - an authorizer that allows SELECT, the allow-listed functions, reads of the views, and reads
   of exactly the base-table columns each view itself reads, through that view;
-- the token checks in `_sqlite_lex` (no CTE may take a view's name; a query must start as one);
+- the token checks in `_sqlite_lex` (a query must start as one; no CTE may take the name of a
+  table or view, so the authorizer can tell a CTE's rows from a table's);
 - a progress handler that stops the query at a wall-clock deadline, and a row cap.
 """
 
