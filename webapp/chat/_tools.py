@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -53,7 +52,8 @@ class LocalTools:
 
     engine: Engine
     user_id: int
-    python: Callable[..., Any] = run_python
+    # Folders the Python sandbox must not see besides its defaults (the app's instance folder).
+    hide: tuple[str, ...] = ()
 
     def run(self, name: str, tool_input: dict[str, Any]) -> ToolOutcome:
         """Run one call; bad input and tool failures come back as error outcomes."""
@@ -88,7 +88,7 @@ class LocalTools:
         return ToolOutcome(content, citables)
 
     def _execute_python(self, tool_input: dict[str, Any]) -> ToolOutcome:
-        result = self.python(self._field(tool_input, "code"))
+        result = run_python(self._field(tool_input, "code"), hide=self.hide)
         citables = from_python(result.stdout, result.finnhub, result.articles, _stamp())
         content: list[dict[str, Any]] = [c.search_result() for c in citables]
         if result.error is not None:

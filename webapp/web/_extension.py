@@ -26,7 +26,9 @@ def model_engine(app: Flask) -> Engine:
 def init_chat(app: Flask) -> ChatService:
     """Create the app's chat service."""
     engine = get_engine(app)
-    service = ChatService(engine, lambda: model_engine(app), lambda uid: LocalTools(engine, uid))
+    hide = (app.instance_path,)
+    service = ChatService(engine, lambda: model_engine(app),
+                          lambda uid: LocalTools(engine, uid, hide=hide))
     app.extensions[_EXTENSION] = service
     return service
 
