@@ -1,0 +1,297 @@
+"""The chat page: sessions, asking with and without htmx, the HTML stream, and history."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
+
+from tests.support.apps import idle_after
+from webapp.chat import StoredEvent, create_session, list_sessions
+from webapp.chat._store import append_event, finish_message, start_message
+from webapp.sse import ServerSentEvent, SSEDecoder
+from webapp.store import authenticate, get_engine
+
+QUESTION = "What do I owe on my credit cards?"
+
+
+def soup(html: str | TestResponse) -> BeautifulSoup:
+    text = html if isinstance(html, str) else html.get_data(as_text=True)
+    return BeautifulSoup(text, "html.parser")
+
+
+def user_id(app: Flask, username: str = "demo") -> int:
+    user = authenticate(get_engine(app), username, "demo")
+    assert user is not None
+    return user.id
+
+
+def sign_in(app: Flask, client: FlaskClient, username: str = "demo") -> None:
+    with client.session_transaction() as session:
+        session["user_id"] = user_id(app, username)
+
+
+def csrf(client: FlaskClient) -> str:
+    field = soup(client.get("/accounts")).select_one('input[name="csrf_token"]')
+    assert field is not None
+    return str(field["value"])
+
+
+def new_chat(app: Flask, username: str = "demo") -> str:
+    return str(create_session(get_engine(app), user_id(app, username))["id"])
+
+
+def ask(client: FlaskClient, session_id: str, message: str, *, htmx: bool = True,
+        token: str | None = None) -> TestResponse:
+    headers = {"HX-Request": "true"} if htmx else {}
+    data = {"message": message, "csrf_token": csrf(client) if token is None else token}
+    return client.post(f"/chat/{session_id}/messages", data=data, headers=headers)
+
+
+def read_stream(client: FlaskClient, url: str) -> list[ServerSentEvent]:
+    response = client.get(url)
+    assert response.status_code == 200 and response.mimetype == "text/event-stream"
+    assert response.headers["Cache-Control"] == "no-cache"
+    decoder = SSEDecoder()
+    return decoder.decode(response.get_data(as_text=True)) + decoder.flush()
+
+
+def squash(html: str) -> str:
+    return re.sub(r">\s+<", "><", " ".join(html.split()))
+
+
+@pytest.fixture
+def demo(app: Flask, client: FlaskClient) -> FlaskClient:
+    sign_in(app, client)
+    return client
+
+
+def test_home_opens_the_latest_chat_or_a_new_one(app: Flask, demo: FlaskClient) -> None:
+    first = demo.get("/")
+    assert first.status_code == 302 and first.location.startswith("/chat/")
+    assert demo.get("/").location == first.location
+    assert len(list_sessions(get_engine(app), user_id(app))) == 1
+
+
+def test_new_chat_reuses_an_empty_latest_chat(app: Flask, demo: FlaskClient) -> None:
+    token = csrf(demo)
+    first = demo.post("/chat", data={"csrf_token": token}).location
+    assert demo.post("/chat", data={"csrf_token": token}).location == first
+    start_message(get_engine(app), user_id(app), first.rsplit("/", 1)[1], "q", timedelta(0))
+    assert demo.post("/chat", data={"csrf_token": token}).location != first
+
+
+def test_the_chat_page_has_a_labelled_question_box_that_works_without_js(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    page = soup(demo.get(f"/chat/{session_id}"))
+    box = page.select_one("#" + str(page.find("label", string="Message")["for"]))
+    assert box is not None and box.name == "textarea" and box["name"] == "message"
+    form = box.find_parent("form")
+    assert form["method"] == "post" and form["action"] == f"/chat/{session_id}/messages"
+    assert form["hx-post"] == form["action"] and form["hx-swap"] == "beforeend"
+    assert form.select_one('input[name="csrf_token"]')["value"]
+    assert form.select_one('button[type="submit"]').get_text() == "Send"
+
+
+@pytest.mark.parametrize("path", ["/chat/{other}", "/chat/nope",
+                                  "/chat/{other}/messages/x/events"],
+                         ids=["other-users-chat", "unknown-chat", "other-users-events"])
+def test_other_users_chats_are_not_found(app: Flask, demo: FlaskClient, path: str) -> None:
+    other = new_chat(app, "alex")
+    assert demo.get(path.format(other=other)).status_code == 404
+
+
+def test_asking_in_another_users_chat_is_not_found(app: Flask, demo: FlaskClient) -> None:
+    other = new_chat(app, "alex")
+    assert ask(demo, other, "hi").status_code == 404
+
+
+def test_the_sidebar_lists_only_the_users_own_chats(app: Flask, demo: FlaskClient) -> None:
+    mine, _ = new_chat(app), new_chat(app, "alex")
+    links = [a["href"] for a in soup(demo.get(f"/chat/{mine}")).select("#sessions a")]
+    assert links == [f"/chat/{mine}"]
+
+
+def test_asking_with_htmx_returns_the_question_and_a_streaming_placeholder(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        response = ask(demo, session_id, "<b>Bold?</b> " + QUESTION)
+    assert response.status_code == 200
+    page = soup(response)
+    assert page.select_one(".message.user .bubble").get_text() == "<b>Bold?</b> " + QUESTION
+    placeholder = page.select_one("article.message.assistant")
+    assert placeholder["hx-ext"] == "sse" and placeholder["sse-close"] == "done"
+    assert re.fullmatch(rf"/chat/{session_id}/messages/[0-9a-f]+/events",
+                        placeholder["sse-connect"])
+    assert placeholder.select_one('[sse-swap="answer"] .thinking') is not None
+    assert placeholder.select_one('[sse-swap="sources"]') is not None
+    assert page.select_one('#sessions[hx-swap-oob="true"]') is not None
+
+
+def test_asking_without_js_redirects_back_and_the_page_shows_the_answer(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        response = ask(demo, session_id, QUESTION, htmx=False)
+    assert response.status_code == 302 and response.location == f"/chat/{session_id}"
+    page = soup(demo.get(response.location))
+    assert page.select_one(".message.user .bubble").get_text() == QUESTION
+    answer = page.select_one("article.message.assistant")
+    assert not answer.has_attr("sse-connect")
+    assert "$4,782.07" in answer.select_one(".answer-body").get_text()
+    assert " ".join(answer.select_one(".sources-bar").get_text().split()) == "Sources · 2"
+
+
+@pytest.mark.parametrize(("message", "status"), [("", 400), ("   ", 400), ("x" * 8001, 400)],
+                         ids=["empty", "blank", "too-long"])
+def test_a_bad_question_gets_a_clear_message(app: Flask, demo: FlaskClient, message: str,
+                                             status: int) -> None:
+    session_id = new_chat(app)
+    response = ask(demo, session_id, message)
+    assert response.status_code == status
+    assert "Write a message" in soup(response).get_text()
+    plain = ask(demo, session_id, message, htmx=False)
+    assert plain.status_code == 302
+    assert "Write a message" in soup(demo.get(plain.location)).select_one(".notice").get_text()
+
+
+def test_asking_needs_the_csrf_token(app: Flask, demo: FlaskClient) -> None:
+    assert ask(demo, new_chat(app), QUESTION, token="").status_code == 400
+
+
+def test_asking_while_an_answer_is_running_is_refused(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    start_message(get_engine(app), user_id(app), session_id, "first", timedelta(minutes=5))
+    response = ask(demo, session_id, "second")
+    assert response.status_code == 409
+    assert "still answering" in soup(response).get_text()
+
+
+def test_the_stream_sends_answer_fragments_then_sources_then_done(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        placeholder = soup(ask(demo, session_id, QUESTION)).select_one("[sse-connect]")
+        events = read_stream(demo, str(placeholder["sse-connect"]))
+    kinds = [e.event for e in events]
+    assert kinds[-2:] == ["sources", "done"] and set(kinds[:-2]) == {"answer"}
+    final = soup(events[-3].data)
+    assert "$4,782.07" in final.get_text()
+    cites = final.select(".answer-body .cite")
+    assert [c.get_text() for c in cites] == ["1", "2", "1", "2"]
+    assert cites[0].name == "button" and cites[0]["popovertarget"]
+    assert final.select_one(f'#{cites[0]["popovertarget"]}[popover]') is not None
+    assert cites[1].name == "a" and cites[1]["href"].startswith("/accounts/")
+    sheet = soup(events[-2].data)
+    assert " ".join(sheet.select_one(".sources-bar").get_text().split()) == "Sources · 2"
+    assert [h.get_text() for h in sheet.select("dialog h3")] == ["Cited Sources"]
+    assert events[-1].data == "complete"
+    for event in events[:-1]:
+        assert str(soup(event.data)).count("<div") == event.data.count("<div")
+
+
+def test_history_renders_the_same_html_the_stream_sent(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        placeholder = soup(ask(demo, session_id, QUESTION)).select_one("[sse-connect]")
+        events = read_stream(demo, str(placeholder["sse-connect"]))
+    page = soup(demo.get(f"/chat/{session_id}"))
+    article = page.select_one("article.message.assistant")
+    assert squash(article.select_one(".answer").decode_contents()) == \
+        squash(soup(events[-3].data).decode())
+    assert squash(article.select_one(".answer-sources").decode_contents()) == \
+        squash(soup(events[-2].data).decode())
+    assert len(page.select("article.message.assistant")) == 1
+
+
+def test_the_stream_of_an_unknown_message_is_not_found(app: Flask, demo: FlaskClient) -> None:
+    assert demo.get(f"/chat/{new_chat(app)}/messages/nope/events").status_code == 404
+
+
+# Hostile stored answers: everything from tools and the model is text.
+
+
+def _packet(obj: dict[str, Any]) -> str:
+    placement = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
+    return json.dumps({"placement": placement, "obj": obj})
+
+
+def store_answer(app: Flask, session_id: str, question: str, packets: list[dict[str, Any]],
+                 *, status: str = "complete", error: str | None = None) -> None:
+    engine = get_engine(app)
+    _, answer_id = start_message(engine, user_id(app), session_id, question, timedelta(0))
+    for seq, obj in enumerate(packets, start=1):
+        append_event(engine, answer_id, seq, "packet", _packet(obj))
+    done = StoredEvent(len(packets) + 1, "done", json.dumps({"status": status}))
+    finish_message(engine, answer_id, status=status, content="", citations=[],
+                   inline_citations=[], error=error, done=done)
+
+
+HOSTILE_DOCS = [
+    {"document_id": "d1", "semantic_identifier": "<script>alert('title')</script>",
+     "link": "javascript:alert(1)", "blurb": "<img src=x onerror=alert(2)>",
+     "match_highlights": ["<hi>owe</hi> <iframe src=//evil></iframe>"]},
+    {"document_id": "d2", "semantic_identifier": "Evil <b>site</b>",
+     "link": "https://evil.example.com/x\"onmouseover=\"alert(3)", "source_type": "web"},
+    {"document_id": "d3", "semantic_identifier": "Spoofed", "link": "data:text/html,hi",
+     "target": {"kind": "web", "url": "javascript:alert(4)"}},
+]
+
+
+def test_hostile_sources_and_answers_render_as_text(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    text = ("<script>alert(5)</script> [x](javascript:alert(6)) owe [[1]]() "
+            "[[2]](https://evil.example.com) [[3]]()")
+    store_answer(app, session_id, "<i>question</i>", [
+        {"type": "search_tool_documents_delta", "documents": HOSTILE_DOCS},
+        {"type": "message_start", "final_documents": None},
+        {"type": "message_delta", "content": text},
+        *({"type": "citation_info", "citation_number": n, "document_id": f"d{n}"}
+          for n in (1, 2, 3)),
+        {"type": "stop", "stop_reason": None},
+    ])
+    response = demo.get(f"/chat/{session_id}")
+    page = soup(response)
+    conversation = page.select_one("#conversation")
+    assert not conversation.select("script, iframe, img:not(.source-icon), b, i")
+    assert not page.select("[onerror], [onmouseover]")
+    hrefs = [str(a["href"]) for a in page.select("a[href]")]
+    assert all(h.startswith(("/", "https://")) for h in hrefs), hrefs
+    assert "<script>alert('title')</script>" in [
+        t.get_text() for t in page.select(".source-title")]
+    assert page.select_one(".message.user .bubble").get_text() == "<i>question</i>"
+    assert page.select_one(".source-snippet mark").get_text() == "owe"
+    assert "alert(5)" in page.select_one(".answer-body").get_text()
+
+
+def test_a_failed_answer_shows_its_error(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    store_answer(app, session_id, "q", [{"type": "message_delta", "content": "Partial"}],
+                 status="error", error="The model service is <unavailable>.")
+    page = soup(demo.get(f"/chat/{session_id}"))
+    assert page.select_one(".answer-error").get_text() == "The model service is <unavailable>."
+    assert page.select_one(".sources-bar") is None
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain-form"])
+def test_an_oversize_body_is_refused_before_anything_is_stored(
+    app: Flask, demo: FlaskClient, htmx: bool
+) -> None:
+    session_id = new_chat(app)
+    response = ask(demo, session_id, "x" * 100_000, htmx=htmx)
+    assert response.status_code == 413
+    assert "Traceback" not in response.get_data(as_text=True)
+    assert soup(demo.get(f"/chat/{session_id}")).select(".message") == []

@@ -1,0 +1,354 @@
+"""Packets to HTML: the answer, inline citations, and the sources bar and sheet (seed 001)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+from flask import Flask, render_template
+
+from webapp.packets import PacketStream, ProcessedMessageState, SearchDoc
+from webapp.web._render import (
+    FILE_NOTICE,
+    account_labeler,
+    answer_view,
+    opener_for,
+    snippet,
+    sources_view,
+)
+
+MID = "m1"
+CARD_A, CARD_B = "AtVPgKt5aF8ZFKGcCMHn2zgT", "TiKrtEeZro6LlosaJDAd0A35"
+ACCOUNTS = [
+    {"source": "plaid", "source_account_id": CARD_A, "account_name": "Credit card",
+     "institution_name": "American Express"},
+    {"source": "plaid", "source_account_id": CARD_B, "account_name": "Credit card",
+     "institution_name": "Citi"},
+]
+
+
+def icon_for(doc: SearchDoc) -> str:
+    return f"/icon/{doc.document_id}"
+
+
+def wire_doc(document_id: str, **fields: Any) -> dict[str, Any]:
+    return {"document_id": document_id, **fields}
+
+
+def packet(obj: dict[str, Any]) -> dict[str, Any]:
+    placement = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
+    return {"placement": placement, "obj": obj}
+
+
+def state_of(text: str, docs: list[dict[str, Any]], cites: list[tuple[int, str]],
+             *, complete: bool = True, extra: list[dict[str, Any]] | None = None,
+             ) -> ProcessedMessageState:
+    packets = [packet({"type": "search_tool_documents_delta", "documents": docs})]
+    packets.append(packet({"type": "message_start", "final_documents": None}))
+    packets.append(packet({"type": "message_delta", "content": text}))
+    packets += [packet({"type": "citation_info", "citation_number": n, "document_id": d})
+                for n, d in cites]
+    packets += extra or []
+    if complete:
+        packets.append(packet({"type": "stop", "stop_reason": None}))
+    return PacketStream(0, packets).state
+
+
+def soup(html: str) -> BeautifulSoup:
+    return BeautifulSoup(html, "html.parser")
+
+
+# Snippets: `<hi>` emphasis becomes <mark>; everything else is text.
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain text", "plain text"),
+        ("a <hi>key</hi> fact", "a <mark>key</mark> fact"),
+        ("<HI>Shout</HI>", "<mark>Shout</mark>"),
+        ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
+        ("<hi><b>x</b></hi>", "<mark>&lt;b&gt;x&lt;/b&gt;</mark>"),
+        ("<hi>open only", "&lt;hi&gt;open only"),
+        ('"quoted" & <hi>amp & co</hi>', "&#34;quoted&#34; &amp; <mark>amp &amp; co</mark>"),
+        ("  line one\n\n line   two ", "line one line two "),
+        ("", ""),
+    ],
+    ids=["plain", "hi", "hi-upper-case", "script", "tag-inside-hi", "unclosed-hi",
+         "entities", "whitespace", "empty"],
+)
+def test_snippet_marks_hi_and_escapes_the_rest(text: str, expected: str) -> None:
+    assert str(snippet(text)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "visible"),
+    [("x" * 250, "x" * 200), ("<hi>" + "y" * 150 + "</hi>" + "z" * 100, "y" * 150 + "z" * 50),
+     ("x" * 200, "x" * 200)],
+    ids=["long-plain", "long-with-hi", "exactly-200"],
+)
+def test_snippet_keeps_200_visible_characters(text: str, visible: str) -> None:
+    shown = soup(str(snippet(text))).get_text()
+    assert shown.rstrip("…") == visible
+    assert shown.endswith("…") is (len(text.replace("<hi>", "").replace("</hi>", "")) > 200)
+
+
+# Where a source opens (DESIGN.md).
+
+
+@pytest.mark.parametrize(
+    ("doc", "kind", "href"),
+    [
+        (SearchDoc("https://irs.gov/p590", link="https://irs.gov/p590"), "browser",
+         "https://irs.gov/p590"),
+        (SearchDoc("x", link="javascript:alert(1)"), "none", None),
+        (SearchDoc("x", link=" https://irs.gov"), "none", None),
+        (SearchDoc("f", file_id="file-1"), "file", None),
+        (SearchDoc("n"), "none", None),
+    ],
+    ids=["web-link", "javascript-link", "padded-link", "file", "nothing"],
+)
+def test_opener_follows_document_target(doc: SearchDoc, kind: str, href: str | None) -> None:
+    opener = opener_for(doc, None, "dom")
+    assert (opener.kind, opener.href) == (kind, href)
+
+
+@pytest.mark.parametrize(
+    ("target", "kind", "href"),
+    [
+        ({"kind": "account", "accountId": CARD_A, "provider": "plaid"}, "page",
+         f"/accounts/{CARD_A}"),
+        ({"kind": "market_data", "ticker": "aapl"}, "page", "/markets/AAPL"),
+        ({"kind": "portfolio"}, "page", "/portfolio"),
+        ({"kind": "web", "url": "https://www.irs.gov/x"}, "browser", "https://www.irs.gov/x"),
+        ({"kind": "tax_reference", "url": None}, "none", None),
+        ({"kind": "analysis"}, "none", None),
+    ],
+    ids=["account", "market-data", "portfolio", "web", "tax-reference-without-url", "analysis"],
+)
+def test_opener_for_each_target_kind(target: dict[str, Any], kind: str, href: str | None) -> None:
+    state = state_of("x", [wire_doc("d", target=target)], [])
+    opener = opener_for(state.document_map["d"], None, "dom")
+    assert (opener.kind, opener.href) == (kind, href)
+
+
+def test_an_accounts_citation_opens_a_chooser_named_by_the_users_accounts() -> None:
+    target = {"kind": "accounts", "accounts": [{"accountId": CARD_A, "provider": "plaid"},
+                                               {"accountId": CARD_B, "provider": "plaid"}]}
+    state = state_of("x", [wire_doc("d", semantic_identifier="Credit card", target=target)], [])
+    opener = opener_for(state.document_map["d"], account_labeler(ACCOUNTS), "chooser-1")
+    assert opener.kind == "chooser" and opener.dom_id == "chooser-1"
+    assert [(o.label, o.path) for o in opener.options] == [
+        ("Credit card · American Express", f"/accounts/{CARD_A}"),
+        ("Credit card · Citi", f"/accounts/{CARD_B}"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("accounts", "label"),
+    [
+        (ACCOUNTS, "Credit card · Citi"),
+        ([{**ACCOUNTS[1], "institution_name": None}], "Credit card"),
+        ([{**ACCOUNTS[1], "account_name": "Plaid checking"}], None),
+        ([{**ACCOUNTS[1], "institution_name": "Manual entry"}], None),
+        ([ACCOUNTS[0]], None),
+        ([], None),
+    ],
+    ids=["name-and-institution", "name-only", "provider-in-name", "provider-in-institution",
+         "someone-elses-id", "no-accounts"],
+)
+def test_chooser_labels_never_show_a_provider(accounts: list[dict[str, Any]],
+                                              label: str | None) -> None:
+    target = {"kind": "accounts", "accounts": [{"accountId": CARD_B, "provider": "plaid"}]}
+    state = state_of("x", [wire_doc("d", semantic_identifier="Card", target=target)], [])
+    opener = opener_for(state.document_map["d"], account_labeler(accounts), "c")
+    assert opener.options[0].label == (label or "Card (1 of 1)")
+    assert "plaid" not in opener.options[0].label.lower()
+
+
+# The answer body.
+
+
+def test_answer_renders_markdown_with_numbered_citations() -> None:
+    docs = [wire_doc("w", semantic_identifier="IRS", link="https://www.irs.gov/p590"),
+            wire_doc("a", semantic_identifier="Sapphire",
+                     target={"kind": "account", "accountId": CARD_A, "provider": "plaid"})]
+    text = "You owe **$10** [[1]](https://www.irs.gov/p590) and more [[2]]() and [[9]]()."
+    view = answer_view(state_of(text, docs, [(1, "w"), (2, "a")]), MID, None, streaming=False)
+    page = soup(str(view.body))
+    assert page.find("strong").get_text() == "$10"
+    links = page.select("a.cite")
+    assert [(a.get_text(), a["href"]) for a in links] == [
+        ("1", "https://www.irs.gov/p590"), ("2", f"/accounts/{CARD_A}")]
+    assert links[0]["target"] == "_blank" and links[0]["rel"] == ["noopener", "noreferrer"]
+    assert "target" not in links[1].attrs
+    assert "[[9]]" not in page.get_text() and "9" not in page.get_text()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+        "[click](javascript:alert(1))",
+        "[click](JAVASCRIPT:alert(1))",
+        "[click](data:text/html;base64,PHNjcmlwdD4=)",
+        "![pixel](https://tracker.example.com/p.gif)",
+        '<a href="javascript:alert(1)">x</a>',
+        "[x](https://ok.com \"t\\\" onmouseover=alert(1)\")",
+    ],
+    ids=["script", "img-onerror", "javascript-link", "javascript-upper", "data-link",
+         "remote-image", "raw-anchor", "title-breakout"],
+)
+def test_answer_text_from_the_model_is_never_markup(text: str) -> None:
+    view = answer_view(state_of(text, [], []), MID, None, streaming=False)
+    page = soup(str(view.body))
+    assert not page.select("script, img, iframe, [onerror], [onmouseover]")
+    assert all(not a.get("href", "").lower().startswith(("javascript", "data"))
+               for a in page.select("a"))
+
+
+def test_placeholder_characters_in_the_model_text_cannot_forge_citations() -> None:
+    docs = [wire_doc("w", link="https://www.irs.gov/")]
+    view = answer_view(state_of("a \ue0000\ue001 b [[1]]()", docs, [(1, "w")]), MID, None,
+                       streaming=False)
+    assert len(soup(str(view.body)).select("a.cite")) == 1
+
+
+@pytest.mark.parametrize(
+    ("doc", "selector"),
+    [
+        (wire_doc("f", semantic_identifier="Statement.pdf", file_id="file-9"),
+         f'button.cite[data-notice="{FILE_NOTICE}"]'),
+        (wire_doc("n", semantic_identifier="Notes"), "span.cite-static"),
+        (wire_doc("j", semantic_identifier="Bad", link="javascript:alert(1)"), "span.cite-static"),
+    ],
+    ids=["file", "nothing", "javascript-link"],
+)
+def test_inline_citations_open_like_their_rows(doc: dict[str, Any], selector: str) -> None:
+    view = answer_view(state_of("Fact [[1]]().", [doc], [(1, doc["document_id"])]), MID, None,
+                       streaming=False)
+    page = soup(str(view.body))
+    (cite,) = page.select(".cite")
+    assert cite.get_text() == "1"
+    assert page.select(selector) == [cite]
+    assert not cite.has_attr("href")
+
+
+def test_an_inline_chooser_citation_points_at_its_popover() -> None:
+    target = {"kind": "accounts", "accounts": [{"accountId": CARD_A}, {"accountId": CARD_B}]}
+    docs = [wire_doc("c", semantic_identifier="Credit card", target=target)]
+    view = answer_view(state_of("A [[1]]() b [[1]]()", docs, [(1, "c")]), MID,
+                       account_labeler(ACCOUNTS), streaming=False)
+    buttons = soup(str(view.body)).select("button.cite")
+    assert [b["popovertarget"] for b in buttons] == [f"cite-{MID}-1"] * 2
+    assert [o.dom_id for o in view.choosers] == [f"cite-{MID}-1"]
+
+
+# The bar and the sheet.
+
+
+def _sheet_state(complete: bool = True) -> ProcessedMessageState:
+    docs = [
+        wire_doc("https://www.irs.gov/a", semantic_identifier="<b>IRS</b> guide",
+                 link="https://www.irs.gov/a", updated_at="2020-01-01T00:00:00Z",
+                 match_highlights=["the <hi>limit</hi> is <script>x</script>"]),
+        wire_doc("https://www.irs.gov/b", semantic_identifier="Second IRS page",
+                 link="https://www.irs.gov/b", blurb="blurb text"),
+        wire_doc("more", semantic_identifier="Uncited", source_type="market_data"),
+        wire_doc("file", semantic_identifier="statement.pdf", file_id="f1"),
+        wire_doc("none", semantic_identifier="Analysis", source_type="analysis"),
+    ]
+    return state_of("a [[1]]() b [[2]]() c [[3]]()", docs,
+                    [(1, "https://www.irs.gov/a"), (2, "file"), (3, "none")], complete=complete)
+
+
+def test_the_sheet_splits_cited_more_and_user_files() -> None:
+    view = sources_view(_sheet_state(), MID, None, icon_for)
+    assert view.visible and view.count == 5
+    assert [(s.heading, [r.title for r in s.rows]) for s in view.sections] == [
+        ("Cited Sources", ["<b>IRS</b> guide", "Analysis"]),
+        ("More", ["Second IRS page", "Uncited"]),
+        ("User Files", ["statement.pdf"]),
+    ]
+    first = view.sections[0].rows[0]
+    assert first.meta.startswith("irs.gov · Updated ") and first.meta.endswith(" ago")
+    assert view.sections[1].rows[1].meta == "Market data"
+    assert str(first.snippet) == "the <mark>limit</mark> is &lt;script&gt;x&lt;/script&gt;"
+    assert view.sections[1].rows[0].snippet == "blurb text"
+
+
+@pytest.mark.parametrize(
+    ("state", "visible"),
+    [
+        (_sheet_state(complete=False), False),
+        (state_of("no sources", [], []), False),
+        (state_of("x", [wire_doc("d", link="https://a.com")], []), True),
+    ],
+    ids=["streaming", "complete-without-sources", "complete-with-documents-only"],
+)
+def test_the_bar_shows_only_when_complete_with_sources(state: ProcessedMessageState,
+                                                       visible: bool) -> None:
+    assert sources_view(state, MID, None, icon_for).visible is visible
+
+
+def test_a_section_without_rows_is_left_out() -> None:
+    state = state_of("x [[1]]()", [wire_doc("d", link="https://a.com")], [(1, "d")])
+    view = sources_view(state, MID, None, icon_for)
+    assert [s.heading for s in view.sections] == ["Cited Sources"]
+
+
+def test_sources_template(app: Flask) -> None:
+    with app.test_request_context():
+        html = render_template("_sources.html",
+                               sources=sources_view(_sheet_state(), MID, None, icon_for))
+    page = soup(html)
+    bar = page.select_one("button.sources-bar")
+    assert bar is not None and " ".join(bar.get_text().split()) == "Sources · 5"
+    assert bar["data-open-dialog"] == f"sources-{MID}"
+    # One icon per host among the cited rows: irs.gov, and the generic one.
+    assert [i["src"] for i in bar.select("img.source-icon")] == [
+        "/icon/https://www.irs.gov/a", "/icon/none"]
+    dialog = page.select_one(f"dialog#sources-{MID}")
+    assert dialog is not None and dialog.select_one("h2").get_text() == "Sources"
+    assert [h.get_text() for h in dialog.select("h3")] == ["Cited Sources", "More", "User Files"]
+    assert dialog.select_one('button[aria-label="Close"]') is not None
+    rows = dialog.select(".source-row")
+    assert rows[0].name == "a" and rows[0]["target"] == "_blank"
+    assert rows[0]["rel"] == ["noopener", "noreferrer"]
+    assert rows[0].select_one(".source-title").get_text() == "<b>IRS</b> guide"
+    assert rows[0].select_one(".source-snippet mark").get_text() == "limit"
+    assert not page.select("script, b")
+    static = [r for r in rows if "is-static" in r.get("class", [])]
+    assert [r.name for r in static] == ["div", "div"]
+    assert all(not r.has_attr("href") for r in static)
+    assert rows[-1]["data-notice"] == FILE_NOTICE
+
+
+def test_answer_template_shows_errors_and_waiting(app: Flask) -> None:
+    waiting = answer_view(state_of("", [], [], complete=False), MID, None, streaming=True)
+    failed = answer_view(state_of("", [], [], complete=False), MID, None, streaming=False,
+                         error="The model is <busy>")
+    with app.test_request_context():
+        waiting_html = render_template("_answer.html", answer=waiting)
+        failed_html = render_template("_answer.html", answer=failed)
+    assert soup(waiting_html).select_one(".thinking") is not None
+    alert = soup(failed_html).select_one('[role="alert"]')
+    assert alert is not None and alert.get_text() == "The model is <busy>"
+    assert soup(failed_html).select_one(".thinking") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("account_name: Credit card\ninstitution_name: Citi\n\ncurrent_balance: 624.5",
+         "Account name: Credit card · Institution name: Citi · Current balance: 624.5"),
+        ("An index fund: a fund that tracks an index.", "An index fund: a fund that tracks an index."),
+        ("ticker: AAPL\nnot a field line", "ticker: AAPL not a field line"),
+        ("<hi>ticker</hi>: AAPL", "ticker: AAPL"),
+    ],
+    ids=["sql-row", "prose-with-colon", "mixed-lines", "highlighted-key"],
+)
+def test_row_text_of_fields_reads_as_labels(text: str, shown: str) -> None:
+    assert soup(str(snippet(text))).get_text() == shown

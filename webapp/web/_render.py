@@ -1,0 +1,251 @@
+"""Packets to what the templates draw: the answer body, inline citations and the sources sheet.
+
+Seed 001 "CitedSources"/"SourceRow" and DESIGN.md "Where a source opens", rendered by the
+server. Every string from a tool or the model is escaped; only `<hi>` emphasis in a
+highlight becomes markup, and citation links are built here with `Markup.format`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from markupsafe import Markup, escape
+
+from ..citations import match_account
+from ..packets import (
+    AccountLabeler,
+    BrowserTarget,
+    ChooserOption,
+    ChooserTarget,
+    CitationSegment,
+    FileTarget,
+    PageTarget,
+    ProcessedMessageState,
+    SearchDoc,
+    answer_segments,
+    document_target,
+    domain_of,
+    select_sources,
+    time_ago,
+)
+from ._markdown import placeholder, render_markdown, strip_placeholders
+
+FILE_NOTICE = "Preview isn't available yet"
+SNIPPET_CHARS = 200
+IconFor = Callable[[SearchDoc], str]
+OpenKind = Literal["browser", "page", "chooser", "file", "none"]
+
+_HI = re.compile(r"<hi>(.*?)</hi>", re.DOTALL | re.IGNORECASE)
+# A tool's row text ("account_name: Credit card" a line) reads better as "Account name: ...".
+_FIELD_LINE = re.compile(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)*): (.*)")
+_SPACE = re.compile(r"\s+")
+_PROVIDER = re.compile(r"plaid|snaptrade|manual", re.IGNORECASE)
+_SOURCE_TYPES = {
+    "account": "Your account", "portfolio": "Your portfolio", "market_data": "Market data",
+    "analysis": "Analysis", "web": "Web", "tax_reference": "Tax reference",
+    "card_document": "Card document", "mortgage_reference": "Mortgage reference",
+    "document": "Document",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Opener:
+    """How a source opens: a link, a chooser popover, the file notice, or nothing."""
+
+    kind: OpenKind
+    href: str | None = None
+    options: tuple[ChooserOption, ...] = ()
+    dom_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRow:
+    title: str
+    meta: str
+    snippet: Markup
+    icon: str
+    opener: Opener
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    heading: str
+    rows: tuple[SourceRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SourcesView:
+    """The "Sources · N" bar and its sheet; drawn only when `visible`."""
+
+    message_id: str
+    visible: bool
+    count: int = 0
+    icons: tuple[str, ...] = ()
+    sections: tuple[Section, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerView:
+    message_id: str
+    body: Markup
+    choosers: tuple[Opener, ...]
+    streaming: bool
+    error: str | None = None
+    stopped: bool = False
+
+    @property
+    def waiting(self) -> bool:
+        """Tell whether nothing has been written yet while the answer is still coming."""
+        return self.streaming and not self.body.strip() and self.error is None
+
+
+def account_labeler(accounts: Iterable[Mapping[str, object]]) -> AccountLabeler:
+    """Name a cited account id by the user's own account: "Credit card · Citi"."""
+    rows = list(accounts)
+
+    def label(account_id: str) -> str | None:
+        found = match_account(rows, account_id)
+        if found is None:
+            return None
+        name, where = found.get("account_name"), found.get("institution_name")
+        if not isinstance(name, str) or not name.strip():
+            return None
+        return f"{name} · {where}" if isinstance(where, str) and where.strip() else name
+
+    return label
+
+
+def opener_for(doc: SearchDoc | None, labeler: AccountLabeler | None, dom_id: str) -> Opener:
+    """Return how `doc` opens, from `document_target`."""
+    if doc is None:
+        return Opener("none")
+    match document_target(doc, account_label=labeler):
+        case BrowserTarget(url=url):
+            return Opener("browser", href=url)
+        case PageTarget(path=path):
+            return Opener("page", href=path)
+        case ChooserTarget(options=options):
+            return Opener("chooser", options=options, dom_id=dom_id)
+        case FileTarget():
+            return Opener("file")
+    return Opener("none")
+
+
+def readable_fields(text: str) -> str:
+    """Return "key: value" lines as "Key: value · ..."; any other text unchanged."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    matches = [_FIELD_LINE.fullmatch(line) for line in lines]
+    if not lines or not all(matches):
+        return text
+    return " · ".join(f"{m.group(1).replace('_', ' ').capitalize()}: {m.group(2)}"
+                      for m in matches if m is not None)
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> Markup:
+    """Return up to `limit` visible characters of `text`: `<hi>` as <mark>, the rest escaped."""
+    text = readable_fields(text)
+    pieces: list[tuple[str, bool]] = []
+    position = 0
+    for match in _HI.finditer(text):
+        pieces += [(text[position:match.start()], False), (match.group(1), True)]
+        position = match.end()
+    pieces.append((text[position:], False))
+    out, used = Markup(""), 0
+    for piece, marked in pieces:
+        piece = _SPACE.sub(" ", piece)
+        if used == 0:
+            piece = piece.lstrip()
+        room = limit - used
+        cut = piece[:room]
+        used += len(cut)
+        out += Markup("<mark>{}</mark>").format(cut) if marked and cut else escape(cut)
+        if len(piece) > room:
+            return Markup("{}…").format(Markup(out.rstrip()))
+    return out
+
+
+def _where(doc: SearchDoc) -> str:
+    domain = domain_of(doc.link)
+    if domain:
+        return domain
+    kind = doc.source_type.strip()
+    label = _SOURCE_TYPES.get(kind) or kind.replace("_", " ").capitalize()
+    return "Source" if not label or _PROVIDER.search(label) else label
+
+
+def title_of(doc: SearchDoc) -> str:
+    """Return the row's title: the document's name, else its domain."""
+    return doc.semantic_identifier.strip() or domain_of(doc.link) or "Untitled source"
+
+
+def source_row(doc: SearchDoc, labeler: AccountLabeler | None, icon_for: IconFor,
+               dom_id: str) -> SourceRow:
+    """Return one row of the sheet: icon, title, where · updated, and a snippet."""
+    ago = time_ago(doc.updated_at)
+    ago = "just now" if ago == "now" else ago
+    meta = " · ".join(part for part in (_where(doc), ago and f"Updated {ago}") if part)
+    text = next((h for h in doc.match_highlights if h.strip()), doc.blurb)
+    return SourceRow(title_of(doc), meta, snippet(text), icon_for(doc),
+                     opener_for(doc, labeler, dom_id))
+
+
+def sources_view(state: ProcessedMessageState, message_id: str,
+                 labeler: AccountLabeler | None, icon_for: IconFor) -> SourcesView:
+    """Return the bar and sheet: shown only when the message is complete and has sources."""
+    selected = select_sources(state)
+    if not (state.is_complete and selected.has_sources and selected.count):
+        return SourcesView(message_id, visible=False)
+    sections, index = [], 0
+    for heading, docs in (("Cited Sources", selected.cited), ("More", selected.more),
+                          ("User Files", selected.files)):
+        rows = []
+        for doc in docs:
+            rows.append(source_row(doc, labeler, icon_for, f"src-{message_id}-{index}"))
+            index += 1
+        if rows:
+            sections.append(Section(heading, tuple(rows)))
+    icons = tuple(icon_for(doc) for doc in selected.icon_docs)
+    return SourcesView(message_id, True, selected.count, icons, tuple(sections))
+
+
+_CITE = {
+    "browser": Markup('<a class="cite" href="{href}" target="_blank" rel="noopener noreferrer"'
+                      ' title="{title}" aria-label="Source {n}: {title}">{n}</a>'),
+    "page": Markup('<a class="cite" href="{href}" title="{title}"'
+                   ' aria-label="Source {n}: {title}">{n}</a>'),
+    "chooser": Markup('<button type="button" class="cite" popovertarget="{dom_id}"'
+                      ' title="{title}" aria-label="Source {n}: {title}">{n}</button>'),
+    "file": Markup('<button type="button" class="cite" data-notice="{notice}" title="{title}"'
+                   ' aria-label="Source {n}: {title}">{n}</button>'),
+    "none": Markup('<span class="cite cite-static" title="{title}">{n}</span>'),
+}
+
+
+def citation_html(number: int, title: str, opener: Opener) -> Markup:
+    """Return an inline citation: a link or button showing its number, opening its source."""
+    return _CITE[opener.kind].format(href=opener.href or "", title=title, n=number,
+                                     dom_id=opener.dom_id, notice=FILE_NOTICE)
+
+
+def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
+                *, streaming: bool, error: str | None = None) -> AnswerView:
+    """Return the answer body with its inline citations, and the choosers they open."""
+    parts: list[str] = []
+    cites: list[Markup] = []
+    choosers: dict[str, Opener] = {}
+    for segment in answer_segments(state):
+        if not isinstance(segment, CitationSegment):
+            parts.append(strip_placeholders(segment.text))
+            continue
+        opener = opener_for(segment.doc, labeler, f"cite-{message_id}-{segment.number}")
+        if opener.kind == "chooser":
+            choosers.setdefault(opener.dom_id, opener)
+        title = title_of(segment.doc) if segment.doc else f"Source {segment.number}"
+        parts.append(placeholder(len(cites)))
+        cites.append(citation_html(segment.number, title, opener))
+    body = render_markdown("".join(parts), cites)
+    stopped = state.stop_reason == "user_cancelled"
+    return AnswerView(message_id, body, tuple(choosers.values()), streaming, error, stopped)

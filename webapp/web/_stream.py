@@ -1,0 +1,132 @@
+"""The browser's answer stream: packets folded into HTML fragments for htmx's SSE extension.
+
+One `PacketStream` per connection. The answer is re-rendered at most every `THROTTLE`
+seconds while packets arrive, and always once at the end; then the sources bar and sheet,
+then `done` (the placeholder closes on it, so the browser never reconnects and replays).
+Each event is a whole fragment (`answer` replaces the body), so a reconnect that starts
+over shows the answer once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from ..chat import StoredEvent
+from ..packets import PacketStream
+from ..sse import format_comment, format_event
+from ._answers import GENERIC_ERROR, AnswerViews, packet_error
+
+log = logging.getLogger(__name__)
+
+THROTTLE = 0.1
+HEARTBEAT = 15.0
+Render = Callable[[PacketStream, bool, str | None], AnswerViews]
+Fragments = Callable[[AnswerViews], tuple[str, str]]
+
+
+class _End:
+    pass
+
+
+_END = _End()
+
+
+class _Pump:
+    """Read the stored events in a thread, so the stream can render while waiting for more."""
+
+    def __init__(self, events: Iterator[StoredEvent | None]) -> None:
+        self._queue: queue.Queue[StoredEvent | None | _End] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(events,), daemon=True,
+                                        name="answer-stream")
+        self._thread.start()
+
+    def _run(self, events: Iterator[StoredEvent | None]) -> None:
+        try:
+            for item in events:
+                if self._stop.is_set():
+                    break
+                self._queue.put(item)
+        except Exception:  # the stream ends with what it has; the page can be reloaded
+            log.exception("reading an answer's events failed")
+        finally:
+            close = getattr(events, "close", None)
+            if callable(close):
+                close()
+            self._queue.put(_END)
+
+    def get(self, timeout: float) -> StoredEvent | None | _End | float:
+        """Return the next item, or the timeout (a float) when none came in time."""
+        try:
+            return self._queue.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return timeout
+
+    def close(self) -> None:
+        self._stop.set()
+
+
+def answer_stream(events: Iterator[StoredEvent | None], render: Render,
+                  fragments: Fragments, clock: Callable[[], float] = time.monotonic,
+                  ) -> Iterator[str]:
+    """Yield SSE text: `answer` fragments while packets arrive, then `sources` and `done`."""
+    stream = PacketStream(0)
+    error: str | None = None
+    pump = _Pump(events)
+    dirty, rendered_at = False, float("-inf")
+
+    def answer(streaming: bool) -> str:
+        nonlocal dirty, rendered_at
+        dirty, rendered_at = False, clock()
+        answer_html, _ = fragments(render(stream, streaming, error))
+        return format_event(answer_html, event="answer")
+
+    try:
+        while True:
+            wait = rendered_at + THROTTLE - clock() if dirty else HEARTBEAT
+            item = pump.get(wait)
+            if isinstance(item, float):
+                yield answer(True) if dirty else format_comment("heartbeat")
+                continue
+            if isinstance(item, _End):
+                break
+            if item is None:
+                continue
+            if item.event == "done":
+                if _status(item.data) == "error" and error is None:
+                    error = GENERIC_ERROR
+                break
+            if item.event != "packet":
+                continue
+            packet = _json(item.data)
+            stream.append(packet)
+            error = packet_error(packet) or error
+            dirty = True
+            if clock() - rendered_at >= THROTTLE:
+                yield answer(True)
+    finally:
+        pump.close()
+    views = render(stream, False, error)
+    answer_html, sources_html = fragments(views)
+    yield format_event(answer_html, event="answer")
+    if views.sources.visible:
+        yield format_event(sources_html, event="sources")
+    yield format_event("complete" if error is None else "error", event="done")
+
+
+def _json(data: str) -> object:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def _status(data: str) -> str | None:
+    loaded = _json(data)
+    status = loaded.get("status") if isinstance(loaded, dict) else None
+    return status if isinstance(status, str) else None

@@ -1,0 +1,126 @@
+"""Where account, portfolio and market-data citations open: the user's own data, by page."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, abort, current_app, render_template
+
+from ..citations import account_path, is_account_id
+from ..store import JsonValue, find_account, get_engine, list_accounts, list_holdings
+from ..tools import MarketData, MarketDataError, default_market
+from ._auth import current_user
+from .auth import login_required
+
+bp = Blueprint("accounts", __name__)
+
+_TICKER = re.compile(r"[A-Z0-9][A-Z0-9.\-]{0,19}", re.ASCII)
+# Securities with a quote page; a crypto position has no market data here.
+_QUOTED_TYPES = frozenset({"equity", "etf", "mutual_fund"})
+# Only what a person reads: never the provider (`source`) or a secret column.
+_ACCOUNT_FIELDS = ("account_name", "institution_name", "account_type", "account_subtype",
+                   "current_balance", "available_balance", "credit_limit", "currency",
+                   "official_name")
+
+
+def _account_view(account: Mapping[str, JsonValue]) -> dict[str, Any]:
+    view: dict[str, Any] = {name: account.get(name) for name in _ACCOUNT_FIELDS}
+    account_id = account.get("source_account_id")
+    is_id = isinstance(account_id, str) and is_account_id(account_id)
+    view["path"] = account_path(account_id) if is_id and isinstance(account_id, str) else None
+    return view
+
+
+def _holding_view(holding: Mapping[str, JsonValue]) -> dict[str, Any]:
+    fields = ("account_name", "institution_name", "ticker", "security_name", "security_type",
+              "quantity", "market_value", "currency")
+    view: dict[str, Any] = {name: holding.get(name) for name in fields}
+    ticker = holding.get("ticker")
+    quoted = holding.get("security_type") in _QUOTED_TYPES
+    view["quote_path"] = f"/markets/{ticker}" if quoted and isinstance(ticker, str) and \
+        _TICKER.fullmatch(ticker) else None
+    return view
+
+
+@bp.get("/accounts")
+@login_required
+def index() -> str:
+    """List the user's accounts."""
+    accounts = list_accounts(get_engine(), current_user().id)
+    return render_template("accounts.html", accounts=[_account_view(a) for a in accounts])
+
+
+@bp.get("/accounts/<path:account_id>")
+@login_required
+def show(account_id: str) -> str:
+    """Show one account, found by any of its ids; unknown and other users' ids alike 404."""
+    user = current_user()
+    account = find_account(get_engine(), user.id, account_id) if is_account_id(
+        account_id) else None
+    if account is None:
+        abort(404, "There is no such account.")
+    own_id = account.get("source_account_id")
+    holdings = [h for h in list_holdings(get_engine(), user.id)
+                if own_id is not None and h.get("source_account_id") == own_id]
+    return render_template("account.html", account=_account_view(account),
+                           holdings=[_holding_view(h) for h in holdings])
+
+
+@bp.get("/portfolio")
+@login_required
+def portfolio() -> str:
+    """Show the user's holdings across accounts."""
+    holdings = [_holding_view(h) for h in list_holdings(get_engine(), current_user().id)]
+    totals: dict[str, float] = {}
+    for holding in holdings:
+        value = holding["market_value"]
+        if isinstance(value, int | float) and isinstance(holding["currency"], str):
+            totals[holding["currency"]] = totals.get(holding["currency"], 0.0) + value
+    return render_template("portfolio.html", holdings=holdings, totals=totals)
+
+
+def _market() -> MarketData:
+    data = current_app.extensions.get("webapp.market")
+    if data is None:
+        data = current_app.extensions["webapp.market"] = default_market()
+    return data
+
+
+def _date(stamp: object) -> str | None:
+    if isinstance(stamp, bool) or not isinstance(stamp, int) or not 0 < stamp < 2**37:
+        return None
+    return datetime.fromtimestamp(stamp, UTC).strftime("%b %d, %Y")
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+@bp.get("/markets/<path:ticker>")
+@login_required
+def market(ticker: str) -> tuple[str, int] | str:
+    """Show a ticker's quote from the market data (the bundled snapshot by default)."""
+    symbol = ticker.strip().upper()
+    if not _TICKER.fullmatch(symbol):
+        abort(404, "There is no such ticker.")
+    data = _market()
+    try:
+        quote, profile = data.quote(symbol), data.profile(symbol)
+    except MarketDataError:
+        page = render_template("error.html", title="Market data unavailable",
+                               message="Market data could not be reached. Try again later.")
+        return page, 502
+    price = _number(quote.get("c"))
+    if not profile and not price:
+        abort(404, "There is no market data for this ticker.")
+    fields = {key: _number(quote.get(key)) for key in ("c", "d", "dp", "h", "l", "o", "pc")}
+    name = profile.get("name") if isinstance(profile.get("name"), str) else None
+    info = {key: profile.get(key) for key in ("exchange", "currency", "country", "ipo")
+            if isinstance(profile.get(key), str)}
+    return render_template("market.html", symbol=symbol, name=name, quote=fields, info=info,
+                           as_of=_date(quote.get("t")))
