@@ -1,4 +1,4 @@
-"""An interrupted turn resumes from its checkpoint when a reader finds its lease expired."""
+"""Interrupted turns: a reader or a starting worker takes over from the last checkpoint."""
 
 from __future__ import annotations
 
@@ -7,18 +7,21 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after
 from tests.support.turns import MemorySink
-from webapp.chat import LocalTools
+from webapp.chat import ChatService, LeaseLost, LocalTools, StoredEvent
 from webapp.chat import _store as store
 from webapp.engines import EngineError, ModelRequest, OfflineEngine
 from webapp.store import get_engine, user_for_token
 from webapp.turn import run_turn, start_checkpoint
+from webapp.web._extension import chat_service
 
 QUESTION = "What do I owe on my credit cards?"
 CREDIT = "silvia://your-account/credit-card"
+LEASE = timedelta(seconds=30)
 
 
 class OneRoundThenDie:
@@ -33,23 +36,42 @@ class OneRoundThenDie:
             raise EngineError("worker died")
         yield from OfflineEngine().stream(request)
 
+    def close(self) -> None:
+        pass
 
-def interrupted(app: Flask, client: ApiClient, checkpoint: dict[str, Any]) -> tuple[str, str]:
-    """Store a running answer whose runner died after writing `checkpoint`."""
+
+def service(app: Flask) -> ChatService:
+    with app.app_context():
+        return chat_service()
+
+
+def user_id(app: Flask, client: ApiClient) -> int:
     user = user_for_token(get_engine(app), client.token)
     assert user is not None
+    return user.id
+
+
+def dead_runner(app: Flask, client: ApiClient, checkpoint: dict[str, Any],
+                stale: int = 0) -> tuple[str, str, str]:
+    """Store a running answer whose runner died after its checkpoint and `stale` more events."""
+    engine, uid = get_engine(app), user_id(app, client)
     session_id = client.new_session()
-    _, message_id = store.start_message(get_engine(app), user.id, session_id, QUESTION,
-                                        timedelta(seconds=-1))
-    store.save_checkpoint(get_engine(app), message_id, checkpoint, 0)
-    return session_id, f"/api/chat/sessions/{session_id}/messages/{message_id}/stream"
+    _, message_id = store.start_message(engine, uid, session_id, QUESTION, LEASE, "dead")
+    store.save_checkpoint(engine, message_id, "dead", LEASE, checkpoint, 0)
+    for seq in range(1, stale + 1):
+        packet = {"placement": {"turn_index": 0, "tab_index": 0, "sub_turn_index": None,
+                                "model_index": 0},
+                  "obj": {"type": "message_delta", "content": f"stale {seq} "}}
+        store.append_event(engine, message_id, "dead", LEASE,
+                           StoredEvent(seq, "packet", json.dumps(packet)))
+    store.renew_lease(engine, message_id, "dead", timedelta(seconds=-1))  # ... and then died.
+    return session_id, message_id, f"/api/chat/sessions/{session_id}/messages/{message_id}/stream"
 
 
-def checkpoint_after_first_round(app: Flask, client: ApiClient) -> dict[str, Any]:
-    user = user_for_token(get_engine(app), client.token)
-    assert user is not None
+def checkpoint_after_first_round(app: Flask, client: ApiClient,
+                                 preface: bool = False) -> dict[str, Any]:
     sink = MemorySink()
-    result = run_turn(OneRoundThenDie(), LocalTools(get_engine(app), user.id), sink,
+    result = run_turn(OneRoundThenDie(), LocalTools(get_engine(app), user_id(app, client)), sink,
                       start_checkpoint([], QUESTION))
     assert result.status == "error" and len(sink.checkpoints) == 1
     return sink.checkpoints[0]
@@ -64,7 +86,7 @@ def citations(client: ApiClient, session_id: str) -> dict[str, Any]:
 def test_a_turn_that_died_before_any_tool_round_starts_over(app: Flask) -> None:
     client = api_client(app)
     with idle_after(app):
-        session_id, url = interrupted(app, client, start_checkpoint([], QUESTION))
+        session_id, _, url = dead_runner(app, client, start_checkpoint([], QUESTION))
         events = client.stream(url)
     assert json.loads(events[-1].data) == {"status": "complete"}
     assert citations(client, session_id)[CREDIT]["kind"] == "accounts"
@@ -75,7 +97,7 @@ def test_resume_after_a_tool_round_keeps_the_targets(app: Flask) -> None:
     checkpoint = checkpoint_after_first_round(app, client)
     assert checkpoint["citationTargets"][CREDIT]["kind"] == "accounts"
     with idle_after(app):
-        session_id, url = interrupted(app, client, checkpoint)
+        session_id, _, url = dead_runner(app, client, checkpoint)
         client.stream(url)
     assert citations(client, session_id)[CREDIT]["kind"] == "accounts"
 
@@ -85,7 +107,7 @@ def test_resume_from_a_checkpoint_without_targets_streams_untyped(app: Flask) ->
     checkpoint = checkpoint_after_first_round(app, client)
     del checkpoint["citationTargets"]
     with idle_after(app):
-        session_id, url = interrupted(app, client, checkpoint)
+        session_id, _, url = dead_runner(app, client, checkpoint)
         events = client.stream(url)
     targets = citations(client, session_id)
     assert targets and all(target is None for target in targets.values())
@@ -93,11 +115,70 @@ def test_resume_from_a_checkpoint_without_targets_streams_untyped(app: Flask) ->
     assert live and all(target is None for target in live)
 
 
+def test_a_takeover_never_reuses_ids_and_withdraws_the_dead_runners_events(app: Flask) -> None:
+    client = api_client(app)
+    with idle_after(app):
+        session_id, _, url = dead_runner(app, client, start_checkpoint([], QUESTION), stale=3)
+        events = client.stream(url)
+    ids = [int(e.id) for e in events]
+    assert ids[0] == 4 and ids == sorted(set(ids))  # after the dead runner's 1..3
+    assert events[0].event == "reset" and json.loads(events[0].data) == {"after": 0}
+    assert "stale" not in "".join(e.data for e in events)
+    # A reader that saw the stale events (Last-Event-ID 3) gets the reset first.
+    assert client.stream(url, last_event_id="3")[0].event == "reset"
+
+
+def test_the_old_runner_is_refused_after_a_takeover(app: Flask) -> None:
+    client = api_client(app)
+    engine = get_engine(app)
+    with idle_after(app):
+        _, message_id, _ = dead_runner(app, client, start_checkpoint([], QUESTION))
+        service(app)  # A worker's first use takes over what dead runners left.
+    with pytest.raises(LeaseLost):
+        store.append_event(engine, message_id, "dead", LEASE, StoredEvent(99, "packet", "{}"))
+    with pytest.raises(LeaseLost):
+        store.renew_lease(engine, message_id, "dead", LEASE)
+
+
 def test_a_live_runner_is_not_taken_over(app: Flask) -> None:
     client = api_client(app)
-    user = user_for_token(get_engine(app), client.token)
-    assert user is not None
+    engine = get_engine(app)
     session_id = client.new_session()
-    _, message_id = store.start_message(get_engine(app), user.id, session_id, QUESTION,
-                                        timedelta(minutes=5))
-    assert not store.claim_stale(get_engine(app), message_id, timedelta(seconds=30))
+    _, message_id = store.start_message(engine, user_id(app, client), session_id, QUESTION,
+                                        timedelta(minutes=5), "alive")
+    assert store.claim_stale(engine, message_id, LEASE) is None
+    assert not service(app).resume_if_stale(user_id(app, client), message_id)
+    store.append_event(engine, message_id, "alive", LEASE, StoredEvent(1, "packet", "{}"))
+
+
+def test_an_orphaned_turn_does_not_block_its_session(app: Flask) -> None:
+    client = api_client(app)
+    with idle_after(app):
+        session_id, _, _ = dead_runner(app, client, start_checkpoint([], QUESTION))
+        busy = client.http.post(f"/api/chat/sessions/{session_id}/messages",
+                                json={"message": "And my checking?"})
+        assert busy.status_code == 409  # ... and the orphan was taken over,
+    assert citations(client, session_id)  # ... so it finished,
+    asked = client.ask(session_id, "What is my checking balance?")  # ... and the session is free.
+    with idle_after(app):
+        client.stream(asked["stream_url"])
+
+
+def test_a_starting_worker_takes_over_stale_turns(app: Flask) -> None:
+    client = api_client(app)
+    with idle_after(app):
+        first, _, _ = dead_runner(app, client, start_checkpoint([], QUESTION))
+        second, _, _ = dead_runner(app, client, start_checkpoint([], QUESTION))
+        service(app)  # The worker's first use sweeps, with no reader connected.
+        assert service(app).resume_stale() == 0  # Nothing is left to take over.
+    assert citations(client, first)[CREDIT]["kind"] == "accounts"
+    assert citations(client, second)[CREDIT]["kind"] == "accounts"
+
+
+def test_one_running_answer_per_session_is_enforced_by_the_database(app: Flask) -> None:
+    client = api_client(app)
+    engine = get_engine(app)
+    session_id = client.new_session()
+    store.start_message(engine, user_id(app, client), session_id, QUESTION, LEASE, "a")
+    with pytest.raises(store.SessionBusy):
+        store.start_message(engine, user_id(app, client), session_id, QUESTION, LEASE, "b")

@@ -66,3 +66,12 @@ def test_restore_ignores_malformed_state() -> None:
     for state in (None, [], {"text": 3}, {"text": "x", "numbers": []}):
         answer.restore(state)
     assert answer.text == "" and answer.numbers == {}
+
+
+def test_a_paragraph_break_survives_a_checkpoint() -> None:
+    answer = builder()
+    stream(answer, ("Looking.", []))
+    answer.new_round()
+    resumed = builder()
+    resumed.restore(answer.state())
+    assert stream(resumed, ("Found.", [])) == "\n\nFound. "

@@ -94,6 +94,11 @@ def test_multi_round_tool_use_with_pooled_accounts() -> None:
     assert text.startswith("Let me check your cards.\n\nYou owe")
     assert "Credit card. [[1]]() Sapphire Preferred has $80. [[2]]() Again" in text
     assert sink.packets()[-1]["obj"] == {"type": "stop", "stop_reason": None}
+    # The message started in turn 0 (text before the first tool call): it ends there too.
+    message_turns = {p["placement"]["turn_index"] for p in sink.packets()
+                     if p["obj"]["type"] in ("message_start", "message_delta", "citation_info",
+                                             "open_url_documents", "stop")}
+    assert message_turns == {0}
     assert len(sink.checkpoints) == 2
     assert sink.checkpoints[-1]["citationTargets"][CARD] == pooled
 

@@ -84,7 +84,7 @@ def test_new_chat_reuses_an_empty_latest_chat(app: Flask, demo: FlaskClient) -> 
     token = csrf(demo)
     first = demo.post("/chat", data={"csrf_token": token}).location
     assert demo.post("/chat", data={"csrf_token": token}).location == first
-    start_message(get_engine(app), user_id(app), first.rsplit("/", 1)[1], "q", timedelta(0))
+    start_message(get_engine(app), user_id(app), first.rsplit("/", 1)[1], "q", timedelta(0), "t")
     assert demo.post("/chat", data={"csrf_token": token}).location != first
 
 
@@ -173,7 +173,7 @@ def test_asking_needs_the_csrf_token(app: Flask, demo: FlaskClient) -> None:
 
 def test_asking_while_an_answer_is_running_is_refused(app: Flask, demo: FlaskClient) -> None:
     session_id = new_chat(app)
-    start_message(get_engine(app), user_id(app), session_id, "first", timedelta(minutes=5))
+    start_message(get_engine(app), user_id(app), session_id, "first", timedelta(minutes=5), "t")
     response = ask(demo, session_id, "second")
     assert response.status_code == 409
     assert "still answering" in soup(response).get_text()
@@ -232,11 +232,12 @@ def _packet(obj: dict[str, Any]) -> str:
 def store_answer(app: Flask, session_id: str, question: str, packets: list[dict[str, Any]],
                  *, status: str = "complete", error: str | None = None) -> None:
     engine = get_engine(app)
-    _, answer_id = start_message(engine, user_id(app), session_id, question, timedelta(0))
+    lease = timedelta(seconds=30)
+    _, answer_id = start_message(engine, user_id(app), session_id, question, lease, "test")
     for seq, obj in enumerate(packets, start=1):
-        append_event(engine, answer_id, seq, "packet", _packet(obj))
+        append_event(engine, answer_id, "test", lease, StoredEvent(seq, "packet", _packet(obj)))
     done = StoredEvent(len(packets) + 1, "done", json.dumps({"status": status}))
-    finish_message(engine, answer_id, status=status, content="", citations=[],
+    finish_message(engine, answer_id, "test", status=status, content="", citations=[],
                    inline_citations=[], error=error, done=done)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask
 
 from . import store
-from .web import accounts, api, auth, chat, favicon
+from .web import _extension, accounts, api, auth, chat, favicon
 
 
 def _secret_key(instance: Path) -> str:
@@ -55,6 +55,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _secret_key(instance)
 
     store.init_app(app)
+    _extension.init_app(app)
     auth.init_app(app)
     app.register_blueprint(api.bp)
     app.register_blueprint(auth.bp)

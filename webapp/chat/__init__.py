@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ._service import ChatService
 from ._store import (
+    LeaseLost,
+    SessionBusy,
     StoredEvent,
     create_session,
     get_message,
@@ -16,7 +18,9 @@ from ._tools import LocalTools
 
 __all__ = [
     "ChatService",
+    "LeaseLost",
     "LocalTools",
+    "SessionBusy",
     "StoredEvent",
     "create_session",
     "get_message",

@@ -1,9 +1,10 @@
 """Turns in the background: a closed tab or a dropped connection loses nothing.
 
 A turn runs in its own thread and writes every event to the database, so any worker can
-stream it, and a reader that reconnects resumes from `Last-Event-ID`. The runner holds a
-lease on its answer row; a reader that finds the lease expired (the worker died) takes
-the turn over from its last checkpoint.
+stream it, and a reader that reconnects resumes from `Last-Event-ID`. The runner owns a
+lease on its answer row and renews it with every write; a reader (or a worker starting up)
+that finds a lease expired takes the turn over from its last checkpoint under a new owner,
+and the old runner, should it still be alive, is refused its next write.
 """
 
 from __future__ import annotations
@@ -12,20 +13,23 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from ..engines import Engine as ModelEngine
-from ..turn import ToolRunner, TurnResult, run_turn, start_checkpoint
+from ..turn import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import _store as store
+from ._store import LeaseLost, SessionBusy, StoredEvent
 
 log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=30)
 POLL_SECONDS = 0.25
 HEARTBEAT_SECONDS = 15.0
+CRASHED = "Something went wrong while answering. Please try again."
+UNRESUMABLE = "This answer was interrupted and cannot be resumed. Please ask again."
 
 
 class _Notifier:
@@ -47,23 +51,31 @@ class _Notifier:
 
 
 class _DatabaseSink:
-    """A TurnSink that appends to the message's stored event stream."""
+    """A TurnSink that appends to the message's stored event stream as its owner."""
 
-    def __init__(self, service: ChatService, message_id: str, seq: int) -> None:
-        self.service, self.message_id, self.seq = service, message_id, seq
+    def __init__(self, service: ChatService, message_id: str, owner: str, seq: int) -> None:
+        self.service, self.message_id, self.owner, self.seq = service, message_id, owner, seq
+
+    def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
+        self.seq += 1
+        return StoredEvent(self.seq, event, json.dumps(data, separators=(",", ":")))
 
     def emit(self, event: str, data: dict[str, Any]) -> None:
-        self.seq += 1
-        store.append_event(self.service.engine, self.message_id, self.seq, event,
-                           json.dumps(data, separators=(",", ":")))
+        store.append_event(self.service.engine, self.message_id, self.owner, self.service.lease,
+                           self.next_event(event, data))
         self.service.notifier.notify()
 
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        store.save_checkpoint(self.service.engine, self.message_id, checkpoint, self.seq)
+        store.save_checkpoint(self.service.engine, self.message_id, self.owner,
+                              self.service.lease, checkpoint, self.seq)
 
-    def done_event(self, status: str) -> store.StoredEvent:
-        self.seq += 1
-        return store.StoredEvent(self.seq, "done", json.dumps({"status": status}))
+    def finish(self, result: TurnResult) -> None:
+        store.finish_message(
+            self.service.engine, self.message_id, self.owner, status=result.status,
+            content=result.content, citations=result.citations,
+            inline_citations=result.inline_citations, error=result.error,
+            done=self.next_event("done", {"status": result.status}))
+        self.service.notifier.notify()
 
 
 class ChatService:
@@ -74,72 +86,119 @@ class ChatService:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.notifier = _Notifier()
         self._threads: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+        self._swept = False
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
-        """Store the question and start its turn; return the answer's message id."""
+        """Store the question and start its turn; SessionBusy while one is still answering."""
+        running = store.running_message(self.engine, user_id, session_id)
+        if running is not None:
+            self._resume_if_expired(user_id, running["id"], running["lease_until"])
+            raise SessionBusy
         history = store.text_history(self.engine, user_id, session_id)
+        owner = store.new_id()
         _, message_id = store.start_message(self.engine, user_id, session_id, question,
-                                            self.lease)
+                                            self.lease, owner)
         checkpoint = start_checkpoint(history, question)
-        store.save_checkpoint(self.engine, message_id, checkpoint, 0)
-        self._start(user_id, message_id, checkpoint, 0)
+        store.save_checkpoint(self.engine, message_id, owner, self.lease, checkpoint, 0)
+        self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
         return message_id
 
-    def _start(self, user_id: int, message_id: str, checkpoint: dict[str, Any],
-               seq: int) -> None:
-        thread = threading.Thread(target=self._run, args=(user_id, message_id, checkpoint, seq),
+    def resume_stale_once(self) -> None:
+        """On this process's first use, take over the turns a dead worker left running."""
+        with self._lock:
+            if self._swept:
+                return
+            self._swept = True
+        try:
+            self.resume_stale()
+        except Exception:
+            log.exception("could not look for interrupted turns")
+
+    def resume_stale(self) -> int:
+        """Take over every turn whose runner died (a worker restarted); return how many."""
+        return sum(self.resume_if_stale(user_id, message_id)
+                   for user_id, message_id in store.stale_messages(self.engine))
+
+    def resume_if_stale(self, user_id: int, message_id: str) -> bool:
+        """Take over an answer whose lease expired, from its last checkpoint."""
+        owner = store.claim_stale(self.engine, message_id, self.lease)
+        if owner is None:
+            return False
+        high_water = store.last_seq(self.engine, message_id)
+        saved = store.load_checkpoint(self.engine, message_id)
+        checkpoint, after = saved if saved is not None else ({}, 0)
+        # Ids are never reused: what the dead runner wrote after its checkpoint is withdrawn,
+        # and readers that saw it are told so by a `reset` event.
+        store.truncate_events(self.engine, message_id, after)
+        sink = _DatabaseSink(self, message_id, owner, high_water)
+        try:
+            if high_water > after:
+                sink.emit("reset", {"after": after})
+            if not isinstance(checkpoint, dict) or "messages" not in checkpoint:
+                sink.finish(failed_turn(sink, UNRESUMABLE))
+                return True
+        except LeaseLost:
+            return True
+        log.info("resuming an interrupted turn from its checkpoint")
+        self._start(user_id, message_id, sink, checkpoint)
+        return True
+
+    def _resume_if_expired(self, user_id: int, message_id: str,
+                           lease_until: datetime | None) -> None:
+        # Only an expired lease is worth a write: claiming takes the database's write lock.
+        if lease_until is None or lease_until < store.now():
+            self.resume_if_stale(user_id, message_id)
+
+    def _start(self, user_id: int, message_id: str, sink: _DatabaseSink,
+               checkpoint: dict[str, Any]) -> None:
+        thread = threading.Thread(target=self._run, args=(user_id, sink, checkpoint),
                                   name=f"turn-{message_id[:8]}", daemon=True)
-        self._threads.add(thread)
+        with self._lock:
+            self._threads.add(thread)
         thread.start()
 
-    def _run(self, user_id: int, message_id: str, checkpoint: dict[str, Any], seq: int) -> None:
-        sink = _DatabaseSink(self, message_id, seq)
+    def _run(self, user_id: int, sink: _DatabaseSink, checkpoint: dict[str, Any]) -> None:
         stop = threading.Event()
-        renewer = threading.Thread(target=self._renew, args=(message_id, stop), daemon=True)
+        renewer = threading.Thread(target=self._renew, args=(sink, stop), daemon=True)
         renewer.start()
+        model = self.model()
         try:
-            result = run_turn(self.model(), self.tools(user_id), sink, checkpoint)
-        except Exception:  # run_turn reports its own failures; this is the last line.
+            result = run_turn(model, self.tools(user_id), sink, checkpoint)
+            sink.finish(result)
+        except LeaseLost:
+            log.warning("a turn was taken over by another runner; this one stops")
+        except Exception:
             log.exception("turn runner crashed")
-            result = TurnResult("error", "", [], [], "Something went wrong. Please try again.")
+            try:
+                sink.finish(failed_turn(sink, CRASHED))
+            except Exception:
+                log.exception("could not record the failed turn")
         finally:
             stop.set()
-        store.finish_message(self.engine, message_id, status=result.status,
-                             content=result.content, citations=result.citations,
-                             inline_citations=result.inline_citations, error=result.error,
-                             done=sink.done_event(result.status))
-        self.notifier.notify()
-        self._threads.discard(threading.current_thread())
+            model.close()
+            with self._lock:
+                self._threads.discard(threading.current_thread())
 
-    def _renew(self, message_id: str, stop: threading.Event) -> None:
+    def _renew(self, sink: _DatabaseSink, stop: threading.Event) -> None:
+        """Keep the lease while the model is slow to write (renewals also ride on events)."""
         while not stop.wait(self.lease.total_seconds() / 3):
-            store.renew_lease(self.engine, message_id, self.lease)
+            try:
+                store.renew_lease(self.engine, sink.message_id, sink.owner, self.lease)
+            except LeaseLost:
+                return
+            except Exception:
+                log.exception("could not renew a turn's lease; will retry")
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait for this process's running turns (tests and shutdown)."""
-        for thread in list(self._threads):
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join(timeout)
 
-    def resume_if_stale(self, user_id: int, message_id: str) -> bool:
-        """Take over an answer whose runner died, from its last checkpoint."""
-        if not store.claim_stale(self.engine, message_id, self.lease):
-            return False
-        saved = store.load_checkpoint(self.engine, message_id)
-        checkpoint, seq = saved if saved is not None else ({}, 0)
-        if not isinstance(checkpoint, dict) or "messages" not in checkpoint:
-            sink = _DatabaseSink(self, message_id, store.last_seq(self.engine, message_id))
-            store.finish_message(self.engine, message_id, status="error", content="",
-                                 citations=[], inline_citations=[],
-                                 error="This answer was interrupted and cannot be resumed.",
-                                 done=sink.done_event("error"))
-            return True
-        store.truncate_events(self.engine, message_id, seq)
-        log.info("resuming an interrupted turn from its checkpoint")
-        self._start(user_id, message_id, checkpoint, seq)
-        return True
-
     def events(self, user_id: int, session_id: str, message_id: str,
-               after: int = 0) -> Iterator[store.StoredEvent | None]:
+               after: int = 0) -> Iterator[StoredEvent | None]:
         """Yield the answer's events after `after` until `done`; None is a heartbeat."""
         idle = 0.0
         while True:
@@ -155,10 +214,13 @@ class ChatService:
             message = store.get_message(self.engine, user_id, session_id, message_id)
             if message is None:
                 return
-            if message["status"] == "running":
-                self.resume_if_stale(user_id, message_id)
-            elif not store.events_after(self.engine, message_id, after):
-                return  # Finished, and every event has been sent.
+            if message["status"] != "running":
+                if not store.events_after(self.engine, message_id, after):
+                    return  # Finished, and every event has been sent.
+                continue
+            running = store.running_message(self.engine, user_id, session_id)
+            if running is not None and running["id"] == message_id:
+                self._resume_if_expired(user_id, message_id, running["lease_until"])
             self.notifier.wait(POLL_SECONDS)
             idle += POLL_SECONDS
             if idle >= HEARTBEAT_SECONDS:

@@ -94,7 +94,7 @@ def session_messages(engine: Engine, user_id: int, session_id: str) -> list[dict
 def get_message(engine: Engine, user_id: int, session_id: str,
                 message_id: str) -> dict[str, Any] | None:
     """Return one of the user's messages in a session, or None."""
-    query = (sa.select(*_MESSAGE_COLUMNS, ai_chat_logs.c.lease_until)
+    query = (sa.select(*_MESSAGE_COLUMNS)
              .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.session_id == session_id,
                     ai_chat_logs.c.user_id == user_id))
     with engine.connect() as conn:
@@ -115,34 +115,90 @@ def text_history(engine: Engine, user_id: int, session_id: str) -> list[dict[str
     return history
 
 
+class SessionBusy(Exception):
+    """The session is still answering its previous question."""
+
+
+class LeaseLost(Exception):
+    """Another runner owns this answer now (this one was thought dead): stop writing."""
+
+
 def start_message(engine: Engine, user_id: int, session_id: str, question: str,
-                  lease: timedelta) -> tuple[str, str]:
-    """Store the question and a running answer row; return both ids."""
+                  lease: timedelta, owner: str) -> tuple[str, str]:
+    """Store the question and a running answer row owned by `owner`; return both ids."""
     user_id_msg, answer_id = new_id(), new_id()
     at = now()
+    try:
+        _insert_exchange(engine, user_id, session_id, question, user_id_msg, answer_id, at,
+                         at + lease, owner)
+    except sa.exc.IntegrityError:
+        if running_message(engine, user_id, session_id) is not None:
+            raise SessionBusy from None
+        raise
+    return user_id_msg, answer_id
+
+
+def _insert_exchange(engine: Engine, user_id: int, session_id: str, question: str,
+                     user_id_msg: str, answer_id: str, at: datetime, lease_until: datetime,
+                     owner: str) -> None:
     with engine.begin() as conn:
         conn.execute(ai_chat_logs.insert(), [
             {"id": user_id_msg, "session_id": session_id, "user_id": user_id, "role": "user",
              "content": question, "status": "complete", "created_at": at, "completed_at": at,
-             "lease_until": None},
+             "lease_until": None, "lease_owner": None},
             {"id": answer_id, "session_id": session_id, "user_id": user_id,
              "role": "assistant", "content": "", "status": "running",
              "created_at": at + timedelta(microseconds=1), "completed_at": None,
-             "lease_until": at + lease},
+             "lease_until": lease_until, "lease_owner": owner},
         ])
         title = question.strip().splitlines()[0][:TITLE_CHARS] if question.strip() else None
         update = chat_sessions.update().where(chat_sessions.c.id == session_id)
         conn.execute(update.values(updated_at=at))
         if title:
             conn.execute(update.where(chat_sessions.c.title == "New chat").values(title=title))
-    return user_id_msg, answer_id
 
 
-def append_event(engine: Engine, message_id: str, seq: int, event: str, data: str) -> None:
-    """Store one stream event."""
+def running_message(engine: Engine, user_id: int, session_id: str) -> dict[str, Any] | None:
+    """Return the session's answer in progress (with its lease), if any."""
+    query = (sa.select(ai_chat_logs.c.id, ai_chat_logs.c.lease_until)
+             .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id,
+                    ai_chat_logs.c.status == "running"))
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return {"id": row.id, "lease_until": _aware(row.lease_until)} if row else None
+
+
+def stale_messages(engine: Engine) -> list[tuple[int, str]]:
+    """Return (user id, message id) of every running answer whose lease has run out."""
+    query = (sa.select(ai_chat_logs.c.user_id, ai_chat_logs.c.id)
+             .where(ai_chat_logs.c.status == "running", ai_chat_logs.c.lease_until < now()))
+    with engine.connect() as conn:
+        return [(int(r.user_id), str(r.id)) for r in conn.execute(query)]
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    # SQLite hands timestamps back without their zone; they were written in UTC.
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+def _hold(conn: sa.Connection, message_id: str, owner: str, lease: timedelta) -> None:
+    """Renew `owner`'s lease inside the caller's transaction, or raise LeaseLost."""
+    result = conn.execute(
+        ai_chat_logs.update()
+        .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.lease_owner == owner,
+               ai_chat_logs.c.status == "running")
+        .values(lease_until=now() + lease))
+    if not result.rowcount:
+        raise LeaseLost
+
+
+def append_event(engine: Engine, message_id: str, owner: str, lease: timedelta,
+                 event: StoredEvent) -> None:
+    """Store one stream event, renewing the owner's lease; LeaseLost if it is not the owner."""
     with engine.begin() as conn:
-        conn.execute(chat_events.insert().values(message_id=message_id, seq=seq, event=event,
-                                                 data=data))
+        _hold(conn, message_id, owner, lease)
+        conn.execute(chat_events.insert().values(message_id=message_id, seq=event.seq,
+                                                 event=event.event, data=event.data))
 
 
 def events_after(engine: Engine, message_id: str, after: int) -> list[StoredEvent]:
@@ -161,9 +217,11 @@ def last_seq(engine: Engine, message_id: str) -> int:
         return int(conn.execute(query).scalar() or 0)
 
 
-def save_checkpoint(engine: Engine, message_id: str, data: dict[str, Any], event_seq: int) -> None:
-    """Replace the message's checkpoint."""
+def save_checkpoint(engine: Engine, message_id: str, owner: str, lease: timedelta,
+                    data: dict[str, Any], event_seq: int) -> None:
+    """Replace the message's checkpoint; LeaseLost if `owner` no longer runs it."""
     with engine.begin() as conn:
+        _hold(conn, message_id, owner, lease)
         conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == message_id))
         conn.execute(chat_checkpoints.insert().values(
             message_id=message_id, data=data, event_seq=event_seq, updated_at=now()))
@@ -178,16 +236,16 @@ def load_checkpoint(engine: Engine, message_id: str) -> tuple[Any, int] | None:
     return (row.data, int(row.event_seq)) if row else None
 
 
-def claim_stale(engine: Engine, message_id: str, lease: timedelta) -> bool:
-    """Take over a running answer whose runner's lease ran out; True when this caller won."""
-    at = now()
+def claim_stale(engine: Engine, message_id: str, lease: timedelta) -> str | None:
+    """Take over a running answer whose lease ran out; return the new owner if this caller won."""
+    at, owner = now(), new_id()
     with engine.begin() as conn:
         result = conn.execute(
             ai_chat_logs.update()
             .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running",
                    ai_chat_logs.c.lease_until < at)
-            .values(lease_until=at + lease))
-    return bool(result.rowcount)
+            .values(lease_until=at + lease, lease_owner=owner))
+    return owner if result.rowcount else None
 
 
 def truncate_events(engine: Engine, message_id: str, after: int) -> None:
@@ -197,22 +255,25 @@ def truncate_events(engine: Engine, message_id: str, after: int) -> None:
                                                 chat_events.c.seq > after))
 
 
-def finish_message(engine: Engine, message_id: str, *, status: str, content: str,
+def finish_message(engine: Engine, message_id: str, owner: str, *, status: str, content: str,
                    citations: Sequence[Any], inline_citations: Sequence[Any],
                    error: str | None, done: StoredEvent) -> None:
     """Write the answer row whole, with the stream's `done` event in the same transaction."""
     with engine.begin() as conn:
+        result = conn.execute(
+            ai_chat_logs.update()
+            .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.lease_owner == owner,
+                   ai_chat_logs.c.status == "running")
+            .values(status=status, content=content, citations=list(citations),
+                    inline_citations=list(inline_citations), error=error, completed_at=now(),
+                    lease_until=None, lease_owner=None))
+        if not result.rowcount:
+            raise LeaseLost
         conn.execute(chat_events.insert().values(message_id=message_id, seq=done.seq,
                                                  event=done.event, data=done.data))
-        conn.execute(ai_chat_logs.update().where(ai_chat_logs.c.id == message_id).values(
-            status=status, content=content, citations=list(citations),
-            inline_citations=list(inline_citations), error=error, completed_at=now(),
-            lease_until=None))
 
 
-def renew_lease(engine: Engine, message_id: str, lease: timedelta) -> None:
-    """Extend a running answer's lease: its runner is alive."""
+def renew_lease(engine: Engine, message_id: str, owner: str, lease: timedelta) -> None:
+    """Extend `owner`'s lease on a running answer; LeaseLost if it is not the owner."""
     with engine.begin() as conn:
-        conn.execute(ai_chat_logs.update()
-                     .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running")
-                     .values(lease_until=now() + lease))
+        _hold(conn, message_id, owner, lease)

@@ -32,8 +32,10 @@ ai_chat_logs = sa.Table(
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("completed_at", sa.DateTime(timezone=True), nullable=True),
-    # While a turn runs, its runner renews this lease; an expired lease means it died.
+    # While a turn runs, its runner (named by `lease_owner`) renews this lease; an expired
+    # lease means the runner died, and a reader may take the turn over under a new owner.
     sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("lease_owner", sa.String(32), nullable=True),
 )
 
 # Every event of an answer's stream, in order: replay, history and Last-Event-ID resume.

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -57,11 +59,19 @@ class LocalTools:
 
     def run(self, name: str, tool_input: dict[str, Any]) -> ToolOutcome:
         """Run one call; bad input and tool failures come back as error outcomes."""
-        handler = getattr(self, f"_{name}", None)
-        if name.startswith("_") or handler is None:
+        handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
+            "execute_sql": self._execute_sql,
+            "execute_python": self._execute_python,
+            "read_tax_authority": partial(self._read, "read_tax_authority"),
+            "read_credit_card_document": partial(self._read, "read_credit_card_document"),
+            "read_mortgage_authority": partial(self._read, "read_mortgage_authority"),
+            "search_web": self._search_web,
+        }
+        handler = handlers.get(name)
+        if handler is None:
             return _error(f"There is no tool named {name!r}.")
         try:
-            outcome: ToolOutcome = handler(tool_input)
+            outcome = handler(tool_input)
         except (ReaderError, SandboxError, WebSearchError) as exc:
             return _error(str(exc))
         except Exception:
@@ -105,15 +115,6 @@ class LocalTools:
             return ToolOutcome([_text(_listing(read))])
         citable = from_document(tool, read)
         return ToolOutcome([citable.search_result()], [citable])
-
-    def _read_tax_authority(self, tool_input: dict[str, Any]) -> ToolOutcome:
-        return self._read("read_tax_authority", tool_input)
-
-    def _read_credit_card_document(self, tool_input: dict[str, Any]) -> ToolOutcome:
-        return self._read("read_credit_card_document", tool_input)
-
-    def _read_mortgage_authority(self, tool_input: dict[str, Any]) -> ToolOutcome:
-        return self._read("read_mortgage_authority", tool_input)
 
     def _search_web(self, tool_input: dict[str, Any]) -> ToolOutcome:
         results = search_web(self._field(tool_input, "query"))

@@ -27,3 +27,7 @@ class Engine(Protocol):
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         """Yield the stream's events (`message_start` ... `message_stop`) as JSON objects."""
         ...
+
+    def close(self) -> None:
+        """Release what the engine holds (connections) when its turn ends."""
+        ...

@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -25,6 +26,7 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 API_VERSION = "2023-06-01"
 RETRYABLE_STATUS = frozenset({429, 529})
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "rate_limit_error"})
+MAX_RETRY_AFTER = 60.0  # A server asking for longer is treated as asking for a minute.
 
 
 class _Retry(Exception):
@@ -36,9 +38,12 @@ class _Retry(Exception):
 def _retry_after(response: requests.Response) -> float | None:
     value = response.headers.get("retry-after")
     try:
-        return max(0.0, float(value)) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    if seconds is None or not math.isfinite(seconds):
+        return None
+    return min(max(0.0, seconds), MAX_RETRY_AFTER)
 
 
 def _error_message(response: requests.Response) -> str:
@@ -71,6 +76,10 @@ class ClaudeEngine:
         self._timeout = timeout
         self._sleep = sleep
         self._session = requests.Session()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._session.close()
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         """Yield the stream's events, retrying overload and rate limits before any content."""

@@ -172,3 +172,6 @@ class OfflineEngine:
             yield from _events_for_tools(follow, turn.rounds)
             return
         yield from _events_for_text(write_answer(turn.question, turn.results, stems))
+
+    def close(self) -> None:
+        """Hold nothing: nothing to release."""

@@ -18,6 +18,7 @@ from ._runner import (
     ToolOutcome,
     ToolRunner,
     TurnResult,
+    failed_turn,
     run_turn,
     start_checkpoint,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "TurnResult",
     "TurnSink",
     "chunks",
+    "failed_turn",
     "from_document",
     "from_python",
     "from_sql",

@@ -51,7 +51,7 @@ class AnswerBuilder:
         """Return what a checkpoint keeps of the answer so far."""
         return {"text": self.text, "numbers": dict(self.numbers),
                 "cited_texts": {k: list(v) for k, v in self.cited_texts.items()},
-                "inline": list(self._inline)}
+                "inline": list(self._inline), "round_break": self._round_break}
 
     def restore(self, state: object) -> None:
         """Continue from a checkpoint's `state()`; anything malformed starts afresh."""
@@ -63,6 +63,7 @@ class AnswerBuilder:
                 and isinstance(cited, dict) and isinstance(inline, list)):
             return
         self.text = text
+        self._round_break = state.get("round_break") is True
         self.numbers = {str(k): int(v) for k, v in numbers.items() if k in self._sources}
         self.cited_texts = {str(k): [str(t) for t in v] for k, v in cited.items()
                             if isinstance(v, list)}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..citations import CitationRegistry
 from ..packets import (
     CitationInfo,
+    ErrorPacket,
     MessageDelta,
     MessageStart,
     OpenUrlDocuments,
@@ -73,28 +75,30 @@ class Emitter:
         self.packet(SearchToolDocumentsDelta(tuple(docs)), turn_index, tab_index)
         self.packet(SectionEnd(), turn_index, tab_index)
 
-    def text(self, content: str, turn_index: int, docs: list[SearchDoc]) -> None:
+    def _turn(self, turn_index: int) -> int:
+        """Place message packets with the message once it has started (turn 0 included)."""
+        return self.message_turn if self.message_turn is not None else turn_index
+
+    def text(self, content: str, turn_index: int, docs: Callable[[], list[SearchDoc]]) -> None:
+        """Stream answer text; the first text starts the message with the documents so far."""
         if not content:
             return
         if self.message_turn is None:
             self.message_turn = turn_index
-            self.packet(MessageStart(tuple(docs)), turn_index)
+            self.packet(MessageStart(tuple(docs())), turn_index)
         self.packet(MessageDelta(content), self.message_turn)
 
     def citation_info(self, number: int, source: str) -> None:
-        self.packet(CitationInfo(number, source), self.message_turn or 0)
+        self.packet(CitationInfo(number, source), self._turn(0))
 
     def documents_update(self, docs: list[SearchDoc], turn_index: int) -> None:
         """Send the documents whose highlights or targets the answer settled."""
         if docs:
-            self.packet(OpenUrlDocuments(tuple(docs)), self.message_turn or turn_index)
+            self.packet(OpenUrlDocuments(tuple(docs)), self._turn(turn_index))
 
     def stop(self, turn_index: int, reason: str | None = None) -> None:
-        self.packet(Stop(reason), self.message_turn or turn_index)
+        self.packet(Stop(reason), self._turn(turn_index))
 
     def error(self, message: str, turn_index: int) -> None:
-        self.sink.emit("packet", {
-            "placement": {"turn_index": self.message_turn or turn_index, "tab_index": 0,
-                          "sub_turn_index": None, "model_index": 0},
-            "obj": {"type": "error", "error": message},
-        })
+        # Onyx's error packet is bare; the message rides along for clients that show it.
+        self.packet(ErrorPacket(), self._turn(turn_index), error=message)

@@ -101,12 +101,12 @@ class _Turn:
         acc = MessageAccumulator()
         for event in self.engine.stream(request):
             if _starts_text(event):
-                self.emitter.text(self.answer.start_block(), self.round, self.docs())
+                self.emitter.text(self.answer.start_block(), self.round, self.docs)
             stopped = acc.feed(event)
             delta = event.get("delta") if event.get("type") == "content_block_delta" else None
             if isinstance(delta, dict) and delta.get("type") == "text_delta":
                 self.emitter.text(self.answer.add_text(str(delta.get("text", ""))), self.round,
-                                  self.docs())
+                                  self.docs)
             if stopped is not None and stopped.block.get("type") == "text":
                 self.close_block(stopped.index, stopped.block.get("citations", []))
         if not acc.done:
@@ -122,7 +122,7 @@ class _Turn:
             self.emitter.citation_info(number, source)
         for citation in out.citations:
             self.sink.emit("citation", {"citation": citation})
-        self.emitter.text(out.markers, self.round, self.docs())
+        self.emitter.text(out.markers, self.round, self.docs)
 
     def tool_round(self, content: list[dict[str, Any]]) -> None:
         results = []
@@ -204,7 +204,20 @@ def start_checkpoint(history: list[dict[str, Any]], question: str) -> dict[str, 
             "citationTargets": {}}
 
 
+def failed_turn(sink: TurnSink, message: str) -> TurnResult:
+    """End a turn that cannot run: an `error` packet, then `stop`."""
+    emitter = Emitter(sink)
+    emitter.error(message, 0)
+    emitter.stop(0)
+    return TurnResult("error", "", [], [], message)
+
+
 def run_turn(engine: Engine, tools: ToolRunner, sink: TurnSink,
              checkpoint: dict[str, Any]) -> TurnResult:
     """Run a turn from its checkpoint (a new one, or one saved after a tool round)."""
-    return _Turn(engine, tools, sink, checkpoint).run()
+    try:
+        turn = _Turn(engine, tools, sink, checkpoint)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        log.warning("a checkpoint could not be read; the turn cannot resume")
+        return failed_turn(sink, "This answer was interrupted and cannot be resumed.")
+    return turn.run()

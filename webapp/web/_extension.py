@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from flask import Flask, current_app
 
 from ..chat import ChatService, LocalTools
@@ -9,6 +11,7 @@ from ..engines import DEFAULT_BASE_URL, DEFAULT_MODEL, ClaudeEngine, Engine, Off
 from ..store import get_engine
 
 _EXTENSION = "webapp.chat"
+_lock = threading.Lock()
 
 
 def model_engine(app: Flask) -> Engine:
@@ -23,19 +26,24 @@ def model_engine(app: Flask) -> Engine:
     )
 
 
-def init_chat(app: Flask) -> ChatService:
-    """Create the app's chat service."""
+def _make_service(app: Flask) -> ChatService:
     engine = get_engine(app)
     hide = (app.instance_path,)
-    service = ChatService(engine, lambda: model_engine(app),
-                          lambda uid: LocalTools(engine, uid, hide=hide))
-    app.extensions[_EXTENSION] = service
-    return service
+    return ChatService(engine, lambda: model_engine(app),
+                       lambda uid: LocalTools(engine, uid, hide=hide))
+
+
+def init_app(app: Flask) -> None:
+    """Prepare the app's chat service; it is made, with its engine, on first use."""
+    app.extensions[_EXTENSION] = None
 
 
 def chat_service() -> ChatService:
-    """Return the current app's chat service."""
-    service = current_app.extensions.get(_EXTENSION)
-    if not isinstance(service, ChatService):
-        service = init_chat(current_app._get_current_object())  # type: ignore[attr-defined]
+    """Return the current app's chat service, taking over turns a dead worker left behind."""
+    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    with _lock:
+        service = app.extensions.get(_EXTENSION)
+        if not isinstance(service, ChatService):
+            service = app.extensions[_EXTENSION] = _make_service(app)
+    service.resume_stale_once()
     return service

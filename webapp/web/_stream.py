@@ -76,6 +76,7 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
                   ) -> Iterator[str]:
     """Yield SSE text: `answer` fragments while packets arrive, then `sources` and `done`."""
     stream = PacketStream(0)
+    received: list[tuple[int, object]] = []  # (event id, packet): what a `reset` rewinds
     error: str | None = None
     pump = _Pump(events)
     dirty, rendered_at = False, float("-inf")
@@ -101,9 +102,18 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
                 if _status(item.data) == "error" and error is None:
                     error = GENERIC_ERROR
                 break
+            if item.event == "reset":
+                # A runner took the turn over: what came after its checkpoint is withdrawn.
+                after = _reset_after(item.data)
+                received = [(seq, p) for seq, p in received if seq <= after]
+                stream.replace([p for _, p in received])
+                error = next((e for _, p in received if (e := packet_error(p))), None)
+                dirty = True
+                continue
             if item.event != "packet":
                 continue
             packet = _json(item.data)
+            received.append((item.seq, packet))
             stream.append(packet)
             error = packet_error(packet) or error
             dirty = True
@@ -124,6 +134,12 @@ def _json(data: str) -> object:
         return json.loads(data)
     except ValueError:
         return None
+
+
+def _reset_after(data: str) -> int:
+    loaded = _json(data)
+    after = loaded.get("after") if isinstance(loaded, dict) else None
+    return after if isinstance(after, int) and not isinstance(after, bool) else 0
 
 
 def _status(data: str) -> str | None:

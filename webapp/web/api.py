@@ -8,7 +8,14 @@ from typing import Any
 from flask import Blueprint, Response, abort, jsonify, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from ..chat import create_session, get_message, get_session, list_sessions, session_messages
+from ..chat import (
+    SessionBusy,
+    create_session,
+    get_message,
+    get_session,
+    list_sessions,
+    session_messages,
+)
 from ..sse import format_comment, format_event
 from ..store import get_engine
 from ._auth import api_user_required, current_user
@@ -26,11 +33,12 @@ def json_error(error: HTTPException) -> tuple[Response, int]:
 
 
 def _json_body() -> dict[str, Any]:
-    body = request.get_json(silent=True)
-    if body is None and request.content_length:
-        abort(400, "The body is not valid JSON.")
-    if body is None:
+    # Reading the body first makes an oversize one a 413, chunked or not.
+    if not request.get_data(cache=True):
         return {}
+    body = request.get_json(silent=True)
+    if body is None:
+        abort(400, "The body is not valid JSON.")
     if not isinstance(body, dict):
         abort(400, "The body must be a JSON object.")
     return body
@@ -79,10 +87,10 @@ def ask(session_id: str) -> tuple[Response, int]:
         abort(400, "`message` must be a non-empty string.")
     if len(message) > MAX_QUESTION_CHARS:
         abort(400, f"`message` is longer than {MAX_QUESTION_CHARS} characters.")
-    user = current_user()
-    if any(m["status"] == "running" for m in session_messages(get_engine(), user.id, session_id)):
+    try:
+        message_id = chat_service().ask(current_user().id, session_id, message.strip())
+    except SessionBusy:
         abort(409, "This session is still answering; wait for the answer to finish.")
-    message_id = chat_service().ask(user.id, session_id, message.strip())
     stream_url = url_for("api.stream", session_id=session_id, message_id=message_id)
     return jsonify(message_id=message_id, stream_url=stream_url), 202
 

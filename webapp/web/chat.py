@@ -17,7 +17,14 @@ from flask import (
 )
 from werkzeug.wrappers import Response as BaseResponse
 
-from ..chat import create_session, get_message, get_session, list_sessions, session_messages
+from ..chat import (
+    SessionBusy,
+    create_session,
+    get_message,
+    get_session,
+    list_sessions,
+    session_messages,
+)
 from ..packets import PacketStream
 from ..store import get_engine
 from ._answers import AnswerRenderer, AnswerViews
@@ -116,13 +123,13 @@ def ask(session_id: str) -> BaseResponse | str | tuple[str, int]:
             return render_template("_notice.html", message=problem), 400
         flash(problem)
         return back
-    if any(m["status"] == "running" for m in session_messages(get_engine(), user.id,
-                                                                session_id)):
+    try:
+        message_id = chat_service().ask(user.id, session_id, question)
+    except SessionBusy:
         if htmx:
             return render_template("_notice.html", message=BUSY), 409
         flash(BUSY)
         return back
-    message_id = chat_service().ask(user.id, session_id, question)
     if not htmx:
         return back
     renderer = AnswerRenderer(get_engine(), user.id)

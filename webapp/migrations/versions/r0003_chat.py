@@ -47,11 +47,16 @@ def upgrade() -> None:
         _when("created_at"),
         _when("completed_at", nullable=True),
         _when("lease_until", nullable=True),
+        sa.Column("lease_owner", sa.String(32), nullable=True),
         sa.CheckConstraint("role IN ('user', 'assistant')", name="ck_ai_chat_logs_role"),
         sa.CheckConstraint("status IN ('running', 'complete', 'error')",
                            name="ck_ai_chat_logs_status"),
     )
     op.create_index("ix_ai_chat_logs_session", "ai_chat_logs", ["session_id", "created_at"])
+    # One answer at a time per session, enforced by the database rather than a check-then-act.
+    running = sa.text("status = 'running'")
+    op.create_index("ux_ai_chat_logs_one_running", "ai_chat_logs", ["session_id"], unique=True,
+                    sqlite_where=running, postgresql_where=running)
     op.create_table(
         "chat_events",
         sa.Column("message_id", sa.String(32),
