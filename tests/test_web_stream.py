@@ -169,3 +169,17 @@ def test_a_closed_stream_stops_reading_events() -> None:
     assert next(stream).startswith("event: answer")
     stream.close()
     assert events.closed.wait(2)
+
+
+def test_a_reset_withdraws_what_a_dead_runner_sent_after_its_checkpoint() -> None:
+    before = OPENING + deltas("Kept. ")
+    items: list[tuple[float, StoredEvent | None]] = [
+        (0.0, StoredEvent(seq, "packet", data)) for seq, data in enumerate(before, start=1)]
+    items += [(0.0, StoredEvent(4, "packet", deltas("Withdrawn. ")[0])),
+              (0.0, StoredEvent(5, "reset", json.dumps({"after": 3}))),
+              (0.0, StoredEvent(6, "packet", deltas("Resumed.")[0]))]
+    items += [(0.0, StoredEvent(7 + i, "packet", data)) for i, data in enumerate(CLOSING)]
+    items.append((0.0, StoredEvent(9, "done", json.dumps({"status": "complete"}))))
+    events, _ = run(Events(items))
+    final = [e.data for e in events if e.event == "answer"][-1]
+    assert "Kept." in final and "Resumed." in final and "Withdrawn." not in final
