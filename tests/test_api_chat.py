@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+from pathlib import Path
+from typing import SupportsIndex
 
+import httpx
 import pytest
 from flask import Flask
+from httpx_sse import EventSource
+from werkzeug.serving import make_server
 
-from tests.support.apps import ApiClient, api_client, idle_after
+from tests.support.apps import ApiClient, api_client, idle_after, make_app
+from tests.support.fake_claude import FakeClaude, Reply, text_reply, tool_reply
 from webapp.packets import PacketStream, select_sources
 from webapp.store import authenticate, get_engine, list_accounts
 
@@ -95,16 +102,58 @@ def test_last_event_id_resumes_after_that_event(app: Flask, demo: ApiClient) -> 
     assert [e.data for e in rest] == [e.data for e in everything[5:]]
 
 
-def test_a_dropped_connection_loses_nothing(app: Flask, demo: ApiClient) -> None:
-    with idle_after(app):
-        session_id = demo.new_session()
-        asked = demo.ask(session_id, "What do I owe on my credit cards?")
-        # Read nothing and hang up: the turn runs on regardless.
-        with demo.http as client:
-            client.get(asked["stream_url"]).close()
-        stored = demo.wait_done(session_id)
-    assert stored["messages"][1]["status"] == "complete"
-    assert stored["messages"][1]["citations"]
+def test_a_dropped_connection_loses_nothing(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    class HeldReplies(list[Reply]):
+        """The scripted replies; the second (the answer's text) waits for `release`."""
+
+        def pop(self, index: SupportsIndex = -1) -> Reply:
+            if len(self) == 1:
+                release.wait(20)
+            return super().pop(index)
+
+    query = ("SELECT source, source_account_id, account_name, current_balance "
+             "FROM account_details WHERE account_name = 'Credit card'")
+    cite = {"type": "search_result_location", "source": CREDIT, "title": "Credit card",
+            "cited_text": "…", "search_result_index": 0, "start_block_index": 0,
+            "end_block_index": 1}
+    with FakeClaude() as fake:
+        app = make_app(tmp_path, ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=fake.url)
+        # The answer's text waits until the reader has hung up, so the hang-up is mid-stream.
+        fake.replies = HeldReplies([tool_reply(("q", "execute_sql", {"query": query})),
+                                    text_reply(("You owe on two cards.", [cite]))])
+        demo = api_client(app)
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        serving = threading.Thread(target=server.serve_forever, daemon=True)
+        serving.start()
+        try:
+            with idle_after(app):
+                session_id = demo.new_session()
+                stream_url = demo.ask(session_id, "What do I owe on my credit cards?")["stream_url"]
+                headers = {"Authorization": f"Bearer {demo.token}"}
+                with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=20) as http:
+                    with http.stream("GET", stream_url, headers=headers) as response:
+                        assert response.status_code == 200
+                        events = EventSource(response).iter_sse()
+                        first = [next(events), next(events)]
+                    # The connection is closed now, with the answer not yet written.
+                    assert demo.session(session_id)["messages"][1]["status"] == "running"
+                release.set()
+                stored = demo.wait_done(session_id)
+                replayed = demo.stream(stream_url, last_event_id="0")
+        finally:
+            release.set()
+            server.shutdown()
+            server.server_close()
+    answer = stored["messages"][1]
+    assert answer["status"] == "complete" and answer["content"] == "You owe on two cards."
+    assert [c["source"] for c in answer["citations"]] == [CREDIT]
+    assert answer["citations"][0]["target"]["kind"] == "accounts"
+    assert [(e.id, e.data) for e in replayed[:2]] == [(e.id, e.data) for e in first]
+    assert [int(e.id) for e in replayed] == list(range(1, len(replayed) + 1))
+    assert replayed[-1].event == "done"
+    assert json.loads(replayed[-1].data) == {"status": "complete"}
 
 
 def test_history_is_text_only_and_sessions_are_listed(app: Flask, demo: ApiClient) -> None:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.support.citation_json import json_values, target_like
 from webapp.citations import (
+    CHECKPOINT_FIELD,
     AccountsTarget,
     AccountTarget,
     AnalysisTarget,
@@ -140,3 +144,48 @@ def test_malformed_entry_resumes_untyped_and_written() -> None:
     assert SRC in resumed and resumed.target(SRC) is None
     resumed.record(SRC, AccountTarget(A))
     assert resumed.target(SRC) is None
+
+
+@pytest.mark.parametrize("provider", [[], {}, ["plaid"], 3], ids=repr)
+def test_an_odd_provider_in_a_checkpoint_resumes_as_the_bare_account(provider: object) -> None:
+    entry = {"kind": "account", "accountId": A, "provider": provider}
+    resumed = CitationRegistry.from_checkpoint({CHECKPOINT_FIELD: {SRC: entry}})
+    assert resumed.target(SRC) == AccountTarget(A)
+    assert resumed.record(SRC, AccountTarget(B, "plaid")) == AccountsTarget(
+        (CitationAccountRef(A), CitationAccountRef(B, "plaid"))
+    )
+
+
+# A checkpoint as the database may hand it back: the field any JSON, or a mapping whose keys
+# may not even be strings and whose values are target-like or anything at all.
+checkpoint_fields = st.dictionaries(
+    st.text() | st.integers() | st.none(), target_like | json_values, min_size=1, max_size=6
+)
+checkpoints = (
+    st.fixed_dictionaries({CHECKPOINT_FIELD: checkpoint_fields}, optional={"messages": json_values})
+    | st.dictionaries(st.sampled_from([CHECKPOINT_FIELD, "messages"]), json_values)
+    | json_values
+)
+later_writes = st.sampled_from(
+    [AccountTarget(A), AccountTarget(B, "plaid"), WebTarget(URL), AnalysisTarget(), None]
+)
+
+
+@settings(max_examples=200)
+@given(checkpoints, later_writes)
+def test_any_checkpoint_resumes_and_the_turn_can_go_on(
+    checkpoint: object, later: CitationTarget | None
+) -> None:
+    resumed = CitationRegistry.from_checkpoint(checkpoint)
+    field = checkpoint.get(CHECKPOINT_FIELD) if isinstance(checkpoint, dict) else None
+    written = {k for k in field if isinstance(k, str)} if isinstance(field, dict) else set()
+    assert set(resumed.to_checkpoint()) == written
+    # What it resumed with is valid JSON that resumes to the same meanings.
+    saved = json.loads(json.dumps({CHECKPOINT_FIELD: resumed.to_checkpoint()}))
+    assert CitationRegistry.from_checkpoint(saved).to_checkpoint() == resumed.to_checkpoint()
+    for source in written:
+        before = resumed.target(source)
+        after = resumed.record(source, later)
+        assert resumed.target(source) == after
+        if before is None or later is None:
+            assert after is None  # Untyped (or unreadable) once, untyped for the turn.

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from tests.support.citation_json import account_ids, json_values
 from webapp.citations import (
+    ID_COLUMNS,
     AccountsTarget,
     AccountTarget,
     AnalysisTarget,
@@ -16,7 +20,9 @@ from webapp.citations import (
     PortfolioTarget,
     TaxReferenceTarget,
     WebTarget,
+    account_refs,
     account_source,
+    is_account_id,
     market_data_source,
     slugify,
     target_for_source,
@@ -144,3 +150,28 @@ def test_sql_target_for_source_uses_the_rows_behind_it() -> None:
     target = target_for_source("execute_sql", "silvia://your-account/credit-card", rows)
     assert isinstance(target, AccountsTarget)
     assert target_for_source("execute_sql", "silvia://your-account/credit-card") is None
+
+
+# SQL rows the model's query may return: any column may hold a JSON value of any type
+# (json/jsonb columns come back as lists and dicts), or a well-formed id, label or source.
+_LABELS = ("account_name", "name", "nickname", "official_name", "institution_name")
+_cell = account_ids | st.sampled_from(["plaid", "Manual ", "crypto", "Checking"]) | json_values
+hostile_rows = st.lists(
+    st.fixed_dictionaries({}, optional=dict.fromkeys(("source", *ID_COLUMNS, *_LABELS), _cell)),
+    max_size=6,
+)
+
+
+@given(hostile_rows)
+def test_sql_rows_of_any_json_never_raise_and_cite_only_their_own_ids(
+    rows: list[dict[str, object]]
+) -> None:
+    groups = targets_for_sql(rows)
+    assert sum(len(g.rows) for g in groups) == len(rows)
+    for group in groups:
+        assert target_for_source("execute_sql", group.source, group.rows) == group.target
+        if group.target is None or isinstance(group.target, PortfolioTarget):
+            continue
+        cells = [row.get(column) for row in group.rows for column in ID_COLUMNS]
+        for ref in account_refs(group.target):
+            assert is_account_id(ref.account_id) and ref.account_id in cells

@@ -5,17 +5,25 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
+from typing import Any, cast
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.citation_json import (
+    account_ids,
+    json_values,
+    kinds,
+    providers,
+    target_like,
+)
 from webapp.citations import (
     AccountsTarget,
     AccountTarget,
     AnalysisTarget,
     CardDocumentTarget,
+    CitationAccountProvider,
     CitationAccountRef,
     CitationTarget,
     MarketDataTarget,
@@ -23,6 +31,7 @@ from webapp.citations import (
     PortfolioTarget,
     TaxReferenceTarget,
     WebTarget,
+    account_refs,
     parse_citation_target,
     target_to_json,
 )
@@ -110,17 +119,6 @@ def test_extra_fields_are_ignored() -> None:
     assert parse_citation_target({"kind": "analysis", "label": "Live data"}) == AnalysisTarget()
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=12,
-)
-kinds = st.sampled_from(
-    ["web", "tax_reference", "card_document", "mortgage_reference", "market_data", "analysis",
-     "account", "accounts", "portfolio", "other"]
-)
-
-
 @given(json_values)
 def test_parse_never_raises_on_any_json_value(value: object) -> None:
     parse_citation_target(value)
@@ -134,9 +132,44 @@ def test_parse_never_raises_on_target_like_values(kind: str, fields: dict[str, o
         assert target_to_json(result)["kind"] == kind
 
 
-ids = st.from_regex(r"[A-Za-z0-9_-]{16,40}", fullmatch=True).filter(lambda s: not s.isdigit())
-providers = st.sampled_from(["plaid", "manual", "snaptrade", None])
-refs = st.builds(CitationAccountRef, ids, providers)
+KNOWN_PROVIDERS = {"plaid", "manual", "snaptrade"}
+
+
+@given(account_ids, json_values)
+def test_a_valid_account_survives_any_json_provider(account_id: str, provider: object) -> None:
+    known = cast(
+        "CitationAccountProvider | None",
+        provider if isinstance(provider, str) and provider in KNOWN_PROVIDERS else None,
+    )
+    one = {"kind": "account", "accountId": account_id, "provider": provider}
+    assert parse_citation_target(one) == AccountTarget(account_id, known)
+    many = {"kind": "accounts", "accounts": [{"accountId": account_id, "provider": provider}]}
+    assert parse_citation_target(many) == AccountsTarget(
+        (CitationAccountRef(account_id, known),)
+    )
+
+
+@pytest.mark.parametrize("provider", [[], ["plaid"], {}, {"plaid": 1}, 1.5, True], ids=repr)
+@pytest.mark.parametrize("kind", ["account", "accounts"])
+def test_an_unhashable_or_odd_provider_is_dropped(kind: str, provider: object) -> None:
+    ref = {"accountId": PLAID_ID, "provider": provider}
+    value = {"kind": kind, **ref} if kind == "account" else {"kind": kind, "accounts": [ref]}
+    result = parse_citation_target(value)
+    assert result is not None and target_to_json(result)["kind"] == kind
+    assert all(r.provider is None for r in account_refs(result))
+
+
+@settings(max_examples=300)
+@given(target_like)
+def test_parse_never_raises_and_what_it_reads_round_trips(value: dict[str, object]) -> None:
+    result = parse_citation_target(value)
+    if result is not None:
+        wire = target_to_json(result)
+        assert wire["kind"] == value["kind"]
+        assert parse_citation_target(json.loads(json.dumps(wire))) == result
+
+
+refs = st.builds(CitationAccountRef, account_ids, providers)
 targets: st.SearchStrategy[CitationTarget] = st.one_of(
     st.builds(WebTarget, st.text(min_size=1).filter(str.strip)),
     st.builds(TaxReferenceTarget, st.none() | st.text(min_size=1).filter(str.strip)),
@@ -145,7 +178,7 @@ targets: st.SearchStrategy[CitationTarget] = st.one_of(
     st.builds(MarketDataTarget, st.text(min_size=1).filter(str.strip)),
     st.just(AnalysisTarget()),
     st.just(PortfolioTarget()),
-    st.builds(AccountTarget, ids, providers),
+    st.builds(AccountTarget, account_ids, providers),
     st.builds(AccountsTarget, st.lists(refs, min_size=1, max_size=4).map(tuple)),
 )
 

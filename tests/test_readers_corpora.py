@@ -121,11 +121,20 @@ def test_required_documents_carry_their_source(
     assert humanize_citation_url(doc.source_url, doc.section) == page
 
 
-def test_the_house_guide_has_no_source_url() -> None:
-    doc = _read("read_credit_card_document", "guides/disputing-a-card-charge.md")
+HOUSE_GUIDES = [
+    ("read_credit_card_document", "guides/disputing-a-card-charge.md",
+     "Disputing a credit card charge: a checklist"),
+    ("read_tax_authority", "guides/recordkeeping.md", "How long to keep tax records"),
+    ("read_mortgage_authority", "guides/escrow-basics.md", "Mortgage escrow accounts: the basics"),
+]
+
+
+@pytest.mark.parametrize(("tool", "path", "title"), HOUSE_GUIDES, ids=[g[0] for g in HOUSE_GUIDES])
+def test_each_corpus_has_a_house_guide_with_no_source_url(tool: str, path: str, title: str) -> None:
+    doc = _read(tool, path)
     assert doc.source_url is None
     assert "source_url" not in doc.meta
-    assert doc.title == "Disputing a credit card charge: a checklist"
+    assert doc.title == title
 
 
 def test_no_url_document_exists_in_some_corpus() -> None:

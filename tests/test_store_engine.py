@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import logging
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 from flask import Flask
@@ -100,3 +104,33 @@ def test_one_connection_switches_users_between_runs_of_the_same_statement(app: F
                 seen.append(connection.execute(query).scalar())
     assert seen[0] == seen[2] and seen[1] == seen[3]
     assert seen[0] and seen[1] and not set(seen[0].split(",")) & set(seen[1].split(","))
+
+
+SECRET_ID = "ChaseSapphire0000000000000000"
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_database_errors_never_quote_bound_values(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}" if backend == "sqlite" else None
+    engine = create_store_engine(url or request.getfixturevalue("pg_url"))
+    # Like an event insert that clashes on (message_id, seq): the target rides in `data`.
+    data = json.dumps({"target": {"kind": "account", "accountId": SECRET_ID, "provider": "plaid"}})
+    insert = sa.text("INSERT INTO leak_probe (seq, data) VALUES (:seq, :data)")
+    try:
+        with engine.begin() as connection:
+            connection.execute(sa.text("CREATE TABLE leak_probe (seq INTEGER PRIMARY KEY, data TEXT)"))
+            connection.execute(insert, {"seq": 1, "data": data})
+        with pytest.raises(sa.exc.IntegrityError) as caught, engine.begin() as connection:
+            connection.execute(insert, {"seq": 1, "data": data})
+        logging.getLogger("test.leak").error("write failed", exc_info=caught.value)
+    finally:
+        with engine.begin() as connection:
+            connection.execute(sa.text("DROP TABLE IF EXISTS leak_probe"))
+        engine.dispose()
+    assert "INSERT INTO leak_probe" in str(caught.value)  # The error still names its statement.
+    assert SECRET_ID not in str(caught.value)
+    assert caplog.records and SECRET_ID not in caplog.text

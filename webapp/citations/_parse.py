@@ -42,7 +42,12 @@ def _parse_ref(value: object) -> CitationAccountRef | None:
         return None
     provider = value.get("provider")
     # An unknown provider is dropped, not the account: the id alone still opens its page.
-    known = cast(CitationAccountProvider, provider) if provider in PROVIDERS else None
+    # The type check comes first: a list or dict provider is unhashable, so `in` would raise.
+    known = (
+        cast(CitationAccountProvider, provider)
+        if isinstance(provider, str) and provider in PROVIDERS
+        else None
+    )
     return CitationAccountRef(cast(str, account_id), known)
 
 

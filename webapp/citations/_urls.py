@@ -4,7 +4,8 @@
   opens as https://www.ecfr.gov/on/<date>/title-N/section-S (`/current/` for a current
   download, `part-P` where no section is named).
 - US Code release point ZIP: https://uscode.house.gov/download/releasepoints/.../xml_usc<NN>@....zip
-  opens as the section's view.xhtml page, or the title's browse page without a section.
+  opens as the section's view.xhtml page, or the title's browse page without a section; the
+  title loses its zero padding there (`usc05` is `title5`, `usc50a` is `title50A`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from urllib.parse import parse_qs, urlsplit
 _ECFR_PATH = re.compile(
     r"/api/versioner/v1/full/(?P<date>\d{4}-\d{2}-\d{2}|current)/title-(?P<title>\d{1,2})\.xml",
 )
-_USC_FILE = re.compile(r"(?:xml_)?usc(?P<title>\d{1,2}[Aa]?)(?:@[^/]*)?\.zip", re.ASCII)
+_USC_FILE = re.compile(
+    r"(?:xml_)?usc(?P<number>\d{1,2})(?P<appendix>[Aa]?)(?:@[^/]*)?\.zip", re.ASCII
+)
 _SECTION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.\-]{0,31}", re.ASCII)
 _SECTION_NOISE = re.compile(r"^(?:§+|sec(?:tion)?\.?)\s*", re.IGNORECASE)
 
@@ -48,7 +51,6 @@ def _ecfr_page(date: str, title: str, query: str, section: str | None) -> str:
 
 
 def _uscode_page(title: str, section: str | None) -> str:
-    title = title.upper()
     named = _clean_section(section)
     if named:
         return f"https://uscode.house.gov/view.xhtml?req=granuleid:USC-prelim-title{title}-section{named}"
@@ -72,6 +74,8 @@ def humanize_citation_url(url: str, section: str | None = None) -> str:
             return _ecfr_page(match["date"], match["title"], parts.query, section)
     if host == "uscode.house.gov" and parts.path.startswith("/download/releasepoints/"):
         match = _USC_FILE.fullmatch(parts.path.rsplit("/", 1)[-1])
-        if match:
-            return _uscode_page(match["title"], section)
+        # Release points pad the title (`usc05`) but the site's pages do not (`title5`).
+        if match and int(match["number"]) > 0:
+            title = str(int(match["number"])) + match["appendix"].upper()
+            return _uscode_page(title, section)
     return url

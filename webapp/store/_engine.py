@@ -65,10 +65,14 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: object) ->
 def create_store_engine(url: str) -> Engine:
     """Create the engine for `url`, with the per-connection set-up each backend needs."""
     normalized = normalize_url(url)
-    options: dict[str, Any] = {"pool_pre_ping": True}
+    # Bound values are chat events and citation targets (account ids): an error's text, which
+    # reaches the logs, must never quote them.
+    options: dict[str, Any] = {"hide_parameters": True}
     if normalized.startswith("sqlite"):
         # A writer holds the file for at most one short transaction; wait rather than fail.
-        options = {"connect_args": {"timeout": 15}}
+        options["connect_args"] = {"timeout": 15}
+    else:
+        options["pool_pre_ping"] = True
     engine = sa.create_engine(normalized, **options)
     if engine.dialect.name == "sqlite":
         sa.event.listen(engine, "connect", _on_sqlite_connect)

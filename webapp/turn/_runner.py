@@ -86,6 +86,7 @@ class _Turn:
             "messages": self.messages,
             "round": self.round,
             "citationTargets": self.registry.to_checkpoint(),
+            # What the messages' search_result blocks do not say: links, kinds, dates.
             "citables": [
                 {"tool": c.tool, "source": c.source, "title": c.title, "texts": list(c.texts),
                  "source_type": c.source_type, "link": c.link, "updated_at": c.updated_at,
