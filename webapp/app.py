@@ -13,6 +13,10 @@ from flask import Flask
 from . import store
 from .web import _extension, accounts, api, auth, chat, favicon
 
+# The settings read from the environment into the app's config (README.md, Configuration).
+ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+                        "ANTHROPIC_MODEL")
+
 
 def _secret_key(instance: Path) -> str:
     """Return the key kept in the instance folder, making it once, so every worker shares it."""
@@ -46,7 +50,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         DATABASE_URL=f"sqlite:///{instance / 'webapp.sqlite'}",
         MAX_CONTENT_LENGTH=64 * 1024,
     )
-    for name in ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"):
+    for name in ENVIRONMENT_SETTINGS:
         if os.environ.get(name):
             app.config[name] = os.environ[name]
     if test_config is not None:

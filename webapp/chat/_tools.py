@@ -16,6 +16,7 @@ from ..tools import (
     ReaderError,
     SandboxError,
     WebSearchError,
+    WebSearchProvider,
     read_document,
     run_python,
     run_sql,
@@ -56,6 +57,8 @@ class LocalTools:
     user_id: int
     # Folders the Python sandbox must not see besides its defaults (the app's instance folder).
     hide: tuple[str, ...] = ()
+    # Where search_web searches: None for the configured default (Exa or the local index).
+    web: WebSearchProvider | None = None
 
     def run(self, name: str, tool_input: dict[str, Any]) -> ToolOutcome:
         """Run one call; bad input and tool failures come back as error outcomes."""
@@ -117,7 +120,7 @@ class LocalTools:
         return ToolOutcome([citable.search_result()], [citable])
 
     def _search_web(self, tool_input: dict[str, Any]) -> ToolOutcome:
-        results = search_web(self._field(tool_input, "query"))
+        results = search_web(self._field(tool_input, "query"), provider=self.web)
         if not results:
             return ToolOutcome([_text("No results.")])
         citables = from_web_results(results)
