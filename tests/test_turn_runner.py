@@ -9,7 +9,7 @@ import pytest
 from tests.support.fake_claude import FakeClaude, HttpError, text_reply, tool_reply
 from tests.support.turns import CannedTools, MemorySink
 from webapp.engines import ClaudeEngine
-from webapp.turn import run_turn, start_checkpoint
+from webapp.turn import SinkClosed, run_turn, start_checkpoint
 
 AMEX = "AmexCardAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 CITI = "CitiCardBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
@@ -168,3 +168,16 @@ def test_too_many_tool_rounds_is_an_error() -> None:
     with FakeClaude(replies) as fake:
         result = run_turn(claude(fake), TOOLS, sink, start_checkpoint([], "q"))
     assert result.status == "error" and "tool rounds" in (result.error or "")
+
+
+def test_a_closed_sink_stops_the_turn_without_writing_an_error() -> None:
+    class ClosingSink(MemorySink):
+        def emit(self, event: str, data: dict[str, Any]) -> None:
+            if len(self.events) >= 3:
+                raise SinkClosed
+            super().emit(event, data)
+
+    sink = ClosingSink()
+    with FakeClaude(multi_round_replies()) as fake, pytest.raises(SinkClosed):
+        run_turn(claude(fake), TOOLS, sink, start_checkpoint([], "q"))
+    assert len(sink.events) == 3 and "error" not in sink.packet_types()

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..turn import SinkClosed
 from ._tables import ai_chat_logs, chat_checkpoints, chat_events, chat_sessions
 
 TITLE_CHARS = 80
@@ -119,7 +120,7 @@ class SessionBusy(Exception):
     """The session is still answering its previous question."""
 
 
-class LeaseLost(Exception):
+class LeaseLost(SinkClosed):
     """Another runner owns this answer now (this one was thought dead): stop writing."""
 
 

@@ -11,7 +11,7 @@ from ._citable import (
     from_sql,
     from_web_results,
 )
-from ._emit import TurnSink
+from ._emit import SinkClosed, TurnSink
 from ._prompt import SYSTEM_PROMPT, TOOL_NAMES, TOOLS
 from ._runner import (
     MAX_ROUNDS,
@@ -31,6 +31,7 @@ __all__ = [
     "AnswerBuilder",
     "Citable",
     "CitedSource",
+    "SinkClosed",
     "ToolOutcome",
     "ToolRunner",
     "TurnResult",

@@ -26,11 +26,18 @@ from ._citable import Citable
 BLURB_CHARS = 300
 
 
+class SinkClosed(Exception):
+    """The sink no longer takes this turn's events (another runner owns the turn)."""
+
+
 class TurnSink(Protocol):
     """Where a turn writes: every event in order, and its checkpoints."""
 
     def emit(self, event: str, data: dict[str, Any]) -> None:
-        """Record one event: `packet`, `citation`, `citations_summary` or `message`."""
+        """Record one event: `packet`, `citation`, `citations_summary` or `message`.
+
+        Raises SinkClosed when the turn must stop writing.
+        """
         ...
 
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from ..engines import Engine, EngineError, MessageAccumulator, ModelRequest, Str
 from ..packets import SearchDoc
 from ._answer import AnswerBuilder, CitedSource
 from ._citable import Citable
-from ._emit import Emitter, TurnSink, search_doc
+from ._emit import Emitter, SinkClosed, TurnSink, search_doc
 from ._prompt import SYSTEM_PROMPT, TOOLS
 
 log = logging.getLogger(__name__)
@@ -160,6 +160,8 @@ class _Turn:
                 self.tool_round(acc.content())
         except (EngineError, StreamProtocolError) as exc:
             return self.fail(str(exc))
+        except SinkClosed:
+            raise
         except Exception:
             log.exception("turn failed")
             return self.fail("Something went wrong while answering. Please try again.")
