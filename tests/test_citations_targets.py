@@ -33,6 +33,7 @@ from webapp.citations import (
     WebTarget,
     account_refs,
     parse_citation_target,
+    target_from_json,
     target_to_json,
 )
 
@@ -73,6 +74,17 @@ WIRE: list[tuple[CitationTarget, dict[str, Any]]] = [
 def test_target_json_is_the_seeds_shape(target: CitationTarget, wire: dict[str, Any]) -> None:
     assert json.dumps(target_to_json(target)) == json.dumps(wire)
     assert parse_citation_target(json.loads(json.dumps(wire))) == target
+
+
+@pytest.mark.parametrize(("target", "wire"), WIRE, ids=[w["kind"] for _, w in WIRE])
+def test_target_from_json_is_the_inverse(target: CitationTarget, wire: dict[str, Any]) -> None:
+    assert target_from_json(wire) == target
+
+
+@pytest.mark.parametrize("value", [None, {}, {"kind": "web"}, {"kind": "nope"}], ids=repr)
+def test_target_from_json_refuses_what_is_not_a_target(value: object) -> None:
+    with pytest.raises(ValueError, match="not a citation target"):
+        target_from_json(value)
 
 
 def test_every_kind_of_the_seed_is_covered() -> None:

@@ -14,7 +14,7 @@ from ._account_ids import (
     is_account_id,
     match_account,
 )
-from ._parse import parse_citation_target
+from ._parse import parse_citation_target, target_from_json
 from ._registry import CHECKPOINT_FIELD, CitationRegistry
 from ._sources import (
     ACCOUNT_SOURCE_PREFIX,
@@ -94,6 +94,7 @@ __all__ = [
     "slugify",
     "target_for_accounts",
     "target_for_source",
+    "target_from_json",
     "target_to_json",
     "targets_for_sql",
 ]

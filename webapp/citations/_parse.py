@@ -84,3 +84,11 @@ def parse_citation_target(value: object) -> CitationTarget | None:
             return None
         return AccountsTarget(tuple(cast(list[CitationAccountRef], refs)))
     return None
+
+
+def target_from_json(value: object) -> CitationTarget:
+    """Read a target strictly: the inverse of `target_to_json`; ValueError for anything else."""
+    target = parse_citation_target(value)
+    if target is None:
+        raise ValueError("not a citation target")
+    return target
