@@ -77,11 +77,14 @@ def test_python_sources(calls: list[Call], stdout: str, sources: set[str]) -> No
             assert citable.target == AnalysisTarget()
 
 
-def test_python_payload_mappings_are_json() -> None:
+def test_market_data_is_described_in_words_and_dated_by_the_quote() -> None:
     from types import MappingProxyType
 
-    (citable,) = from_python("", [Call("quote", "AAPL", MappingProxyType({"c": 1.5}))], [], "now")
-    assert citable.texts == ('quote AAPL: {"c": 1.5}',)
+    quote = MappingProxyType({"c": 1.5, "d": 0.25, "dp": 20.0, "t": 1751054400})
+    (citable,) = from_python("", [Call("quote", "AAPL", quote)], [], "2026-11-29T00:00:00Z")
+    assert citable.texts == ("AAPL last traded at 1.50, +0.25 (+20.00%) on the day "
+                             "as of 2025-06-27.",)
+    assert citable.updated_at == "2025-06-27T20:00:00+00:00"
 
 
 def test_documents_cite_the_readable_page_or_their_path() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,18 +104,11 @@ def _sql_blocks(results: list[Result], question: str) -> list[Block]:
 
 
 def _market_block(result: Result) -> Block:
+    """Say what the quote says, citing the block that says it."""
     ticker = str(result.block.get("source", "")).rsplit("/", 1)[-1]
     for index, text in enumerate(result.texts):
-        _, _, raw = text.partition(": ")
-        try:
-            quote = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(quote, dict) and isinstance(quote.get("c"), int | float):
-            change = quote.get("d") or 0.0
-            pct = quote.get("dp") or 0.0
-            return (f"{ticker} last traded at {money(float(quote['c']))}, "
-                    f"{change:+,.2f} ({pct:+.2f}%) on the day.", [_cite(result, index, index + 1)])
+        if text.startswith(f"{ticker} last traded at "):
+            return (text, [_cite(result, index, index + 1)])
     return (f"Here is the latest market data for {ticker}.", [_cite(result)])
 
 

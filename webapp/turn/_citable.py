@@ -6,10 +6,10 @@ shows. Pure: tool results come in as plain values (the protocols below), blocks 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from ..citations import (
@@ -24,6 +24,7 @@ from ..citations import (
     target_for_source,
     targets_for_sql,
 )
+from ._market import as_of, describe
 
 MAX_BLOCK_CHARS = 1500
 MAX_BLOCKS = 40
@@ -168,10 +169,9 @@ def _plain(value: object) -> object:
     return value
 
 
-def _payload_text(call: FinnhubCallLike) -> str:
-    return f"{call.endpoint} {call.ticker or ''}".strip() + ": " + json.dumps(
-        _plain(call.payload), sort_keys=True, default=str
-    )[:MAX_BLOCK_CHARS]
+def _payload(call: FinnhubCallLike) -> dict[str, Any]:
+    plain = _plain(call.payload)
+    return plain if isinstance(plain, dict) else {"value": plain}
 
 
 def from_python(
@@ -183,28 +183,37 @@ def from_python(
     """Cite market data per ticker, printed output as live data or analysis, articles as web."""
     by_ticker: dict[str, list[str]] = {}
     untickered: list[str] = []
+    moments: dict[str, datetime] = {}
     for call in calls:
         source = market_data_source(call.ticker)
-        if source == MARKET_DATA_SOURCE:
-            untickered.append(_payload_text(call))
-        else:
-            by_ticker.setdefault(source, []).append(_payload_text(call))
+        payload = _payload(call)
+        texts = untickered if source == MARKET_DATA_SOURCE else by_ticker.setdefault(source, [])
+        texts.append(describe(call.endpoint, call.ticker, payload)[:MAX_BLOCK_CHARS])
+        moment = as_of(call.endpoint, payload)
+        if moment is not None and (source not in moments or moment > moments[source]):
+            moments[source] = moment
     printed = chunks(stdout)
     if printed and len(by_ticker) == 1 and not untickered:
         next(iter(by_ticker.values())).extend(printed)  # Output about exactly one ticker.
     elif printed and (by_ticker or untickered):
         untickered.extend(printed)  # Finnhub data printed without one ticker: live data.
+
+    def dated(source: str) -> str:
+        # Market data is as old as the quote it shows, not as the moment it was read.
+        moment = moments.get(source)
+        return moment.isoformat() if moment else now
+
     citables = [
         Citable("execute_python", source, f"{source.rsplit('/', 1)[-1]} market data",
                 tuple(texts)[:MAX_BLOCKS], target_for_source("execute_python", source),
-                "market_data", updated_at=now)
+                "market_data", updated_at=dated(source))
         for source, texts in by_ticker.items()
     ]
     if untickered:
         citables.append(Citable("execute_python", MARKET_DATA_SOURCE, "Live data",
                                 tuple(untickered)[:MAX_BLOCKS], target_for_source(
                                     "execute_python", MARKET_DATA_SOURCE), "analysis",
-                                updated_at=now))
+                                updated_at=dated(MARKET_DATA_SOURCE)))
     elif printed and not by_ticker:
         citables.append(Citable("execute_python", ANALYSIS_SOURCE, "Analysis", printed,
                                 target_for_source("execute_python", ANALYSIS_SOURCE), "analysis",
