@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from webapp.engines import MessageAccumulator, ModelRequest, OfflineEngine
-from webapp.engines._offline_plan import plan, tickers_in
+from webapp.engines._offline_plan import best_entries, plan, stems, tickers_in
+from webapp.engines._offline_write import Result, write_answer
 
 
 @pytest.mark.parametrize(
@@ -18,7 +19,8 @@ from webapp.engines._offline_plan import plan, tickers_in
         ("What is my checking balance?", ["execute_sql"]),
         ("What are my holdings?", ["execute_sql"]),
         ("What is my portfolio worth?", ["execute_sql"]),
-        ("How is Apple stock doing?", ["execute_sql", "execute_python"]),
+        ("How is Apple stock doing?", ["execute_python"]),
+        ("How are my Apple shares doing?", ["execute_sql", "execute_python"]),
         ("Price of $NVDA?", ["execute_python"]),
         ("Can I deduct charitable gifts on my taxes?", ["read_tax_authority"]),
         ("Does my card have purchase protection benefits?", ["read_credit_card_document"]),
@@ -97,3 +99,31 @@ def test_a_tool_error_is_reported_plainly() -> None:
     (block,) = run(messages)["content"]
     assert block["text"] == "I couldn't get that information: no such view"
     assert json.dumps(block).count("citations") == 0
+
+
+def test_best_entries_keeps_a_runner_up_only_when_it_matches() -> None:
+    entries = [("a.md", "Roth IRAs"), ("b.md", "Contributions to IRAs"), ("c.md", "Escrow")]
+    assert best_entries("How much can I put in a Roth IRA?", entries) == ["a.md", "b.md"]
+    assert best_entries("Escrow?", entries) == ["c.md"]
+    assert best_entries("nothing matches", entries) == ["a.md"]
+
+
+def document(source: str, title: str, *texts: str) -> Result:
+    return Result("read_tax_authority", 0, {"source": source, "title": title,
+                                            "content": [{"type": "text", "text": t}
+                                                        for t in texts]})
+
+
+def test_lists_are_quoted_whole_and_notes_are_not_quoted() -> None:
+    doc = document("https://x.gov/a", "Guide", "*A note about this summary.*",
+                   "Limits:\n- $7,000 a year\n- $8,000 at 50 or older")
+    ((text, (citation,)),) = write_answer("What are the limits?", [doc], stems)
+    assert text == "According to Guide:\n\nLimits:\n- $7,000 a year\n- $8,000 at 50 or older"
+    assert (citation["start_block_index"], citation["end_block_index"]) == (1, 2)
+
+
+def test_a_weak_runner_up_document_is_not_cited() -> None:
+    strong = document("https://x.gov/a", "Rental car benefits", "Rental car collision cover.")
+    weak = document("https://x.gov/b", "Disputes", "Call the issuer.")
+    blocks = write_answer("What does the rental car benefit cover?", [weak, strong], stems)
+    assert [c["source"] for _, cites in blocks for c in cites] == ["https://x.gov/a"]

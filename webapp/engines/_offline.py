@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._base import ModelRequest
-from ._offline_plan import ToolCall, best_entry, plan, stems
+from ._offline_plan import ToolCall, best_entries, plan, stems
 from ._offline_write import Result, write_answer
 
 MAX_ROUNDS = 5
@@ -115,8 +115,8 @@ def _follow_ups(turn: _Turn) -> list[ToolCall]:
                 documents.append((tool, path, title))
     if folders:
         return folders[:MAX_FOLDERS]
-    choice = best_entry(turn.question, [(path, title) for _, path, title in documents])
-    return [ToolCall(tool, {"path": path}) for tool, path, _ in documents if path == choice][:1]
+    chosen = best_entries(turn.question, [(path, title) for _, path, title in documents])
+    return [ToolCall(tool, {"path": path}) for tool, path, _ in documents if path in chosen]
 
 
 def _events_for_tools(calls: list[ToolCall], round_no: int) -> Iterator[dict[str, Any]]:

@@ -42,7 +42,10 @@ _READERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 _ACCOUNT_WORDS = ("owe", "balance", "account", "checking", "saving", "cash", "net worth",
                   "bank", "debt", "credit card", "how much money")
-_HOLDING_WORDS = ("holding", "portfolio", "invest", "stock", "shares", "brokerage", "position")
+_HOLDING_WORDS = ("holding", "portfolio", "brokerage", "position")
+# Words that are about the user's holdings only when the question is about their own.
+_OWN_HOLDING_WORDS = ("invest", "stock", "shares")
+_OWN = ("my ", "i own", "do i have", "i hold")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +90,9 @@ def plan(question: str) -> list[ToolCall]:
     readers = [name for name, keys in _READERS if any(k in lowered for k in keys)]
     if any(w in lowered for w in _ACCOUNT_WORDS) and not readers:
         calls.append(ToolCall("execute_sql", {"query": _account_query(lowered)}))
-    if any(w in lowered for w in _HOLDING_WORDS):
+    own = any(w in lowered for w in _OWN)
+    if any(w in lowered for w in _HOLDING_WORDS) or (
+            own and any(w in lowered for w in _OWN_HOLDING_WORDS)):
         if "portfolio" in lowered:
             query = ("SELECT ticker, SUM(quantity) AS quantity, SUM(market_value) AS market_value,"
                      " currency FROM holding_details GROUP BY ticker, currency ORDER BY ticker")
@@ -123,15 +128,21 @@ def stems(text: str) -> set[str]:
     """Return crude stems of the words of `text` (the first five letters), with synonyms."""
     found = set()
     for word in words(text) - _STOPWORDS:
-        for form in (word, _SYNONYMS.get(word, "")):
+        # Plurals meet their singulars ("IRAs", "IRA"); "-ss" words keep theirs ("class").
+        singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+        for form in (singular, _SYNONYMS.get(word, "")):
             if len(form) > 2:
                 found.add(form[:5])
     return found
 
 
-def best_entry(question: str, entries: list[tuple[str, str]]) -> str | None:
-    """Return the listed name whose name and title share most stems with the question."""
+def best_entries(question: str, entries: list[tuple[str, str]], most: int = 2) -> list[str]:
+    """Return up to `most` listed names sharing most stems with the question, best first.
+
+    The runner-up is kept only when it shares something: two documents read side by side
+    often answer better than the one whose title matched best.
+    """
     wanted = stems(question)
-    scored = [(len(wanted & stems(f"{name} {title}")), -i, name)
-              for i, (name, title) in enumerate(entries)]
-    return max(scored)[2] if scored else None
+    scored = sorted(((len(wanted & stems(f"{name} {title}")), -i, name)
+                     for i, (name, title) in enumerate(entries)), reverse=True)
+    return [name for rank, (score, _, name) in enumerate(scored[:most]) if rank == 0 or score]

@@ -112,31 +112,55 @@ def _market_block(result: Result) -> Block:
     return (f"Here is the latest market data for {ticker}.", [_cite(result)])
 
 
+def _is_prose(text: str) -> bool:
+    """Tell a passage worth quoting from a heading or an italic note about the document."""
+    stripped = text.strip()
+    return not stripped.startswith("#") and not (stripped.startswith("*")
+                                                  and stripped.endswith("*")
+                                                  and not stripped.startswith("**"))
+
+
 def _best_passage(result: Result, wanted: set[str], words: Callable[[str], set[str]]) -> int:
-    scores = [(len(wanted & words(text)), -i) for i, text in enumerate(result.texts)]
-    return -max(scores)[1] if scores else 0
+    scores = [(_is_prose(text), len(wanted & words(text)), -i)
+              for i, text in enumerate(result.texts)]
+    return -max(scores)[2] if scores else 0
+
+
+def _excerpt(passage: str) -> str:
+    """Quote a list or table whole (it breaks when squashed), else its first two sentences."""
+    lines = passage.strip().splitlines()
+    if len(lines) > 1 and all(re.match(r"\s*(?:[-*|]|\d+\.)\s", line) or line.startswith(" ")
+                              for line in lines[1:]):
+        kept: list[str] = []
+        for line in lines:  # Whole lines: an item cut mid-word reads as a mistake.
+            if kept and sum(len(k) + 1 for k in kept) + len(line) > 800:
+                break
+            kept.append(line)
+        return "\n\n" + "\n".join(kept)
+    return " " + " ".join(_SENTENCE.split(passage.replace("\n", " ").strip())[:2])[:400]
 
 
 def _passage_block(result: Result, wanted: set[str], words: Callable[[str], set[str]]) -> Block:
     index = _best_passage(result, wanted, words)
     passage = result.texts[index] if result.texts else ""
-    sentence = " ".join(_SENTENCE.split(passage.replace("\n", " ").strip())[:2])[:400]
     title = str(result.block.get("title") or "This source")
-    return (f"According to {title}: {sentence}", [_cite(result, index, index + 1)])
+    return (f"According to {title}:{_excerpt(passage)}", [_cite(result, index, index + 1)])
 
 
-def _overlap(result: Result, wanted: set[str], words: Callable[[str], set[str]]) -> int:
-    return len(wanted & words(" ".join([str(result.block.get("title")), *result.texts])))
+def _relevance(result: Result, wanted: set[str], words: Callable[[str], set[str]]) -> int:
+    """Score a document by its title and its best passage."""
+    best = result.texts[_best_passage(result, wanted, words)] if result.texts else ""
+    return len(wanted & words(str(result.block.get("title")))) + len(wanted & words(best))
 
 
-def _worth_citing(result: Result, results: list[Result], wanted: set[str],
-                  words: Callable[[str], set[str]]) -> bool:
-    """Cite the best web result, and the runner-up only when it is as relevant."""
-    web = [r for r in results if r.tool == result.tool and not
-           str(r.block.get("source", "")).startswith("silvia://")]
-    scores = [_overlap(r, wanted, words) for r in web]
-    rank = web.index(result)
-    return rank == 0 or (rank == 1 and scores[1] >= scores[0])
+def _passages(results: list[Result], wanted: set[str],
+              words: Callable[[str], set[str]]) -> list[Block]:
+    """Quote the most relevant document, and the runner-up only when it is about as relevant."""
+    ranked = sorted(results, key=lambda r: _relevance(r, wanted, words), reverse=True)
+    scores = [_relevance(r, wanted, words) for r in ranked]
+    keep = ranked[:1] + [r for r, score in zip(ranked[1:2], scores[1:2], strict=True)
+                         if score * 4 >= scores[0] * 3]
+    return [_passage_block(result, wanted, words) for result in keep]
 
 
 def write_answer(
@@ -144,10 +168,10 @@ def write_answer(
 ) -> list[Block]:
     """Write the answer's text blocks, each with the citations that back it."""
     wanted = words(question)
-    blocks: list[Block] = []
     errors = [str(r.block["error"]) for r in results if r.index is None]
     cited = [r for r in results if r.index is not None]
-    blocks += _sql_blocks([r for r in cited if r.tool == "execute_sql"], question)
+    blocks = _sql_blocks([r for r in cited if r.tool == "execute_sql"], question)
+    documents: list[Result] = []
     for result in cited:
         source = str(result.block.get("source", ""))
         if result.tool == "execute_sql":
@@ -156,11 +180,9 @@ def write_answer(
             blocks.append(_market_block(result))
         elif source.startswith("silvia://") and result.tool == "execute_python":
             blocks.append((f"The analysis printed: {result.texts[0][:300]}", [_cite(result)]))
-        elif result.tool == "search_web" or result.tool == "execute_python":
-            if _worth_citing(result, cited, wanted, words):
-                blocks.append(_passage_block(result, wanted, words))
         else:
-            blocks.append(_passage_block(result, wanted, words))
+            documents.append(result)
+    blocks += _passages(documents, wanted, words)
     blocks = [(text + ("\n\n" if i < len(blocks) - 1 else ""), cites)
               for i, (text, cites) in enumerate(blocks)]
     if errors and not blocks:
