@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 CARDS_QUESTION = "What do I owe on my credit cards?"
-TAX_QUESTION = "How much can I contribute to a Roth IRA in 2025?"
+TAX_QUESTION = "Can I exclude the gain when I sell my home from tax?"
 SCREENSHOT = "/tmp/sources.png"
 ANSWER_TIMEOUT = 20_000
 
