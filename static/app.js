@@ -1,20 +1,88 @@
-/* Small behaviours on top of htmx: Enter to send, the sources sheet, notices, scrolling. */
+/* Small behaviours on top of htmx: Enter to send, the sources sheet, notices, announcements,
+   scrolling, and answers whose stream is lost. */
 (function () {
   "use strict";
 
+  var TOAST_MS = 3500;
+  // Failed (re)connections in a row, none of them opened, before an answer's stream gives up.
+  var MAX_STREAM_FAILURES = 4;
   var toastTimer = null;
+  var toastBox = null;
+  var announcer = null;
+
+  function toastEl() {
+    return toastBox || (toastBox = document.getElementById("toast"));
+  }
+
+  function announcerEl() {
+    return announcer || (announcer = document.getElementById("announcer"));
+  }
+
+  function popoverOpen(el) {
+    try { return el.matches(":popover-open"); } catch (e) { return false; }
+  }
+
+  // An open modal sheet makes the rest of the page inert: not clickable and not read out.
+  // A notice or an announcement made meanwhile goes inside the topmost one.
+  function host() {
+    var open = document.querySelectorAll("dialog[open]");
+    for (var i = open.length - 1; i >= 0; i--) {
+      try { if (open[i].matches(":modal")) return open[i]; } catch (e) { return document.body; }
+    }
+    return document.body;
+  }
+
+  // A live region reads out a change of its text: empty it, then fill it a moment later.
+  function say(el, text) {
+    window.clearTimeout(el.sayTimer);
+    el.textContent = "";
+    el.sayTimer = window.setTimeout(function () { el.textContent = text; }, 30);
+  }
+
+  function hideToast() {
+    var box = toastEl();
+    if (!box) return;
+    window.clearTimeout(box.sayTimer);
+    if (popoverOpen(box)) box.hidePopover();
+    box.hidden = true;
+    box.textContent = "";
+  }
 
   function toast(text) {
-    var box = document.getElementById("toast");
+    var box = toastEl();
     if (!box || !text) return;
-    box.textContent = text;
+    // Shown again, a popover goes to the top of the top layer, above a sheet opened since.
+    if (popoverOpen(box)) box.hidePopover();
+    var where = host();
+    if (box.parentNode !== where) where.appendChild(box);
     box.hidden = false;
+    if (typeof box.showPopover === "function") box.showPopover();
+    say(box, text);
     window.clearTimeout(toastTimer);
-    toastTimer = window.setTimeout(function () { box.hidden = true; }, 3500);
+    toastTimer = window.setTimeout(hideToast, TOAST_MS);
   }
+
+  function announce(text) {
+    var el = announcerEl();
+    if (!el || !text) return;
+    var where = host();
+    if (el.parentNode !== where) where.appendChild(el);
+    say(el, text);
+  }
+
+  // A closed sheet hands back what was lent to it: a notice inside it would never be seen.
+  document.addEventListener("close", function (event) {
+    var dialog = event.target;
+    if (!(dialog instanceof HTMLDialogElement)) return;
+    var box = toastEl();
+    if (box && dialog.contains(box)) { hideToast(); document.body.appendChild(box); }
+    var el = announcerEl();
+    if (el && dialog.contains(el)) document.body.appendChild(el);
+  }, true);
 
   // Answers still streaming: a new question waits until they are done.
   var streaming = new Set();
+  var failures = new Map();
 
   function busy() {
     return streaming.size > 0;
@@ -23,6 +91,51 @@
   function showBusy() {
     var form = document.getElementById("composer");
     if (form) form.classList.toggle("is-busy", busy());
+  }
+
+  function finish(article) {
+    streaming.delete(article);
+    failures.delete(article);
+    article.removeAttribute("aria-busy");
+    showBusy();
+  }
+
+  function plainText(el) {
+    var copy = el.cloneNode(true);
+    copy.querySelectorAll(".cite, .chooser, .visually-hidden").forEach(function (n) { n.remove(); });
+    return (copy.textContent || "").replace(/\s+/g, " ").trim();
+  }
+
+  // Read a finished answer out once: its text (without citation numbers), then what
+  // went wrong or how many sources it has.
+  function announceAnswer(article) {
+    var parts = [".answer-body", ".answer-error", ".answer-interrupted", ".sources-label"]
+      .map(function (selector) {
+        var el = article.querySelector(selector);
+        return el ? plainText(el) : "";
+      })
+      .filter(Boolean);
+    announce(parts.length ? parts.join(" ") : "The answer is ready.");
+  }
+
+  // The stream is lost for good: say so in the answer, and free the question box.
+  function giveUp(article, source) {
+    // Without `sse-connect` the extension's next retry finds nothing to connect to.
+    article.removeAttribute("sse-connect");
+    if (source) source.close();
+    finish(article);
+    var answer = article.querySelector(".answer");
+    var notice = document.getElementById("interrupted-notice");
+    if (answer && !answer.querySelector(".answer-interrupted")) {
+      answer.querySelectorAll(".thinking").forEach(function (n) { n.remove(); });
+      answer.querySelectorAll(".is-streaming").forEach(function (n) {
+        n.classList.remove("is-streaming");
+      });
+      if (notice instanceof HTMLTemplateElement) {
+        answer.appendChild(notice.content.cloneNode(true));
+      }
+    }
+    toast("Connection lost. Reload the page.");
   }
 
   function conversation() {
@@ -74,13 +187,29 @@
   });
 
   document.addEventListener("htmx:sseOpen", function (event) {
-    streaming.add(event.detail.elt || event.target);
+    var article = event.detail.elt || event.target;
+    streaming.add(article);
+    failures.delete(article);
     showBusy();
   });
 
   document.addEventListener("htmx:sseClose", function (event) {
-    streaming.delete(event.detail.elt || event.target);
+    var article = event.detail.elt || event.target;
+    finish(article);
+    if (event.detail.type === "message") announceAnswer(article);  // its `done` arrived
+  });
+
+  // The browser reconnects by itself after a dropped stream, and the extension after a
+  // refused one (a 401 once signed out, a 404, a server error), both forever: give up
+  // after a few failures in a row.
+  document.addEventListener("htmx:sseError", function (event) {
+    var article = event.detail.elt || event.target;
+    if (!(article instanceof Element) || !article.hasAttribute("sse-connect")) return;
+    var count = (failures.get(article) || 0) + 1;
+    failures.set(article, count);
+    streaming.add(article);
     showBusy();
+    if (count >= MAX_STREAM_FAILURES) giveUp(article, event.detail.source);
   });
 
   document.addEventListener("htmx:beforeRequest", function (event) {
@@ -101,7 +230,9 @@
   });
 
   document.addEventListener("htmx:afterSwap", function (event) {
-    if (event.detail.target === conversation()) scrollToEnd();
+    if (event.detail.target !== conversation()) return;
+    scrollToEnd();
+    if (conversation().querySelector(".thinking")) announce("Thinking…");
   });
 
   document.addEventListener("htmx:sseBeforeMessage", function () {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -65,6 +66,53 @@ def read_stream(client: FlaskClient, url: str) -> list[ServerSentEvent]:
 
 def squash(html: str) -> str:
     return re.sub(r">\s+<", "><", " ".join(html.split()))
+
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr"}
+
+
+class _Balance(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open: list[str] = []
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in VOID:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in VOID:
+            return
+        if self.open and self.open[-1] == tag:
+            self.open.pop()
+        else:
+            where = f"while <{self.open[-1]}> is open" if self.open else "with nothing open"
+            self.problems.append(f"</{tag}> {where}")
+
+
+def unbalanced(fragment: str) -> list[str]:
+    """Return what is wrong with the tags of an HTML fragment: every one closed, in order."""
+    checker = _Balance()
+    checker.feed(fragment)
+    checker.close()
+    return checker.problems + [f"<{tag}> is never closed" for tag in checker.open]
+
+
+@pytest.mark.parametrize(
+    ("fragment", "problems"),
+    [
+        ('<div class="a"><p>x<br>y</p><svg><path d="M0"/></svg></div>', []),
+        ("<div><p>x</p>", ["<div> is never closed"]),
+        ("<div><span>x</div></span>", ["</div> while <span> is open",
+                                       "<div> is never closed"]),
+        ("<p>x</p></div>", ["</div> with nothing open"]),
+    ],
+    ids=["whole", "missing-close", "crossed", "stray-close"],
+)
+def test_the_fragment_check_finds_unclosed_tags(fragment: str, problems: list[str]) -> None:
+    assert unbalanced(fragment) == problems
 
 
 @pytest.fixture
@@ -135,6 +183,8 @@ def test_asking_with_htmx_returns_the_question_and_a_streaming_placeholder(
     assert re.fullmatch(rf"/chat/{session_id}/messages/[0-9a-f]+/events",
                         placeholder["sse-connect"])
     assert placeholder.select_one('[sse-swap="answer"] .thinking') is not None
+    # Not read out while it is re-rendered; the page announces it once it is done.
+    assert placeholder["aria-busy"] == "true"
     assert placeholder.select_one('[sse-swap="sources"]') is not None
     assert page.select_one('#sessions[hx-swap-oob="true"]') is not None
 
@@ -149,7 +199,7 @@ def test_asking_without_js_redirects_back_and_the_page_shows_the_answer(
     page = soup(demo.get(response.location))
     assert page.select_one(".message.user .bubble").get_text() == QUESTION
     answer = page.select_one("article.message.assistant")
-    assert not answer.has_attr("sse-connect")
+    assert not answer.has_attr("sse-connect") and not answer.has_attr("aria-busy")
     assert "$4,782.07" in answer.select_one(".answer-body").get_text()
     assert " ".join(answer.select_one(".sources-bar").get_text().split()) == "Sources · 2"
 
@@ -200,7 +250,7 @@ def test_the_stream_sends_answer_fragments_then_sources_then_done(
     assert [h.get_text() for h in sheet.select("dialog h3")] == ["Cited Sources"]
     assert events[-1].data == "complete"
     for event in events[:-1]:
-        assert str(soup(event.data)).count("<div") == event.data.count("<div")
+        assert unbalanced(event.data) == [], event.data
 
 
 def test_history_renders_the_same_html_the_stream_sent(app: Flask, demo: FlaskClient) -> None:
@@ -255,7 +305,8 @@ HOSTILE_DOCS = [
 def test_hostile_sources_and_answers_render_as_text(app: Flask, demo: FlaskClient) -> None:
     session_id = new_chat(app)
     text = ("<script>alert(5)</script> [x](javascript:alert(6)) owe [[1]]() "
-            "[[2]](https://evil.example.com) [[3]]()")
+            "[[2]](https://evil.example.com) [[3]]() [proto](//evil.example/x) "
+            "[slash](/\\evil.example/y)")
     store_answer(app, session_id, "<i>question</i>", [
         {"type": "search_tool_documents_delta", "documents": HOSTILE_DOCS},
         {"type": "message_start", "final_documents": None},
@@ -269,8 +320,14 @@ def test_hostile_sources_and_answers_render_as_text(app: Flask, demo: FlaskClien
     conversation = page.select_one("#conversation")
     assert not conversation.select("script, iframe, img:not(.source-icon), b, i")
     assert not page.select("[onerror], [onmouseover]")
-    hrefs = [str(a["href"]) for a in page.select("a[href]")]
-    assert all(h.startswith(("/", "https://")) for h in hrefs), hrefs
+    # The page's own links are paths on this site; the model's are absolute https URLs.
+    # `//host` and `/\\host` are other sites to a browser: the renderer drops them.
+    hrefs = [str(a["href"]) for a in conversation.select("a[href]")]
+    assert hrefs and all(h.startswith("https://") or re.match(r"/[^/\\]", h) for h in hrefs), \
+        hrefs
+    for text in ("proto", "slash"):
+        (link,) = [a for a in conversation.select("a") if a.get_text() == text]
+        assert not link.has_attr("href")
     assert "<script>alert('title')</script>" in [
         t.get_text() for t in page.select(".source-title")]
     assert page.select_one(".message.user .bubble").get_text() == "<i>question</i>"
@@ -296,3 +353,29 @@ def test_an_oversize_body_is_refused_before_anything_is_stored(
     assert response.status_code == 413
     assert "Traceback" not in response.get_data(as_text=True)
     assert soup(demo.get(f"/chat/{session_id}")).select(".message") == []
+
+
+def test_the_conversation_is_not_a_live_region(app: Flask, demo: FlaskClient) -> None:
+    page = soup(demo.get(f"/chat/{new_chat(app)}"))
+    assert not page.select("#conversation[aria-live], #conversation [aria-live]")
+    announcer = page.select_one("#announcer")
+    assert announcer is not None and announcer["role"] == "status"
+    assert announcer["aria-live"] == "polite" and "visually-hidden" in announcer["class"]
+    # A manual popover is drawn in the top layer: above an open sheet too.
+    assert page.select_one("#toast")["popover"] == "manual"
+    # What app.js shows when a stream cannot reconnect: the same words as the server's.
+    template = page.select_one("template#interrupted-notice")
+    notice = template.find(class_="answer-interrupted") if template else None
+    # (bs4 leaves a template's text out of get_text: it is inert until cloned.)
+    assert notice is not None and ">Reload the page</a> to continue." in str(notice)
+
+
+@pytest.mark.parametrize(("accept", "status"),
+                         [("text/event-stream", 401), ("text/html", 302), ("*/*", 302)],
+                         ids=["event-source", "page", "anything"])
+def test_a_signed_out_event_stream_is_refused_not_redirected(
+    app: Flask, client: FlaskClient, accept: str, status: int
+) -> None:
+    response = client.get(f"/chat/{new_chat(app)}/messages/x/events", headers={"Accept": accept})
+    assert response.status_code == status
+    assert ("Location" in response.headers) is (status == 302)

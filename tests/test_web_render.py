@@ -14,9 +14,9 @@ from webapp.web._render import (
     account_labeler,
     answer_view,
     opener_for,
-    snippet,
     sources_view,
 )
+from webapp.web._snippet import snippet
 
 MID = "m1"
 CARD_A, CARD_B = "AtVPgKt5aF8ZFKGcCMHn2zgT", "TiKrtEeZro6LlosaJDAd0A35"
@@ -72,13 +72,42 @@ def soup(html: str) -> BeautifulSoup:
         ("<hi><b>x</b></hi>", "<mark>&lt;b&gt;x&lt;/b&gt;</mark>"),
         ("<hi>open only", "&lt;hi&gt;open only"),
         ('"quoted" & <hi>amp & co</hi>', "&#34;quoted&#34; &amp; <mark>amp &amp; co</mark>"),
-        ("  line one\n\n line   two ", "line one line two "),
+        ("  line one\n\n line   two ", "line one line two"),
         ("", ""),
     ],
     ids=["plain", "hi", "hi-upper-case", "script", "tag-inside-hi", "unclosed-hi",
          "entities", "whitespace", "empty"],
 )
 def test_snippet_marks_hi_and_escapes_the_rest(text: str, expected: str) -> None:
+    assert str(snippet(text)) == expected
+
+
+# A passage is markdown: the row shows its words, not its syntax (`<hi>` still marks).
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("capped at **$250,000** of <hi>gain</hi>", "capped at $250,000 of <mark>gain</mark>"),
+        ("**<hi>bold hit</hi>** and __under__", "<mark>bold hit</mark> and under"),
+        ("1. **Look again.** Check.\n2. Then decide.", "1. Look again. Check. 2. Then decide."),
+        ("- first\n- second", "• first • second"),
+        ("## Selling your home\n> Most people owe *nothing*.",
+         "Selling your home · Most people owe nothing."),
+        ("see [the worksheet](https://www.irs.gov/w) or <https://irs.gov>",
+         "see the worksheet or https://irs.gov"),
+        ("pay `$5` now, ~~not~~ later", "pay $5 now, not later"),
+        ("![a chart](https://tracker.example.com/p.gif)", "a chart"),
+        ("AT&amp;T \\*not emphasis\\*", "AT&amp;T *not emphasis*"),
+        ("account_name and 5 * 3", "account_name and 5 * 3"),
+        ("<b>**raw**</b>", "&lt;b&gt;raw&lt;/b&gt;"),
+        ("2024. The year", "2024. The year"),
+    ],
+    ids=["bold", "bold-hi", "ordered-list", "bullets", "heading-and-quote", "links",
+         "code-and-strike", "image-alt", "entity-and-escape", "not-markdown", "raw-html",
+         "number-kept"],
+)
+def test_snippet_reads_markdown_as_plain_text(text: str, expected: str) -> None:
     assert str(snippet(text)) == expected
 
 
@@ -275,6 +304,7 @@ def test_the_sheet_splits_cited_more_and_user_files() -> None:
     first = view.sections[0].rows[0]
     assert first.meta.startswith("irs.gov · Updated ") and first.meta.endswith(" ago")
     assert view.sections[1].rows[1].meta == "Market data"
+    assert view.sections[2].rows[0].meta == "File"
     assert str(first.snippet) == "the <mark>limit</mark> is &lt;script&gt;x&lt;/script&gt;"
     assert view.sections[1].rows[0].snippet == "blurb text"
 
@@ -333,10 +363,50 @@ def test_answer_template_shows_errors_and_waiting(app: Flask) -> None:
     with app.test_request_context():
         waiting_html = render_template("_answer.html", answer=waiting)
         failed_html = render_template("_answer.html", answer=failed)
-    assert soup(waiting_html).select_one(".thinking") is not None
-    alert = soup(failed_html).select_one('[role="alert"]')
-    assert alert is not None and alert.get_text() == "The model is <busy>"
+    # Screen readers are told (a status with words), not shown three dots.
+    thinking = soup(waiting_html).select_one(".thinking")
+    assert thinking is not None and thinking["role"] == "status"
+    assert thinking.get_text() == "Thinking…"
+    assert [d["aria-hidden"] for d in thinking.select(".dot")] == ["true"] * 3
+    error = soup(failed_html).select_one(".answer-error")
+    assert error is not None and error.get_text() == "The model is <busy>"
+    # Announced once by the page when the stream ends, not re-read as an alert.
+    assert not soup(failed_html).select('[role="alert"]')
     assert soup(failed_html).select_one(".thinking") is None
+
+
+@pytest.mark.parametrize(
+    ("interrupted", "notice"), [(True, True), (False, False)], ids=["interrupted", "finished"])
+def test_an_interrupted_answer_says_so_and_offers_a_reload(app: Flask, interrupted: bool,
+                                                          notice: bool) -> None:
+    state = state_of("Half an ans", [], [], complete=False)
+    view = answer_view(state, MID, None, streaming=True, interrupted=interrupted)
+    assert view.streaming is not interrupted and not view.waiting
+    with app.test_request_context():
+        page = soup(render_template("_answer.html", answer=view))
+    shown = page.select_one(".answer-interrupted")
+    assert (shown is not None) is notice
+    assert bool(page.select(".is-streaming")) is not interrupted
+    if shown is not None:
+        assert " ".join(shown.get_text().split()) == (
+            "The answer was interrupted. Reload the page to continue.")
+        assert shown.select_one("a")["href"] == ""  # this same page, loaded again
+
+
+@pytest.mark.parametrize(
+    ("streaming", "opens"), [(True, False), (False, True)], ids=["streaming", "finished"])
+def test_an_inline_chooser_opens_only_once_the_answer_is_finished(streaming: bool,
+                                                                   opens: bool) -> None:
+    target = {"kind": "accounts", "accounts": [{"accountId": CARD_A}, {"accountId": CARD_B}]}
+    docs = [wire_doc("c", semantic_identifier="Credit card", target=target)]
+    view = answer_view(state_of("A [[1]]()", docs, [(1, "c")], complete=not streaming), MID,
+                       account_labeler(ACCOUNTS), streaming=streaming)
+    (cite,) = soup(str(view.body)).select(".cite")
+    assert cite.get_text() == "1"
+    # A popover in the streamed fragment would close on the next re-render.
+    assert (cite.name, cite.has_attr("popovertarget")) == (
+        ("button", True) if opens else ("span", False))
+    assert bool(view.choosers) is opens
 
 
 @pytest.mark.parametrize(

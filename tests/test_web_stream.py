@@ -17,7 +17,7 @@ from webapp.sse import ServerSentEvent, SSEDecoder
 from webapp.web import _stream
 from webapp.web._answers import GENERIC_ERROR, AnswerViews
 from webapp.web._render import answer_view, sources_view
-from webapp.web._stream import THROTTLE, answer_stream
+from webapp.web._stream import THROTTLE, Phase, answer_stream
 
 
 def packet(obj: dict[str, Any]) -> str:
@@ -38,16 +38,18 @@ def deltas(*texts: str) -> list[str]:
     return [packet({"type": "message_delta", "content": text}) for text in texts]
 
 
-def render(stream: PacketStream, streaming: bool, error: str | None) -> AnswerViews:
+def render(stream: PacketStream, phase: Phase, error: str | None) -> AnswerViews:
     state = stream.state
-    return AnswerViews(answer_view(state, "m", None, streaming=streaming, error=error),
-                       sources_view(state, "m", None, lambda doc: "/icon"))
+    answer = answer_view(state, "m", None, streaming=phase == "streaming", error=error,
+                         interrupted=phase == "interrupted")
+    return AnswerViews(answer, sources_view(state, "m", None, lambda doc: "/icon"))
 
 
 def fragments(views: AnswerViews) -> tuple[str, str]:
     # Multi-line on purpose: every line must travel in its own `data:` field.
     answer = views.answer
-    head = "streaming" if answer.streaming else "final"
+    head = ("interrupted" if answer.interrupted else
+            "streaming" if answer.streaming else "final")
     return (f"<div class='{head}'>\n{answer.body}\n<p>{escape(answer.error or '')}</p>\n</div>",
             f"<dialog>\nSources · {views.sources.count}\n</dialog>")
 
@@ -183,3 +185,45 @@ def test_a_reset_withdraws_what_a_dead_runner_sent_after_its_checkpoint() -> Non
     events, _ = run(Events(items))
     final = [e.data for e in events if e.event == "answer"][-1]
     assert "Kept." in final and "Resumed." in final and "Withdrawn." not in final
+
+
+class Broken(Events):
+    """Stored events that end (or fail) before the turn's `done`."""
+
+    def __init__(self, datas: list[str], *, fail: bool) -> None:
+        super().__init__([(0.0, StoredEvent(seq, "packet", data))
+                          for seq, data in enumerate(datas, start=1)])
+        self.fail = fail
+
+    def __iter__(self) -> Iterator[StoredEvent | None]:
+        yield from super().__iter__()
+        if self.fail:
+            raise RuntimeError("the database went away")
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["ended-early", "raised"])
+def test_events_that_stop_before_done_are_an_interrupted_answer(
+    fail: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    events, _ = run(Broken(OPENING + deltas("You owe [[1]]", "(https://www.irs.gov/a) $5"),
+                           fail=fail))
+    final = [e.data for e in events if e.event == "answer"][-1]
+    assert final.startswith("<div class='interrupted'>") and "$5" in final
+    assert "sources" not in names(events)
+    assert events[-1].event == "done" and events[-1].data == "interrupted"
+    assert "ended before the answer did" in caplog.text
+
+
+def test_events_that_stop_after_the_stop_packet_are_a_complete_answer() -> None:
+    events, _ = run(Broken(OPENING + deltas("You owe [[1]]() $5.") + CLOSING, fail=True))
+    final = [e.data for e in events if e.event == "answer"][-1]
+    assert final.startswith("<div class='final'>")
+    assert names(events)[-2:] == ["sources", "done"] and events[-1].data == "complete"
+
+
+def test_an_error_packet_without_done_is_an_error_not_an_interruption() -> None:
+    error = packet({"type": "error", "error": "Rate limited"})
+    events, _ = run(Broken(OPENING + deltas("Partial") + [error], fail=False))
+    final = [e.data for e in events if e.event == "answer"][-1]
+    assert final.startswith("<div class='final'>") and "Rate limited" in final
+    assert events[-1].data == "error"

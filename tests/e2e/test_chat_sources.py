@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.e2e.pages import ask, new_chat, sign_in
 from webapp.citations import account_path
 from webapp.store import authenticate, get_engine, list_accounts
 
@@ -35,27 +36,13 @@ def account_paths(live_server: LiveServer) -> dict[str, list[tuple[str, str]]]:
     return found
 
 
-def sign_in(page: Page, username: str = "demo", password: str = "demo") -> None:
-    page.goto("/login")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-
-
 @pytest.fixture
 def signed_in(page: Page) -> Iterator[Page]:
     sign_in(page)
     expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
     # A fresh chat for each test, so answers never mix.
-    page.get_by_role("button", name="+ New chat").click()
+    new_chat(page)
     yield page
-
-
-def ask(page: Page, question: str) -> None:
-    box = page.get_by_label("Message")
-    box.fill(question)
-    box.press("Enter")
-    expect(page.locator(".message.user .bubble").last).to_have_text(question)
 
 
 def test_wrong_password_is_refused_with_a_clear_message(page: Page) -> None:
@@ -92,11 +79,12 @@ def test_credit_card_answer_streams_cites_and_opens_its_sources(
     expect(cites.first).to_have_text("1")
     expect(answer.get_by_role("link", name=re.compile(r"Source 2"))).to_have_text(["2", "2"])
 
-    bar = page.get_by_role("button", name="Sources · 2")
+    bar = page.get_by_role("button", name="Sources · 2", exact=True)
     expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
     bar.click()
     sheet = page.get_by_role("dialog", name="Sources")
     expect(sheet).to_be_visible()
+    expect(sheet.locator(".source-row")).to_have_count(2)
     expect(sheet.get_by_role("heading", name="Cited Sources")).to_be_visible()
     expect(sheet.get_by_role("heading", name="More")).to_have_count(0)
     expect(sheet.get_by_role("heading", name="User Files")).to_have_count(0)
@@ -126,12 +114,12 @@ def test_credit_card_answer_streams_cites_and_opens_its_sources(
     expect(page.locator(".message.assistant")).to_have_count(1)
     expect(page.locator(".message.assistant .answer-body")).to_contain_text("$4,782.07")
     assert page.locator(".answer-body").inner_text().count("In total you owe") == 1
-    expect(page.get_by_role("button", name="Sources · 2")).to_be_visible()
+    expect(page.get_by_role("button", name="Sources · 2", exact=True)).to_be_visible()
     page.wait_for_timeout(500)
     assert len(streams) == 1
 
     # An option of the chooser opens that card's account page.
-    page.get_by_role("button", name="Sources · 2").click()
+    page.get_by_role("button", name="Sources · 2", exact=True).click()
     page.get_by_role("dialog", name="Sources").get_by_role(
         "button", name=re.compile("Credit card")).click()
     page.locator(".chooser:popover-open").get_by_role("link", name="Credit card · Citi").click()
@@ -150,7 +138,8 @@ def test_credit_card_answer_streams_cites_and_opens_its_sources(
 def test_an_inline_citation_of_two_cards_opens_the_chooser(signed_in: Page) -> None:
     page = signed_in
     ask(page, CARDS_QUESTION)
-    expect(page.get_by_role("button", name="Sources · 2")).to_be_visible(timeout=ANSWER_TIMEOUT)
+    expect(page.get_by_role("button", name="Sources · 2", exact=True)).to_be_visible(
+        timeout=ANSWER_TIMEOUT)
     page.locator(".answer-body").get_by_role("button", name=re.compile("Source 1")).first.click()
     chooser = page.locator(".chooser:popover-open")
     expect(chooser.get_by_role("link")).to_have_count(2)

@@ -2,7 +2,8 @@
 
 Citation links are built by the app (`markupsafe`), not by the model: each one stands in
 the markdown as a private-use placeholder, which may only survive in text content, and is
-swapped for its HTML after sanitising.
+swapped for its HTML after sanitising. A source's passage is markdown too: `markdown_text`
+reads it down to its words for the sheet's one-line snippets.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ _PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
 _MD = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable(
     ["table", "strikethrough"]
 ).disable("image")
+
+# Snippets keep an image's alt text rather than dropping it; nothing is rendered from this one.
+_PLAIN = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable(
+    ["table", "strikethrough"]
+)
+MAX_PLAIN_SOURCE = 4000  # a snippet shows 200 characters: the rest of a long passage is unread
 
 _TAGS = {"p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li",
          "h1", "h2", "h3", "h4", "h5", "h6", "hr", "a", "table", "thead", "tbody", "tr", "th",
@@ -87,3 +94,34 @@ def render_markdown(source: str, citations: Sequence[Markup] = ()) -> Markup:
         return str(citations[index]) if index < len(citations) else ""
 
     return Markup(strip_placeholders(_PLACEHOLDER.sub(swap, clean)))
+
+
+def _inline_text(tokens: Sequence[Token]) -> str:
+    words = []
+    for token in tokens:
+        if token.type in ("text", "code_inline", "image"):
+            words.append(token.content)  # an image's content is its alt text
+        elif token.type in ("softbreak", "hardbreak"):
+            words.append(" ")
+    return "".join(words)
+
+
+def markdown_text(source: str) -> str:
+    """Return `source` read as markdown as plain text: its words without the syntax.
+
+    Raw HTML stays literal text (so a search engine's `<hi>` survives for the caller), an
+    ordered item keeps its number, a bullet becomes "•", and a heading ends with " · ".
+    """
+    parts: list[str] = []
+    for token in _PLAIN.parse(source[:MAX_PLAIN_SOURCE]):
+        if token.type == "list_item_open":
+            parts.append(f"{token.info}{token.markup} " if token.info else "• ")
+        elif token.type == "inline":
+            parts.append(_inline_text(token.children or ()))
+        elif token.type in ("fence", "code_block"):
+            parts.append(token.content)
+        elif token.type == "heading_close":
+            parts.append(" · ")
+        if token.block and token.nesting == -1:
+            parts.append(" ")
+    return " ".join("".join(parts).split()).removesuffix(" ·")

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from ..citations import match_account
 from ..packets import (
@@ -32,16 +32,12 @@ from ..packets import (
     time_ago,
 )
 from ._markdown import placeholder, render_markdown, strip_placeholders
+from ._snippet import snippet
 
 FILE_NOTICE = "Preview isn't available yet"
-SNIPPET_CHARS = 200
 IconFor = Callable[[SearchDoc], str]
 OpenKind = Literal["browser", "page", "chooser", "file", "none"]
 
-_HI = re.compile(r"<hi>(.*?)</hi>", re.DOTALL | re.IGNORECASE)
-# A tool's row text ("account_name: Credit card" a line) reads better as "Account name: ...".
-_FIELD_LINE = re.compile(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)*): (.*)")
-_SPACE = re.compile(r"\s+")
 _PROVIDER = re.compile(r"plaid|snaptrade|manual", re.IGNORECASE)
 _SOURCE_TYPES = {
     "account": "Your account", "portfolio": "Your portfolio", "market_data": "Market data",
@@ -95,6 +91,9 @@ class AnswerView:
     streaming: bool
     error: str | None = None
     stopped: bool = False
+    # The stream broke off before the answer was finished: what came is shown, and a reload
+    # picks the answer up again.
+    interrupted: bool = False
 
     @property
     def waiting(self) -> bool:
@@ -134,43 +133,12 @@ def opener_for(doc: SearchDoc | None, labeler: AccountLabeler | None, dom_id: st
     return Opener("none")
 
 
-def readable_fields(text: str) -> str:
-    """Return "key: value" lines as "Key: value · ..."; any other text unchanged."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    matches = [_FIELD_LINE.fullmatch(line) for line in lines]
-    if not lines or not all(matches):
-        return text
-    return " · ".join(f"{m.group(1).replace('_', ' ').capitalize()}: {m.group(2)}"
-                      for m in matches if m is not None)
-
-
-def snippet(text: str, limit: int = SNIPPET_CHARS) -> Markup:
-    """Return up to `limit` visible characters of `text`: `<hi>` as <mark>, the rest escaped."""
-    text = readable_fields(text)
-    pieces: list[tuple[str, bool]] = []
-    position = 0
-    for match in _HI.finditer(text):
-        pieces += [(text[position:match.start()], False), (match.group(1), True)]
-        position = match.end()
-    pieces.append((text[position:], False))
-    out, used = Markup(""), 0
-    for piece, marked in pieces:
-        piece = _SPACE.sub(" ", piece)
-        if used == 0:
-            piece = piece.lstrip()
-        room = limit - used
-        cut = piece[:room]
-        used += len(cut)
-        out += Markup("<mark>{}</mark>").format(cut) if marked and cut else escape(cut)
-        if len(piece) > room:
-            return Markup("{}…").format(Markup(out.rstrip()))
-    return out
-
-
 def _where(doc: SearchDoc) -> str:
     domain = domain_of(doc.link)
     if domain:
         return domain
+    if doc.file_id:
+        return "File"
     kind = doc.source_type.strip()
     label = _SOURCE_TYPES.get(kind) or kind.replace("_", " ").capitalize()
     return "Source" if not label or _PROVIDER.search(label) else label
@@ -221,18 +189,30 @@ _CITE = {
     "file": Markup('<button type="button" class="cite" data-notice="{notice}" title="{title}"'
                    ' aria-label="Source {n}: {title}">{n}</button>'),
     "none": Markup('<span class="cite cite-static" title="{title}">{n}</span>'),
+    # A chooser's popover would close on the next re-render: it opens once the answer is done.
+    "pending": Markup('<span class="cite cite-pending" title="{title}">{n}</span>'),
 }
 
 
-def citation_html(number: int, title: str, opener: Opener) -> Markup:
-    """Return an inline citation: a link or button showing its number, opening its source."""
-    return _CITE[opener.kind].format(href=opener.href or "", title=title, n=number,
-                                     dom_id=opener.dom_id, notice=FILE_NOTICE)
+def citation_html(number: int, title: str, opener: Opener, *, pending: bool = False) -> Markup:
+    """Return an inline citation: a link or button showing its number, opening its source.
+
+    A `pending` chooser citation (the answer is still streaming) is drawn but does not open.
+    """
+    kind = "pending" if pending and opener.kind == "chooser" else opener.kind
+    return _CITE[kind].format(href=opener.href or "", title=title, n=number,
+                              dom_id=opener.dom_id, notice=FILE_NOTICE)
 
 
 def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-                *, streaming: bool, error: str | None = None) -> AnswerView:
-    """Return the answer body with its inline citations, and the choosers they open."""
+                *, streaming: bool, error: str | None = None,
+                interrupted: bool = False) -> AnswerView:
+    """Return the answer body with its inline citations, and the choosers they open.
+
+    While `streaming`, the body is replaced on every render, so chooser citations wait
+    (no popover could stay open); an `interrupted` answer is never streaming.
+    """
+    streaming = streaming and not interrupted
     parts: list[str] = []
     cites: list[Markup] = []
     choosers: dict[str, Opener] = {}
@@ -241,11 +221,12 @@ def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountL
             parts.append(strip_placeholders(segment.text))
             continue
         opener = opener_for(segment.doc, labeler, f"cite-{message_id}-{segment.number}")
-        if opener.kind == "chooser":
+        if opener.kind == "chooser" and not streaming:
             choosers.setdefault(opener.dom_id, opener)
         title = title_of(segment.doc) if segment.doc else f"Source {segment.number}"
         parts.append(placeholder(len(cites)))
-        cites.append(citation_html(segment.number, title, opener))
+        cites.append(citation_html(segment.number, title, opener, pending=streaming))
     body = render_markdown("".join(parts), cites)
     stopped = state.stop_reason == "user_cancelled"
-    return AnswerView(message_id, body, tuple(choosers.values()), streaming, error, stopped)
+    return AnswerView(message_id, body, tuple(choosers.values()), streaming, error, stopped,
+                      interrupted)

@@ -4,7 +4,9 @@ One `PacketStream` per connection. The answer is re-rendered at most every `THRO
 seconds while packets arrive, and always once at the end; then the sources bar and sheet,
 then `done` (the placeholder closes on it, so the browser never reconnects and replays).
 Each event is a whole fragment (`answer` replaces the body), so a reconnect that starts
-over shows the answer once.
+over shows the answer once. Events that end before the turn's own `done` (and before its
+`stop` packet) are an interrupted answer, never a complete one: it says so, and `done`
+carries "interrupted"; a reload reads the stored answer again and carries on.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Literal
 
 from ..chat import StoredEvent
 from ..packets import PacketStream
@@ -25,7 +28,8 @@ log = logging.getLogger(__name__)
 
 THROTTLE = 0.1
 HEARTBEAT = 15.0
-Render = Callable[[PacketStream, bool, str | None], AnswerViews]
+Phase = Literal["streaming", "final", "interrupted"]
+Render = Callable[[PacketStream, Phase, str | None], AnswerViews]
 Fragments = Callable[[AnswerViews], tuple[str, str]]
 
 
@@ -80,11 +84,12 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
     error: str | None = None
     pump = _Pump(events)
     dirty, rendered_at = False, float("-inf")
+    saw_done = False
 
-    def answer(streaming: bool) -> str:
+    def answer() -> str:
         nonlocal dirty, rendered_at
         dirty, rendered_at = False, clock()
-        answer_html, _ = fragments(render(stream, streaming, error))
+        answer_html, _ = fragments(render(stream, "streaming", error))
         return format_event(answer_html, event="answer")
 
     try:
@@ -92,13 +97,14 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
             wait = rendered_at + THROTTLE - clock() if dirty else HEARTBEAT
             item = pump.get(wait)
             if isinstance(item, float):
-                yield answer(True) if dirty else format_comment("heartbeat")
+                yield answer() if dirty else format_comment("heartbeat")
                 continue
             if isinstance(item, _End):
                 break
             if item is None:
                 continue
             if item.event == "done":
+                saw_done = True
                 if _status(item.data) == "error" and error is None:
                     error = GENERIC_ERROR
                 break
@@ -118,15 +124,19 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
             error = packet_error(packet) or error
             dirty = True
             if clock() - rendered_at >= THROTTLE:
-                yield answer(True)
+                yield answer()
     finally:
         pump.close()
-    views = render(stream, False, error)
+    interrupted = not saw_done and not stream.state.stopped and error is None
+    if interrupted:
+        log.warning("an answer's events ended before the answer did")
+    views = render(stream, "interrupted" if interrupted else "final", error)
     answer_html, sources_html = fragments(views)
     yield format_event(answer_html, event="answer")
     if views.sources.visible:
         yield format_event(sources_html, event="sources")
-    yield format_event("complete" if error is None else "error", event="done")
+    status = "interrupted" if interrupted else "complete" if error is None else "error"
+    yield format_event(status, event="done")
 
 
 def _json(data: str) -> object:

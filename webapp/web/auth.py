@@ -83,6 +83,10 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(HTTPException, _http_error)
 
 
+def _wants_event_stream() -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "").lower()
+
+
 def login_required(view: Callable[P, R]) -> Callable[P, R | BaseResponse]:
     """Send a visitor who is not signed in to the sign-in page."""
 
@@ -92,6 +96,10 @@ def login_required(view: Callable[P, R]) -> Callable[P, R | BaseResponse]:
         if user is None:
             if htmx_details():
                 return Response(status=401, headers={"HX-Redirect": url_for("auth.login")})
+            if _wants_event_stream():
+                # An EventSource follows a redirect to the sign-in page and fails on its HTML
+                # only after loading it; a plain 401 tells the page at once to stop.
+                return Response(status=401)
             target = request.full_path if request.method == "GET" else None
             return redirect(url_for("auth.login", next=target))
         g.user = user

@@ -31,7 +31,7 @@ from ._answers import AnswerRenderer, AnswerViews
 from ._auth import current_user
 from ._extension import chat_service
 from ._htmx import htmx_details
-from ._stream import answer_stream
+from ._stream import Phase, answer_stream
 from .api import MAX_QUESTION_CHARS
 from .auth import login_required
 
@@ -158,8 +158,9 @@ def events(session_id: str, message_id: str) -> Response:
     renderer = AnswerRenderer(get_engine(), user.id)
     renderer.labeler()  # read the account names now, not inside the stream
 
-    def render(stream: PacketStream, streaming: bool, error: str | None) -> AnswerViews:
-        return renderer.views(message_id, stream, streaming=streaming, error=error)
+    def render(stream: PacketStream, phase: Phase, error: str | None) -> AnswerViews:
+        return renderer.views(message_id, stream, streaming=phase == "streaming", error=error,
+                              interrupted=phase == "interrupted")
 
     source = chat_service().events(user.id, session_id, message_id, 0)
     body = stream_with_context(answer_stream(source, render, _fragments))
