@@ -20,6 +20,7 @@ from ..sse import format_comment, format_event
 from ..store import get_engine
 from ._auth import api_user_required, current_user
 from ._extension import chat_service
+from ._sse import sse_response
 
 bp = Blueprint("api", __name__, url_prefix="/api/chat")
 
@@ -116,5 +117,4 @@ def stream(session_id: str, message_id: str) -> Response:
             else:
                 yield format_event(event.data, event=event.event, id=event.seq)
 
-    return Response(body(), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return sse_response(body())

@@ -31,6 +31,7 @@ from ._answers import AnswerRenderer, AnswerViews
 from ._auth import current_user
 from ._extension import chat_service
 from ._htmx import htmx_details
+from ._sse import sse_response
 from ._stream import Phase, answer_stream
 from .api import MAX_QUESTION_CHARS
 from .auth import login_required
@@ -164,5 +165,4 @@ def events(session_id: str, message_id: str) -> Response:
 
     source = chat_service().events(user.id, session_id, message_id, 0)
     body = stream_with_context(answer_stream(source, render, _fragments))
-    return Response(body, mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return sse_response(body)
