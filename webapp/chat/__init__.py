@@ -15,17 +15,20 @@ from ._store import (
 )
 from ._tables import metadata
 from ._tools import LocalTools
+from ._wakeups import Wakeups, listener_for
 
 __all__ = [
     "ChatService",
     "LeaseLost",
     "LocalTools",
+    "Wakeups",
     "SessionBusy",
     "StoredEvent",
     "create_session",
     "get_message",
     "get_session",
     "list_sessions",
+    "listener_for",
     "metadata",
     "session_messages",
 ]

@@ -1,10 +1,12 @@
 """Turns in the background: a closed tab or a dropped connection loses nothing.
 
-A turn runs in its own thread and writes every event to the database, so any worker can
-stream it, and a reader that reconnects resumes from `Last-Event-ID`. The runner owns a
-lease on its answer row and renews it with every write; a reader (or a worker starting up)
-that finds a lease expired takes the turn over from its last checkpoint under a new owner,
-and the old runner, should it still be alive, is refused its next write.
+A turn runs in its own thread (a greenlet under gunicorn's gevent worker) and writes its
+events to the database in short batches, so any worker can stream it, and a reader that
+reconnects resumes from `Last-Event-ID`. Readers are woken by the writes themselves (see
+`_wakeups`). The runner owns a lease on its answer row and renews it with every batch; each
+worker's sweeper (and a reader or a new question that finds a lease expired) takes a turn
+whose runner died over from its last checkpoint under a new owner, and the old runner,
+should it still be alive, is refused its next write.
 """
 
 from __future__ import annotations
@@ -22,72 +24,132 @@ from ..engines import Engine as ModelEngine
 from ..turn import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import _store as store
 from ._store import LeaseLost, SessionBusy, StoredEvent
+from ._wakeups import Listener, Wakeups
 
 log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=30)
-POLL_SECONDS = 0.25
+FLUSH_SECONDS = 0.03
+SWEEP_SECONDS = 5.0
 HEARTBEAT_SECONDS = 15.0
 CRASHED = "Something went wrong while answering. Please try again."
 UNRESUMABLE = "This answer was interrupted and cannot be resumed. Please ask again."
 
 
-class _Notifier:
-    """Wake this process's readers when a turn in it writes an event."""
-
-    def __init__(self) -> None:
-        self._condition = threading.Condition()
-        self._version = 0
-
-    def notify(self) -> None:
-        with self._condition:
-            self._version += 1
-            self._condition.notify_all()
-
-    def wait(self, timeout: float) -> None:
-        with self._condition:
-            seen = self._version
-            self._condition.wait_for(lambda: self._version != seen, timeout)
-
-
 class _DatabaseSink:
-    """A TurnSink that appends to the message's stored event stream as its owner."""
+    """A TurnSink that appends to the message's stored event stream as its owner.
+
+    Events are written in batches: the first event of a batch starts a short window
+    (`FLUSH_SECONDS`), and everything emitted until it closes is stored in one transaction,
+    which also renews the lease. A checkpoint and the end of the turn take whatever is
+    pending into their own transaction. A background flusher (one per turn) closes the
+    windows and renews the lease while the model is quiet; its failure (LeaseLost, or a
+    database that stayed down) reaches the runner at its next write.
+    """
 
     def __init__(self, service: ChatService, message_id: str, owner: str, seq: int) -> None:
         self.service, self.message_id, self.owner, self.seq = service, message_id, owner, seq
+        self._pending: list[StoredEvent] = []
+        self._lock = threading.Lock()  # the pending batch and `seq`
+        self._writing = threading.Lock()  # one write at a time, so batches land in order
+        self._news = threading.Event()
+        self._closed = threading.Event()
+        self._failure: BaseException | None = None
 
     def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
         self.seq += 1
         return StoredEvent(self.seq, event, json.dumps(data, separators=(",", ":")))
 
+    def _take(self) -> list[StoredEvent]:
+        batch, self._pending = self._pending, []
+        return batch
+
+    def _check(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
     def emit(self, event: str, data: dict[str, Any]) -> None:
-        store.append_event(self.service.engine, self.message_id, self.owner, self.service.lease,
-                           self.next_event(event, data))
-        self.service.notifier.notify()
+        self._check()
+        with self._lock:
+            self._pending.append(self.next_event(event, data))
+        self._news.set()
+
+    def flush(self) -> None:
+        """Store the pending events now, in one transaction."""
+        with self._writing:
+            with self._lock:
+                batch = self._take()
+            if batch:
+                store.append_events(self.service.engine, self.message_id, self.owner,
+                                    self.service.lease, batch)
+                self.service.announce(self.message_id)
 
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        store.save_checkpoint(self.service.engine, self.message_id, self.owner,
-                              self.service.lease, checkpoint, self.seq)
+        self._check()
+        with self._writing:
+            with self._lock:
+                batch, seq = self._take(), self.seq
+            store.save_checkpoint(self.service.engine, self.message_id, self.owner,
+                                  self.service.lease, checkpoint, seq, batch)
+        if batch:
+            self.service.announce(self.message_id)
 
     def finish(self, result: TurnResult) -> None:
-        store.finish_message(
-            self.service.engine, self.message_id, self.owner, status=result.status,
-            content=result.content, citations=result.citations,
-            inline_citations=result.inline_citations, error=result.error,
-            done=self.next_event("done", {"status": result.status}))
-        self.service.notifier.notify()
+        with self._writing:
+            with self._lock:
+                batch = self._take()
+                done = self.next_event("done", {"status": result.status})
+            store.finish_message(
+                self.service.engine, self.message_id, self.owner, status=result.status,
+                content=result.content, citations=result.citations,
+                inline_citations=result.inline_citations, error=result.error,
+                done=done, events=batch)
+        self.close()
+        self.service.announce(self.message_id)
+
+    def close(self) -> None:
+        """Stop the background flusher (the turn has ended, one way or another)."""
+        self._closed.set()
+        self._news.set()
+
+    def run_flusher(self) -> None:
+        """Close batch windows and keep the lease while the model is quiet."""
+        renew_every = self.service.lease.total_seconds() / 3
+        while not self._closed.is_set():
+            try:
+                if self._news.wait(renew_every):
+                    if self._closed.is_set():
+                        return
+                    self._closed.wait(FLUSH_SECONDS)  # let the window fill
+                    self._news.clear()
+                    self.flush()
+                else:
+                    with self._writing:
+                        store.renew_lease(self.service.engine, self.message_id, self.owner,
+                                          self.service.lease)
+            except LeaseLost as exc:
+                self._failure = exc
+                return
+            except Exception as exc:
+                log.exception("could not store a turn's events")
+                self._failure = exc
+                return
 
 
 class ChatService:
     """Start, run, resume and stream turns for the app's users."""
 
     def __init__(self, engine: Engine, model: Callable[[], ModelEngine],
-                 tools: Callable[[int], ToolRunner], *, lease: timedelta = LEASE) -> None:
+                 tools: Callable[[int], ToolRunner], *, lease: timedelta = LEASE,
+                 listener: Listener | None = None) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
-        self.notifier = _Notifier()
+        self.wakeups = Wakeups()
+        self.listener = listener
         self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
         self._swept = False
+        self._stop = threading.Event()
+        self._background: list[threading.Thread] = []
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
         """Store the question and start its turn; SessionBusy while one is still answering."""
@@ -97,12 +159,49 @@ class ChatService:
             raise SessionBusy
         history = store.text_history(self.engine, user_id, session_id)
         owner = store.new_id()
-        _, message_id = store.start_message(self.engine, user_id, session_id, question,
-                                            self.lease, owner)
         checkpoint = start_checkpoint(history, question)
-        store.save_checkpoint(self.engine, message_id, owner, self.lease, checkpoint, 0)
+        _, message_id = store.start_message(self.engine, user_id, session_id, question,
+                                            self.lease, owner, checkpoint)
         self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
         return message_id
+
+    def announce(self, message_id: str) -> None:
+        """Wake the message's readers here, and tell the other processes (after commit)."""
+        self.wakeups.wake(message_id)
+        if self.listener is not None:
+            self.listener.publish(message_id)
+
+    def start_background(self) -> None:
+        """Start this worker's sweeper and its listener for other processes' writes.
+
+        Called once per worker process (gunicorn's `post_worker_init`, see gunicorn.conf.py):
+        turns a dead worker left running are taken over within a lease and a sweep, whether
+        or not anyone is reading them.
+        """
+        with self._lock:
+            if self._background:
+                return
+            jobs: list[Callable[[], None]] = [self._sweep_forever]
+            if self.listener is not None:
+                listener = self.listener
+                jobs.append(lambda: listener.run(self.wakeups, self._stop))
+            self._background = [threading.Thread(target=job, daemon=True, name=f"chat-{i}")
+                                for i, job in enumerate(jobs)]
+        for thread in self._background:
+            thread.start()
+
+    def stop_background(self) -> None:
+        """Stop the sweeper and the listener (shutdown and tests)."""
+        self._stop.set()
+        for thread in self._background:
+            thread.join(5)
+
+    def _sweep_forever(self) -> None:
+        while not self._stop.wait(SWEEP_SECONDS):
+            try:
+                self.resume_stale()
+            except Exception:
+                log.exception("could not look for interrupted turns")
 
     def resume_stale_once(self) -> None:
         """On this process's first use, take over the turns a dead worker left running."""
@@ -159,9 +258,9 @@ class ChatService:
         thread.start()
 
     def _run(self, user_id: int, sink: _DatabaseSink, checkpoint: dict[str, Any]) -> None:
-        stop = threading.Event()
-        renewer = threading.Thread(target=self._renew, args=(sink, stop), daemon=True)
-        renewer.start()
+        flusher = threading.Thread(target=sink.run_flusher, daemon=True,
+                                   name=f"flush-{sink.message_id[:8]}")
+        flusher.start()
         model = self.model()
         try:
             result = run_turn(model, self.tools(user_id), sink, checkpoint)
@@ -175,20 +274,10 @@ class ChatService:
             except Exception:
                 log.exception("could not record the failed turn")
         finally:
-            stop.set()
+            sink.close()
             model.close()
             with self._lock:
                 self._threads.discard(threading.current_thread())
-
-    def _renew(self, sink: _DatabaseSink, stop: threading.Event) -> None:
-        """Keep the lease while the model is slow to write (renewals also ride on events)."""
-        while not stop.wait(self.lease.total_seconds() / 3):
-            try:
-                store.renew_lease(self.engine, sink.message_id, sink.owner, self.lease)
-            except LeaseLost:
-                return
-            except Exception:
-                log.exception("could not renew a turn's lease; will retry")
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait for this process's running turns (tests and shutdown)."""
@@ -199,30 +288,44 @@ class ChatService:
 
     def events(self, user_id: int, session_id: str, message_id: str,
                after: int = 0) -> Iterator[StoredEvent | None]:
-        """Yield the answer's events after `after` until `done`; None is a heartbeat."""
-        idle = 0.0
-        while True:
-            batch = store.events_after(self.engine, message_id, after)
-            for event in batch:
-                yield event
-                after = event.seq
-                if event.event == "done":
+        """Yield the answer's events after `after` until `done`; None is a heartbeat.
+
+        The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
+        stream costs no query until its heartbeat, when it checks the answer still runs.
+        """
+        checked = False
+        with self.wakeups.watch(message_id) as news:
+            while True:
+                news.clear()
+                batch = store.events_after(self.engine, message_id, after)
+                for event in batch:
+                    yield event
+                    after = event.seq
+                    if event.event == "done":
+                        return
+                if batch:
+                    continue
+                # Look once when the stream first goes quiet, then at every heartbeat.
+                if not checked:
+                    checked = True
+                    if not self._still_running(user_id, session_id, message_id, after):
+                        return
+                    continue
+                if news.wait(HEARTBEAT_SECONDS):
+                    continue
+                if not self._still_running(user_id, session_id, message_id, after):
                     return
-            if batch:
-                idle = 0.0
-                continue
-            message = store.get_message(self.engine, user_id, session_id, message_id)
-            if message is None:
-                return
-            if message["status"] != "running":
-                if not store.events_after(self.engine, message_id, after):
-                    return  # Finished, and every event has been sent.
-                continue
-            running = store.running_message(self.engine, user_id, session_id)
-            if running is not None and running["id"] == message_id:
-                self._resume_if_expired(user_id, message_id, running["lease_until"])
-            self.notifier.wait(POLL_SECONDS)
-            idle += POLL_SECONDS
-            if idle >= HEARTBEAT_SECONDS:
-                idle = 0.0
                 yield None
+
+    def _still_running(self, user_id: int, session_id: str, message_id: str,
+                       after: int) -> bool:
+        """Tell whether a quiet answer may still write; take it over if its runner died."""
+        message = store.get_message(self.engine, user_id, session_id, message_id)
+        if message is None:
+            return False  # deleted
+        if message["status"] != "running":
+            return bool(store.events_after(self.engine, message_id, after))
+        running = store.running_message(self.engine, user_id, session_id)
+        if running is not None and running["id"] == message_id:
+            self._resume_if_expired(user_id, message_id, running["lease_until"])
+        return True

@@ -5,11 +5,13 @@ Every read names the user, so another user's session or message is simply not fo
 
 from __future__ import annotations
 
+import random
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -18,6 +20,10 @@ from ..turn import SinkClosed
 from ._tables import ai_chat_logs, chat_checkpoints, chat_events, chat_sessions
 
 TITLE_CHARS = 80
+# How long a write keeps retrying a locked database or a dropped connection before it gives up.
+WRITE_RETRY_SECONDS = 10.0
+
+T = TypeVar("T")
 
 
 def now() -> datetime:
@@ -35,6 +41,44 @@ class StoredEvent:
     seq: int
     event: str
     data: str
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Tell whether a database error may pass if the same write is tried again.
+
+    SQLite's lock held past the driver's short busy wait, a PostgreSQL connection that was
+    dropped or terminated, a serialization failure or a deadlock: all of these are about
+    timing, not about the write itself.
+    """
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    text = str(exc.orig).lower()
+    if "database is locked" in text or "database is busy" in text:
+        return True
+    sqlstate = getattr(exc.orig, "sqlstate", None) or ""
+    return sqlstate[:2] in ("08", "57") or sqlstate in ("40001", "40P01")
+
+
+def write(engine: Engine, work: Callable[[sa.Connection], T], *,
+          budget: float = WRITE_RETRY_SECONDS) -> T:
+    """Run `work` in one transaction, trying again with backoff while the error is transient.
+
+    The wait between tries is `time.sleep`, so under gevent a locked SQLite file or a
+    reconnecting PostgreSQL pool lets every other greenlet run meanwhile.
+    """
+    deadline = time.monotonic() + budget
+    delay = 0.01
+    while True:
+        try:
+            with engine.begin() as conn:
+                return work(conn)
+        except sa.exc.DBAPIError as exc:
+            if not is_transient(exc) or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay * (0.5 + random.random()))
+        delay = min(delay * 2, 0.5)
 
 
 def _iso(value: object) -> object:
@@ -125,13 +169,22 @@ class LeaseLost(SinkClosed):
 
 
 def start_message(engine: Engine, user_id: int, session_id: str, question: str,
-                  lease: timedelta, owner: str) -> tuple[str, str]:
-    """Store the question and a running answer row owned by `owner`; return both ids."""
+                  lease: timedelta, owner: str,
+                  checkpoint: dict[str, Any] | None = None) -> tuple[str, str]:
+    """Store the question, a running answer row owned by `owner` and its first checkpoint.
+
+    One transaction; returns both message ids. SessionBusy while the session is answering.
+    """
     user_id_msg, answer_id = new_id(), new_id()
     at = now()
-    try:
-        _insert_exchange(engine, user_id, session_id, question, user_id_msg, answer_id, at,
+
+    def work(conn: sa.Connection) -> None:
+        _insert_exchange(conn, user_id, session_id, question, user_id_msg, answer_id, at,
                          at + lease, owner)
+        if checkpoint is not None:
+            _replace_checkpoint(conn, answer_id, checkpoint, 0)
+    try:
+        write(engine, work)
     except sa.exc.IntegrityError:
         if running_message(engine, user_id, session_id) is not None:
             raise SessionBusy from None
@@ -139,24 +192,23 @@ def start_message(engine: Engine, user_id: int, session_id: str, question: str,
     return user_id_msg, answer_id
 
 
-def _insert_exchange(engine: Engine, user_id: int, session_id: str, question: str,
+def _insert_exchange(conn: sa.Connection, user_id: int, session_id: str, question: str,
                      user_id_msg: str, answer_id: str, at: datetime, lease_until: datetime,
                      owner: str) -> None:
-    with engine.begin() as conn:
-        conn.execute(ai_chat_logs.insert(), [
-            {"id": user_id_msg, "session_id": session_id, "user_id": user_id, "role": "user",
-             "content": question, "status": "complete", "created_at": at, "completed_at": at,
-             "lease_until": None, "lease_owner": None},
-            {"id": answer_id, "session_id": session_id, "user_id": user_id,
-             "role": "assistant", "content": "", "status": "running",
-             "created_at": at + timedelta(microseconds=1), "completed_at": None,
-             "lease_until": lease_until, "lease_owner": owner},
-        ])
-        title = question.strip().splitlines()[0][:TITLE_CHARS] if question.strip() else None
-        update = chat_sessions.update().where(chat_sessions.c.id == session_id)
-        conn.execute(update.values(updated_at=at))
-        if title:
-            conn.execute(update.where(chat_sessions.c.title == "New chat").values(title=title))
+    conn.execute(ai_chat_logs.insert(), [
+        {"id": user_id_msg, "session_id": session_id, "user_id": user_id, "role": "user",
+         "content": question, "status": "complete", "created_at": at, "completed_at": at,
+         "lease_until": None, "lease_owner": None},
+        {"id": answer_id, "session_id": session_id, "user_id": user_id,
+         "role": "assistant", "content": "", "status": "running",
+         "created_at": at + timedelta(microseconds=1), "completed_at": None,
+         "lease_until": lease_until, "lease_owner": owner},
+    ])
+    title = question.strip().splitlines()[0][:TITLE_CHARS] if question.strip() else None
+    update = chat_sessions.update().where(chat_sessions.c.id == session_id)
+    conn.execute(update.values(updated_at=at))
+    if title:
+        conn.execute(update.where(chat_sessions.c.title == "New chat").values(title=title))
 
 
 def running_message(engine: Engine, user_id: int, session_id: str) -> dict[str, Any] | None:
@@ -193,13 +245,39 @@ def _hold(conn: sa.Connection, message_id: str, owner: str, lease: timedelta) ->
         raise LeaseLost
 
 
+def _insert_events(conn: sa.Connection, message_id: str, events: Sequence[StoredEvent]) -> None:
+    if events:
+        conn.execute(chat_events.insert(), [
+            {"message_id": message_id, "seq": e.seq, "event": e.event, "data": e.data}
+            for e in events])
+        announce(conn, message_id)
+
+
+def announce(conn: sa.Connection, message_id: str) -> None:
+    """Tell PostgreSQL listeners, when this transaction commits, that the message has news."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_notify(EVENTS_CHANNEL, message_id)))
+
+
+EVENTS_CHANNEL = "webapp_chat_events"
+
+
+def append_events(engine: Engine, message_id: str, owner: str, lease: timedelta,
+                  events: Sequence[StoredEvent]) -> None:
+    """Store a batch of stream events in one transaction, renewing the owner's lease.
+
+    LeaseLost if `owner` no longer runs the message.
+    """
+    def work(conn: sa.Connection) -> None:
+        _hold(conn, message_id, owner, lease)
+        _insert_events(conn, message_id, events)
+    write(engine, work)
+
+
 def append_event(engine: Engine, message_id: str, owner: str, lease: timedelta,
                  event: StoredEvent) -> None:
-    """Store one stream event, renewing the owner's lease; LeaseLost if it is not the owner."""
-    with engine.begin() as conn:
-        _hold(conn, message_id, owner, lease)
-        conn.execute(chat_events.insert().values(message_id=message_id, seq=event.seq,
-                                                 event=event.event, data=event.data))
+    """Store one stream event (see `append_events`)."""
+    append_events(engine, message_id, owner, lease, [event])
 
 
 def events_after(engine: Engine, message_id: str, after: int) -> list[StoredEvent]:
@@ -219,13 +297,24 @@ def last_seq(engine: Engine, message_id: str) -> int:
 
 
 def save_checkpoint(engine: Engine, message_id: str, owner: str, lease: timedelta,
-                    data: dict[str, Any], event_seq: int) -> None:
-    """Replace the message's checkpoint; LeaseLost if `owner` no longer runs it."""
-    with engine.begin() as conn:
+                    data: dict[str, Any], event_seq: int,
+                    events: Sequence[StoredEvent] = ()) -> None:
+    """Store `events`, then replace the message's checkpoint, in one transaction.
+
+    LeaseLost if `owner` no longer runs the message.
+    """
+    def work(conn: sa.Connection) -> None:
         _hold(conn, message_id, owner, lease)
-        conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == message_id))
-        conn.execute(chat_checkpoints.insert().values(
-            message_id=message_id, data=data, event_seq=event_seq, updated_at=now()))
+        _insert_events(conn, message_id, events)
+        _replace_checkpoint(conn, message_id, data, event_seq)
+    write(engine, work)
+
+
+def _replace_checkpoint(conn: sa.Connection, message_id: str, data: dict[str, Any],
+                        event_seq: int) -> None:
+    conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == message_id))
+    conn.execute(chat_checkpoints.insert().values(
+        message_id=message_id, data=data, event_seq=event_seq, updated_at=now()))
 
 
 def load_checkpoint(engine: Engine, message_id: str) -> tuple[Any, int] | None:
@@ -258,9 +347,10 @@ def truncate_events(engine: Engine, message_id: str, after: int) -> None:
 
 def finish_message(engine: Engine, message_id: str, owner: str, *, status: str, content: str,
                    citations: Sequence[Any], inline_citations: Sequence[Any],
-                   error: str | None, done: StoredEvent) -> None:
-    """Write the answer row whole, with the stream's `done` event in the same transaction."""
-    with engine.begin() as conn:
+                   error: str | None, done: StoredEvent,
+                   events: Sequence[StoredEvent] = ()) -> None:
+    """Write the answer row whole, with its last events and `done`, in one transaction."""
+    def work(conn: sa.Connection) -> None:
         result = conn.execute(
             ai_chat_logs.update()
             .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.lease_owner == owner,
@@ -270,11 +360,10 @@ def finish_message(engine: Engine, message_id: str, owner: str, *, status: str, 
                     lease_until=None, lease_owner=None))
         if not result.rowcount:
             raise LeaseLost
-        conn.execute(chat_events.insert().values(message_id=message_id, seq=done.seq,
-                                                 event=done.event, data=done.data))
+        _insert_events(conn, message_id, [*events, done])
+    write(engine, work)
 
 
 def renew_lease(engine: Engine, message_id: str, owner: str, lease: timedelta) -> None:
     """Extend `owner`'s lease on a running answer; LeaseLost if it is not the owner."""
-    with engine.begin() as conn:
-        _hold(conn, message_id, owner, lease)
+    write(engine, lambda conn: _hold(conn, message_id, owner, lease))

@@ -17,6 +17,12 @@ from ._schema import USER_FUNCTION, USER_SETTING
 _scoped_user: ContextVar[int | None] = ContextVar("webapp_store_scoped_user", default=None)
 
 
+POOL_SIZE = 10
+POOL_OVERFLOW = 20
+POOL_TIMEOUT = 30
+SQLITE_BUSY_SECONDS = 0.2
+
+
 class DatabaseURLError(ValueError):
     """The configured DATABASE_URL names no database this app can use."""
 
@@ -57,7 +63,10 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: object) ->
     try:
         cursor.execute("PRAGMA foreign_keys = ON")
         # WAL lets the chat stream read while a turn writes; a no-op for in-memory databases.
+        # NORMAL syncs at WAL checkpoints, not at every commit: a power cut may lose the last
+        # few commits (never corrupt the file); a crashed process loses nothing.
         cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
     finally:
         cursor.close()
 
@@ -67,10 +76,19 @@ def create_store_engine(url: str) -> Engine:
     normalized = normalize_url(url)
     # Bound values are chat events and citation targets (account ids): an error's text, which
     # reaches the logs, must never quote them.
+    # Connections are held only for one statement or one short transaction, by turn runners
+    # and stream readers alike (greenlets under gevent), so a modest pool serves thousands
+    # of open streams; a burst waits for a connection rather than opening hundreds.
     options: dict[str, Any] = {"hide_parameters": True}
+    database = make_url(normalized).database
+    if not normalized.startswith("sqlite") or (database and database != ":memory:"):
+        options |= {"pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW,
+                    "pool_timeout": POOL_TIMEOUT}
     if normalized.startswith("sqlite"):
-        # A writer holds the file for at most one short transaction; wait rather than fail.
-        options["connect_args"] = {"timeout": 15}
+        # Writers hold the file for one short transaction. The driver waits briefly, in C (which
+        # blocks a gevent worker's loop); past that, `chat.store.write` retries with sleeps
+        # that let other greenlets run.
+        options["connect_args"] = {"timeout": SQLITE_BUSY_SECONDS}
     else:
         options["pool_pre_ping"] = True
     engine = sa.create_engine(normalized, **options)

@@ -6,7 +6,7 @@ import threading
 
 from flask import Flask, current_app
 
-from ..chat import ChatService, LocalTools
+from ..chat import ChatService, LocalTools, listener_for
 from ..engines import DEFAULT_BASE_URL, DEFAULT_MODEL, ClaudeEngine, Engine, OfflineEngine
 from ..store import get_engine
 
@@ -30,7 +30,8 @@ def _make_service(app: Flask) -> ChatService:
     engine = get_engine(app)
     hide = (app.instance_path,)
     return ChatService(engine, lambda: model_engine(app),
-                       lambda uid: LocalTools(engine, uid, hide=hide))
+                       lambda uid: LocalTools(engine, uid, hide=hide),
+                       listener=listener_for(engine, app.config.get("REDIS_URL")))
 
 
 def init_app(app: Flask) -> None:
@@ -38,9 +39,10 @@ def init_app(app: Flask) -> None:
     app.extensions[_EXTENSION] = None
 
 
-def chat_service() -> ChatService:
-    """Return the current app's chat service, taking over turns a dead worker left behind."""
-    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+def chat_service(app: Flask | None = None) -> ChatService:
+    """Return the app's chat service, taking over turns a dead worker left behind."""
+    if app is None:
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
     with _lock:
         service = app.extensions.get(_EXTENSION)
         if not isinstance(service, ChatService):
