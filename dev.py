@@ -62,14 +62,10 @@ def run() -> None:
     _run(flask, "--app", "webapp", "seed-demo")
     port = os.environ.get("PORT", "8000")
     print(f"Serving on http://127.0.0.1:{port}/ (users demo and alex, password demo)")
+    # The Procfile's web line, bound to this machine only.
     os.execv(
         BIN / "gunicorn",
-        [
-            "gunicorn",
-            "-k", "gthread", "--threads", "32", "-w", "2",
-            "-b", f"127.0.0.1:{port}",
-            "webapp:create_app()",
-        ],
+        ["gunicorn", "-c", "gunicorn.conf.py", "-b", f"127.0.0.1:{port}", "webapp:create_app()"],
     )
 
 

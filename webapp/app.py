@@ -67,3 +67,15 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(accounts.bp)
     app.register_blueprint(favicon.bp)
     return app
+
+
+def start_worker(app: object) -> None:
+    """Start a serving process's background jobs (gunicorn.conf.py calls this per worker)."""
+    if isinstance(app, Flask) and _extension.owns(app):
+        _extension.chat_service(app).start_background()
+
+
+def stop_worker(app: object) -> None:
+    """Stop what `start_worker` started."""
+    if isinstance(app, Flask) and _extension.owns(app):
+        _extension.chat_service(app).stop_background()

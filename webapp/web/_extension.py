@@ -39,6 +39,11 @@ def init_app(app: Flask) -> None:
     app.extensions[_EXTENSION] = None
 
 
+def owns(app: Flask) -> bool:
+    """Tell whether `app` is one of this package's apps (it has a chat service slot)."""
+    return _EXTENSION in app.extensions
+
+
 def chat_service(app: Flask | None = None) -> ChatService:
     """Return the app's chat service, taking over turns a dead worker left behind."""
     if app is None:

@@ -79,7 +79,9 @@ class _Capture:
     def _read(self) -> None:
         with self._stream:
             # Keep draining past the limit so a chatty child is never blocked on a full pipe.
-            while chunk := os.read(self._stream.fileno(), 65536):
+            # read1 returns what is there; under gevent the pipe is non-blocking and read1 is
+            # its cooperative wait (a raw os.read would fail with EAGAIN).
+            while chunk := self._stream.read1(65536):  # type: ignore[attr-defined]
                 room = self._limit - len(self.data)
                 if len(chunk) > room:
                     self.truncated = True

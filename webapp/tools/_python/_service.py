@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from types import MappingProxyType
 from typing import Any
 
+from .._offload import open_pipe
 from .._web_index import WebSearchError
 from .._web_search import WebSearchProvider
 from ._market import MarketData, MarketDataError, check_candle_args, normalise_symbol
@@ -112,7 +112,7 @@ class DataService:
 
     def serve(self, requests_fd: int, replies_fd: int) -> None:
         """Answer requests until the child closes its end; closes both fds."""
-        with os.fdopen(requests_fd, "rb") as requests, os.fdopen(replies_fd, "wb") as replies:
+        with open_pipe(requests_fd, "rb") as requests, open_pipe(replies_fd, "wb") as replies:
             while True:
                 line = requests.readline(MAX_REQUEST_BYTES + 1)
                 if not line:

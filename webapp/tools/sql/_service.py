@@ -8,6 +8,7 @@ from sqlalchemy.engine import Engine
 
 from webapp.store import sqlite_file
 
+from .._offload import offload
 from ._postgres import run_postgres
 from ._result import QueryRejected, SqlResult
 from ._sqlite import run_sqlite
@@ -54,7 +55,8 @@ def run_sql(
         database = sqlite_file(engine)
         if database is None:
             return SqlResult.failed("the query service needs a database file or PostgreSQL.")
-        return run_sqlite(database, user_id, query, max_rows=rows, timeout=timeout)
+        # SQLite runs in C without yielding: off the event loop under gevent.
+        return offload(run_sqlite, database, user_id, query, max_rows=rows, timeout=timeout)
     except QueryRejected as exc:
         return SqlResult.failed(str(exc))
     except Exception as exc:  # the tool must answer, whatever went wrong underneath

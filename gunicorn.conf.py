@@ -1,0 +1,36 @@
+"""gunicorn's settings for the web process: the Procfile and `python3 dev.py run` use this file.
+
+Workers are gevent's: an open answer stream is a greenlet waiting on a wake-up, not a thread,
+so a worker holds thousands of streams while still answering every other request (gunicorn's
+design notes name streaming responses and long polling as the case for async workers).
+What blocks in C (the model's SQLite queries) runs on gevent's thread pool instead
+(`webapp.tools._offload`); see docs in README.md, "Serving".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+worker_class = "gevent"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# Open connections per worker: every open answer stream is one.
+worker_connections = int(os.environ.get("WORKER_CONNECTIONS", "5000"))
+# A reload or shutdown lets running requests finish for this long; running turns are handed
+# over at once (see `worker_exit`), so no answer waits for it.
+graceful_timeout = 30
+keepalive = 5
+
+
+def post_worker_init(worker: Any) -> None:
+    """Start this worker's turn sweeper and its listener for other workers' writes."""
+    from webapp.app import start_worker
+
+    start_worker(worker.wsgi)
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """Stop the worker's background jobs as it exits."""
+    from webapp.app import stop_worker
+
+    stop_worker(worker.wsgi)
