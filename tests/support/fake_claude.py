@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,7 +23,15 @@ class HttpError:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Reply = list[dict[str, Any]] | HttpError
+@dataclass
+class Paced:
+    """A reply sent one event at a time, `seconds` apart, as a slow model writes."""
+
+    events: list[dict[str, Any]]
+    seconds: float
+
+
+Reply = list[dict[str, Any]] | HttpError | Paced
 
 
 def text_reply(*blocks: tuple[str, list[dict[str, Any]]], stop: str = "end_turn",
@@ -145,13 +154,28 @@ class FakeClaude:
                     self.end_headers()
                     self.wfile.write(payload)
                     return
+                # Chunked, as the real API streams: a client sees each chunk as it is sent.
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
                 self.send_header("connection", "close")
                 self.end_headers()
-                for chunk in _frames(reply):
-                    self.wfile.write(chunk)
-                    self.wfile.flush()
                 self.close_connection = True
+                try:
+                    if isinstance(reply, Paced):
+                        for event in reply.events:
+                            self._chunk(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+                                        .encode())
+                            time.sleep(reply.seconds)
+                    else:
+                        for chunk in _frames(reply):
+                            self._chunk(chunk)
+                    self._chunk(b"")
+                except OSError:
+                    pass  # the client went away (a killed worker): nothing to send it
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
 
         return Handler

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 from flask import Flask, current_app
 
@@ -11,6 +12,7 @@ from ..engines import DEFAULT_BASE_URL, DEFAULT_MODEL, ClaudeEngine, Engine, Off
 from ..store import get_engine
 
 _EXTENSION = "webapp.chat"
+LEASE_SECONDS = 30
 _lock = threading.Lock()
 
 
@@ -29,8 +31,9 @@ def model_engine(app: Flask) -> Engine:
 def _make_service(app: Flask) -> ChatService:
     engine = get_engine(app)
     hide = (app.instance_path,)
+    lease = timedelta(seconds=float(app.config.get("TURN_LEASE_SECONDS") or LEASE_SECONDS))
     return ChatService(engine, lambda: model_engine(app),
-                       lambda uid: LocalTools(engine, uid, hide=hide),
+                       lambda uid: LocalTools(engine, uid, hide=hide), lease=lease,
                        listener=listener_for(engine, app.config.get("REDIS_URL")))
 
 
