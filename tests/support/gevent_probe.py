@@ -1,0 +1,126 @@
+"""Run one blocking operation under gevent's monkey patching and count how often another
+greenlet ran meanwhile. Used by tests/test_gevent_cooperation.py as a subprocess, because
+patching must happen before anything else is imported (as gunicorn's gevent worker does).
+
+    python tests/support/gevent_probe.py CASE DATABASE_URL
+
+Prints one JSON object: {"ticks": <runs of the other greenlet during the operation>,
+"result": <what the operation returned>}.
+"""
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import json  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import gevent  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+TICK = 0.005
+
+
+def _psycopg(url: str) -> object:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(conninfo) as conn:
+        return conn.execute("SELECT pg_sleep(0.4), 'slept'").fetchone()[1]  # type: ignore[index]
+
+
+def _pool(url: str) -> object:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url, pool_size=1, max_overflow=0, pool_timeout=10)
+    holder = engine.connect()
+
+    def release() -> None:
+        gevent.sleep(0.4)
+        holder.close()
+
+    gevent.spawn(release)
+    with engine.connect() as conn:  # waits for the one pooled connection
+        return conn.execute(sa.text("SELECT 'pooled'")).scalar()
+
+
+def _sqlite_tool(url: str) -> object:
+    from webapp.store import authenticate, create_store_engine
+    from webapp.tools import run_sql
+
+    engine = create_store_engine(url)
+    user = authenticate(engine, "demo", "demo")
+    assert user is not None
+    query = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2000000) "
+             "SELECT count(*) AS n FROM c")
+    result = run_sql(engine, user.id, query, timeout=30)
+    return result.error or result.rows[0]["n"]
+
+
+def _sandbox(_url: str) -> object:
+    from webapp.tools import run_python
+
+    result = run_python("import time\ntime.sleep(0.4)\nprint('slept')")
+    return result.error or result.stdout.strip()
+
+
+def _turns(url: str) -> object:
+    from webapp import create_app
+    from webapp.chat import create_session
+    from webapp.store import authenticate, get_engine
+    from webapp.web._extension import chat_service
+
+    app = create_app({"DATABASE_URL": url, "SECRET_KEY": "probe", "ANTHROPIC_API_KEY": None})
+    engine = get_engine(app)
+    user = authenticate(engine, "demo", "demo")
+    assert user is not None
+    service = chat_service(app)
+    questions = ["What do I owe on my credit cards?", "What is AAPL trading at?",
+                 "How is the gain on selling my home taxed?"]
+    asked = []
+    for question in questions:
+        session_id = create_session(engine, user.id)["id"]
+        asked.append((session_id, service.ask(user.id, session_id, question)))
+    statuses = []
+    for session_id, message_id in asked:
+        last = None
+        for event in service.events(user.id, session_id, message_id):
+            if event is not None:
+                last = event
+        statuses.append(json.loads(last.data)["status"] if last else None)
+    return statuses
+
+
+CASES: dict[str, Callable[[str], object]] = {
+    "psycopg": _psycopg, "pool": _pool, "sqlite_tool": _sqlite_tool, "sandbox": _sandbox,
+    "turns": _turns,
+}
+
+
+def main() -> None:
+    case, url = sys.argv[1], sys.argv[2]
+    ticks = 0
+    running = True
+
+    def tick() -> None:
+        nonlocal ticks
+        while running:
+            ticks += 1
+            gevent.sleep(TICK)
+
+    ticker = gevent.spawn(tick)
+    gevent.sleep(0)  # let it start
+    before = ticks
+    result = CASES[case](url)
+    during = ticks - before
+    running = False
+    ticker.join()
+    print(json.dumps({"ticks": during, "result": result}))
+
+
+if __name__ == "__main__":
+    main()
