@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=30)
 FLUSH_SECONDS = 0.03
+FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
 HEARTBEAT_SECONDS = 15.0
 CRASHED = "Something went wrong while answering. Please try again."
@@ -40,8 +42,9 @@ class _DatabaseSink:
     """A TurnSink that appends to the message's stored event stream as its owner.
 
     Events are written in batches: the first event of a batch starts a short window
-    (`FLUSH_SECONDS`), and everything emitted until it closes is stored in one transaction,
-    which also renews the lease. A checkpoint and the end of the turn take whatever is
+    (`FLUSH_SECONDS`, or what remains of `FLUSH_SPACING` since the last batch), and
+    everything emitted until it closes is stored in one transaction, which also renews the
+    lease. A checkpoint and the end of the turn take whatever is
     pending into their own transaction. A background flusher (one per turn) closes the
     windows and renews the lease while the model is quiet; its failure (LeaseLost, or a
     database that stayed down) reaches the runner at its next write.
@@ -115,14 +118,19 @@ class _DatabaseSink:
     def run_flusher(self) -> None:
         """Close batch windows and keep the lease while the model is quiet."""
         renew_every = self.service.lease.total_seconds() / 3
+        flushed_at = float("-inf")
         while not self._closed.is_set():
             try:
                 if self._news.wait(renew_every):
                     if self._closed.is_set():
                         return
-                    self._closed.wait(FLUSH_SECONDS)  # let the window fill
+                    # Let the window fill: a short one after a quiet spell (the first words
+                    # show at once), and never more than one batch per FLUSH_SPACING.
+                    wait = max(FLUSH_SECONDS, flushed_at + FLUSH_SPACING - time.monotonic())
+                    self._closed.wait(wait)
                     self._news.clear()
                     self.flush()
+                    flushed_at = time.monotonic()
                 else:
                     with self._writing:
                         store.renew_lease(self.service.engine, self.message_id, self.owner,
