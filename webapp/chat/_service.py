@@ -311,10 +311,8 @@ class ChatService:
                     after = event.seq
                     if event.event == "done":
                         return
-                if batch:
-                    continue
                 # Look once when the stream first goes quiet, then at every heartbeat.
-                if not checked:
+                if not batch and not checked:
                     checked = True
                     if not self._still_running(user_id, session_id, message_id, after):
                         return

@@ -1,0 +1,164 @@
+"""Readers are woken by writes, never by polling: in-process, and across processes through
+SQLite's data_version, PostgreSQL's LISTEN/NOTIFY or Redis pub/sub."""
+
+from __future__ import annotations
+
+import json
+import queue
+import socket
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from sqlalchemy.engine import Engine
+
+from webapp.chat import StoredEvent, Wakeups, create_session
+from webapp.chat import _store as store
+from webapp.chat._wakeups import Listener, PostgresListener, RedisListener, SqlitePoller
+from webapp.store import (
+    authenticate,
+    create_store_engine,
+    get_engine,
+    seed_demo,
+    upgrade_database,
+)
+from webapp.web._extension import chat_service
+
+LEASE = timedelta(minutes=5)
+WAIT = 10.0  # generous: only a missing wake-up takes this long
+
+
+def running_answer(engine: Engine) -> tuple[int, str, str]:
+    user = authenticate(engine, "demo", "demo")
+    assert user is not None
+    session_id = create_session(engine, user.id)["id"]
+    _, message_id = store.start_message(engine, user.id, session_id, "Hi", LEASE, "writer")
+    return user.id, session_id, message_id
+
+
+def packet(seq: int) -> StoredEvent:
+    return StoredEvent(seq, "packet", json.dumps({"obj": {"type": "message_delta",
+                                                          "content": f"w{seq} "}}))
+
+
+def test_a_wake_reaches_only_the_readers_of_that_message() -> None:
+    wakeups = Wakeups()
+    with wakeups.watch("a") as a1, wakeups.watch("a") as a2, wakeups.watch("b") as b:
+        wakeups.wake("a")
+        assert a1.is_set() and a2.is_set() and not b.is_set()
+    assert wakeups.watched() == []
+
+
+def test_an_idle_reader_makes_no_queries_until_a_write_wakes_it(app: Flask) -> None:
+    engine = get_engine(app)
+    user_id, session_id, message_id = running_answer(engine)
+    service = chat_service(app)
+    queries: list[str] = []
+    seen: queue.Queue[StoredEvent | None] = queue.Queue()
+
+    def count(*args: object) -> None:
+        queries.append(str(args[2]))
+
+    def read() -> None:
+        for event in service.events(user_id, session_id, message_id):
+            seen.put(event)
+            if event is not None and event.event == "done":
+                return
+
+    sa.event.listen(engine, "before_cursor_execute", count)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        # Its first look: what is there, and whether the answer still runs; then it sleeps.
+        for _ in range(200):
+            if len(queries) >= 4:
+                break
+            reader.join(0.05)
+        settled = len(queries)
+        reader.join(0.5)  # quiet for a while: a polling reader would query meanwhile
+        assert len(queries) == settled and seen.empty()
+        store.append_events(engine, message_id, "writer", LEASE, [packet(1)])
+        written = len(queries)
+        service.announce(message_id)
+        woke = seen.get(timeout=WAIT)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+    assert woke is not None and woke.seq == 1
+    assert len(queries) - written == 1  # one read of what is new, and nothing more
+
+
+@pytest.fixture
+def sqlite_file_engine(app: Flask) -> Engine:
+    return get_engine(app)
+
+
+def wait_for_wake(listener: Listener, wakeups: Wakeups, message_id: str,
+                  write: threading.Event) -> Iterator[bool]:
+    stop = threading.Event()
+    thread = threading.Thread(target=listener.run, args=(wakeups, stop), daemon=True)
+    thread.start()
+    try:
+        with wakeups.watch(message_id) as flag:
+            flag.wait(WAIT)  # the listener's first (re)connect wakes everyone once
+            flag.clear()
+            write.set()
+            yield flag.wait(WAIT)
+    finally:
+        stop.set()
+        thread.join(WAIT)
+
+
+def test_sqlite_readers_hear_another_connections_write(sqlite_file_engine: Engine) -> None:
+    engine = sqlite_file_engine
+    _, _, message_id = running_answer(engine)
+    other = create_store_engine(engine.url.render_as_string(hide_password=False))
+    write = threading.Event()
+    wakeups = Wakeups()
+    outcome = wait_for_wake(SqlitePoller(engine), wakeups, message_id, write)
+    writer = threading.Thread(target=lambda: (write.wait(WAIT), store.append_events(
+        other, message_id, "writer", LEASE, [packet(1)])), daemon=True)
+    writer.start()
+    assert next(outcome)
+    other.dispose()
+
+
+@pytest.fixture
+def pg_engine(pg_url: str) -> Iterator[Engine]:
+    engine = create_store_engine(pg_url)
+    upgrade_database(engine)
+    seed_demo(engine, "demo")
+    yield engine
+    engine.dispose()
+
+
+@pytest.mark.postgres
+def test_postgresql_readers_hear_a_commit_through_notify(pg_engine: Engine) -> None:
+    _, _, message_id = running_answer(pg_engine)
+    write = threading.Event()
+    outcome = wait_for_wake(PostgresListener(pg_engine), Wakeups(), message_id, write)
+    writer = threading.Thread(target=lambda: (write.wait(WAIT), store.append_events(
+        pg_engine, message_id, "writer", LEASE, [packet(1)])), daemon=True)
+    writer.start()
+    assert next(outcome)
+
+
+def redis_reachable() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not redis_reachable(), reason="no Redis at 127.0.0.1:6379")
+def test_redis_readers_hear_a_publish_from_another_host() -> None:
+    url = "redis://127.0.0.1:6379/0"
+    write = threading.Event()
+    outcome = wait_for_wake(RedisListener(url), Wakeups(), "m-redis", write)
+    writer = threading.Thread(target=lambda: (write.wait(WAIT),
+                                              RedisListener(url).publish("m-redis")), daemon=True)
+    writer.start()
+    assert next(outcome)
