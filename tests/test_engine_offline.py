@@ -1,15 +1,98 @@
-"""The offline engine routes questions to the right tools and cites what they return."""
+"""The offline engine: what it understands, what it asks the tools, how it writes and cites."""
 
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Any
 
 import pytest
 
 from webapp.engines import MessageAccumulator, ModelRequest, OfflineEngine
-from webapp.engines._offline_plan import best_entries, plan, stems, tickers_in
-from webapp.engines._offline_write import Result, write_answer
+from webapp.engines._offline_ask import is_small_talk, tickers_in, understand
+from webapp.engines._offline_cite import Result
+from webapp.engines._offline_figures import debts, net_worth, rows_of, utilization
+from webapp.engines._offline_library import library
+from webapp.engines._offline_markets import quote
+from webapp.engines._offline_plan import account_query, plan
+from webapp.engines._offline_prose import Source, document_answer, units_of
+from webapp.engines._offline_words import amounts, money, years
+
+# --- understanding -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "intents"),
+    [
+        ("What do I owe on my credit cards?", ("debts",)),
+        ("What is my net worth?", ("net_worth",)),
+        ("Add up what I own minus what I owe", ("net_worth",)),
+        ("What's my credit utilization?", ("utilization",)),
+        ("How much cash do I have?", ("cash",)),
+        ("What do I have at Chase?", ("balances",)),
+        ("What are my holdings?", ("holdings",)),
+        ("How is my portfolio allocated?", ("allocation",)),
+        ("How are my Apple shares doing?", ("holdings", "quote")),
+        ("How many shares of VTI do I own?", ("holdings",)),
+        ("Price of $NVDA?", ("quote",)),
+        ("What is Tesla trading at?", ("quote",)),
+        ("Do I owe tax when I sell my home?", ()),
+        ("What does Regulation Z require lenders to disclose on a mortgage?", ()),
+        ("Hi", ("small_talk",)),
+        ("thanks so much!", ("small_talk",)),
+    ],
+)
+def test_intents(question: str, intents: tuple[str, ...]) -> None:
+    assert understand(question).intents == intents
+
+
+def test_entities_come_from_the_words_and_the_names_people_use() -> None:
+    asked = understand("What's my Amex balance at the end of 2025, above $2,000?")
+    assert asked.institutions == ("american express",)
+    assert asked.names == ("american", "express", "end")  # the data decides which are names
+    assert asked.years == (2025,) and asked.amounts == (2000.0,)
+    checking = understand("What is my Chase checking balance?")
+    assert checking.kinds == ("checking",) and checking.names == ("chase",)
+    assert understand("Which card has the lowest balance?").extreme == "least"
+    assert understand("Do I have accounts at Fidelity?").institutions == ("fidelity",)
+
+
+def test_a_question_that_only_names_an_account_asks_for_it() -> None:
+    assert understand("my chase checking?").names_account
+    assert not understand("When does the lender have to give me a Loan Estimate?").names_account
+    assert not understand("Is trip delay covered on my Sapphire card?").names_account
+
+
+@pytest.mark.parametrize(
+    ("question", "tickers"),
+    [("AAPL vs MSFT", ["AAPL", "MSFT"]), ("apple and Google", ["AAPL", "GOOGL"]),
+     ("I OWE TAX", []), ("$SPY", ["SPY"]), ("What is the IRA limit?", []),
+     ("TSLA stock price", ["TSLA"]), ("is spy up", ["SPY"])],
+)
+def test_tickers_in(question: str, tickers: list[str]) -> None:
+    assert tickers_in(question) == tickers
+
+
+@pytest.mark.parametrize(("text", "small"), [
+    ("Hello there!", True), ("What can you do?", True), ("Thanks", True),
+    ("Hello, what is my net worth?", False), ("What's the weather?", False)])
+def test_small_talk(text: str, small: bool) -> None:
+    assert is_small_talk(text) is small
+
+
+def test_amounts_and_years() -> None:
+    assert amounts("Can I spend $2,500.50 or $3k or 40 dollars?") == [2500.5, 3000.0, 40.0]
+    assert years("limits for 2025 and 1999, not 12025") == [2025, 1999]
+    assert money(-20) == "-$20.00" and money(1234.5) == "$1,234.50"
+    assert money(10, "EUR") == "10.00 EUR"
+
+
+# --- the tool calls ----------------------------------------------------------------------------
+
+
+def names(question: str) -> list[str]:
+    asked = understand(question)
+    return [call.name for call in plan(asked, [] if asked.intents else library().rank(question))]
 
 
 @pytest.mark.parametrize(
@@ -18,33 +101,47 @@ from webapp.engines._offline_write import Result, write_answer
         ("What do I owe on my credit cards?", ["execute_sql"]),
         ("What is my checking balance?", ["execute_sql"]),
         ("What are my holdings?", ["execute_sql"]),
-        ("What is my portfolio worth?", ["execute_sql"]),
-        ("How is Apple stock doing?", ["execute_python"]),
         ("How are my Apple shares doing?", ["execute_sql", "execute_python"]),
         ("Price of $NVDA?", ["execute_python"]),
-        ("Can I deduct charitable gifts on my taxes?", ["read_tax_authority"]),
+        ("Can I deduct charitable gifts on my taxes?", ["read_tax_authority", "execute_python"]),
         ("Does my card have purchase protection benefits?", ["read_credit_card_document"]),
         ("What goes into escrow on a mortgage?", ["read_mortgage_authority"]),
-        ("What is a good credit score?", ["search_web"]),
+        ("What is a good credit score?", ["execute_python"]),
+        ("Hi", []),
+        ("What's the weather in Paris?", []),
+        ("What is TSLA trading at?", []),  # the bundled market data has no TSLA
     ],
 )
-def test_plan_routes_questions(question: str, tools: list[str]) -> None:
-    assert [call.name for call in plan(question)] == tools
+def test_plan_calls_the_tools_the_question_needs(question: str, tools: list[str]) -> None:
+    assert names(question) == tools
 
 
 def test_account_queries_select_the_ids_the_citations_need() -> None:
-    (call,) = plan("What do I owe on my credit cards?")
-    query = call.input["query"]
+    query = account_query(understand("What do I owe on my credit cards?"))
     assert "source, source_account_id" in query and "account_type = 'credit'" in query
+    assert "named" not in query  # no name to look for: every card
 
 
-@pytest.mark.parametrize(
-    ("question", "tickers"),
-    [("AAPL vs MSFT", ["AAPL", "MSFT"]), ("apple and Google", ["AAPL", "GOOGL"]),
-     ("I OWE TAX", []), ("$SPY", ["SPY"])],
-)
-def test_tickers_in(question: str, tickers: list[str]) -> None:
-    assert tickers_in(question) == tickers
+def test_a_named_account_is_looked_for_in_the_users_own_names() -> None:
+    query = account_query(understand("What is my Chase checking balance?"))
+    assert "LIKE '% chase %'" in query and "account_subtype = 'checking'" in query
+    sapphire = account_query(understand("What is my Sapphire Preferred balance?"))
+    assert "LIKE '% sapphire %'" in sapphire and "LIKE '% preferred %'" in sapphire
+    assert "WHERE named = best\n" in sapphire  # when nothing matches, every account
+    at = account_query(understand("What do I have at Vanguard?"))
+    assert "named = best AND best > 0" in at  # an institution named: none is none
+
+
+def test_the_library_reads_the_relevant_documents_only() -> None:
+    ranked = library().rank("What does Regulation Z require lenders to disclose on a mortgage?")
+    assert ranked[0].doc.path == "regulation-z/1026.19.md"
+    assert "guides/escrow-basics.md" not in [hit.doc.path for hit in ranked]
+    (fund,) = library().rank("How big should my emergency fund be?")
+    assert fund.doc.tool is None and "emergency-fund" in fund.doc.path
+    assert library().rank("What's the weather in Paris?") == []
+
+
+# --- the engine's protocol ---------------------------------------------------------------------
 
 
 def run(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -59,33 +156,57 @@ def test_first_round_calls_tools() -> None:
     message = run([{"role": "user", "content": "What is a good credit score?"}])
     assert message["stop_reason"] == "tool_use"
     (call,) = message["content"]
-    assert call["name"] == "search_web" and call["input"] == {"query": "What is a good credit score?"}
+    assert call["name"] == "execute_python" and "exa.search_and_contents" in call["input"]["code"]
+    assert "What is a credit score?" in call["input"]["code"]
+
+
+@pytest.mark.parametrize("question", ["Hello!", "Who won the Super Bowl?"])
+def test_small_talk_and_the_out_of_scope_are_answered_at_once_without_sources(
+        question: str) -> None:
+    message = run([{"role": "user", "content": question}])
+    assert message["stop_reason"] == "end_turn"
+    (block,) = message["content"]
+    assert block["type"] == "text" and "citations" not in block
+    assert "accounts" in block["text"]
+
+
+def row_result(index: int, source: str, *rows: dict[str, object]) -> Result:
+    texts = ["\n".join(f"{k}: {'null' if v is None else v}" for k, v in row.items())
+             for row in rows]
+    return Result("execute_sql", index, {"type": "search_result", "source": source,
+                                         "title": source.rsplit("/", 1)[-1],
+                                         "content": [{"type": "text", "text": t} for t in texts]})
+
+
+def card(name: str, place: str, owed: float, limit: float | None = None) -> dict[str, object]:
+    return {"account_name": name, "institution_name": place, "account_type": "credit",
+            "account_subtype": "credit card", "current_balance": owed, "currency": "USD",
+            "credit_limit": limit}
 
 
 def test_answer_cites_search_results_by_their_request_index() -> None:
-    result = {"type": "search_result", "source": "https://b.example/", "title": "Credit scores",
-              "content": [{"type": "text", "text": "Intro."},
-                          {"type": "text", "text": "A good credit score is above 700."}],
-              "citations": {"enabled": True}}
-    earlier = dict(result, source="https://a.example/")
+    earlier = {"type": "search_result", "source": "https://a.example/", "title": "Earlier",
+               "content": [{"type": "text", "text": "Old."}], "citations": {"enabled": True}}
+    rows = row_result(1, "silvia://your-account/checking", {
+        "account_name": "Checking", "institution_name": "Chase", "account_type": "depository",
+        "account_subtype": "checking", "current_balance": 12.5, "currency": "USD"})
     messages = [
         {"role": "user", "content": [earlier, {"type": "text", "text": "context"}]},
         {"role": "assistant", "content": "ok"},
-        {"role": "user", "content": "What is a good credit score?"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "search_web",
+        {"role": "user", "content": "What is my checking balance?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "execute_sql",
                                            "input": {"query": "x"}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
-                                      "content": [result]}]},
+                                      "content": [rows.block]}]},
     ]
     message = run(messages)
     assert message["stop_reason"] == "end_turn"
     (block,) = message["content"]
+    assert block["text"] == "Checking at Chase has a balance of $12.50."
     (citation,) = block["citations"]
     assert citation["search_result_index"] == 1  # the earlier block is index 0
-    assert citation["source"] == "https://b.example/"
-    assert citation["cited_text"] == "A good credit score is above 700."
-    assert (citation["start_block_index"], citation["end_block_index"]) == (1, 2)
-    assert "above 700" in block["text"]
+    assert citation["source"] == "silvia://your-account/checking"
+    assert (citation["start_block_index"], citation["end_block_index"]) == (0, 1)
 
 
 def test_a_tool_error_is_reported_plainly() -> None:
@@ -101,29 +222,102 @@ def test_a_tool_error_is_reported_plainly() -> None:
     assert json.dumps(block).count("citations") == 0
 
 
-def test_best_entries_keeps_a_runner_up_only_when_it_matches() -> None:
-    entries = [("a.md", "Roth IRAs"), ("b.md", "Contributions to IRAs"), ("c.md", "Escrow")]
-    assert best_entries("How much can I put in a Roth IRA?", entries) == ["a.md", "b.md"]
-    assert best_entries("Escrow?", entries) == ["c.md"]
-    assert best_entries("nothing matches", entries) == ["a.md"]
+# --- figures -----------------------------------------------------------------------------------
 
 
-def document(source: str, title: str, *texts: str) -> Result:
-    return Result("read_tax_authority", 0, {"source": source, "title": title,
-                                            "content": [{"type": "text", "text": t}
-                                                        for t in texts]})
+def test_debts_total_then_each_card_citing_its_row() -> None:
+    cards = row_result(0, "silvia://your-account/credit-card", card("Credit card", "Amex", 100.5),
+                       card("Credit card", "Citi", 20))
+    blocks = debts(understand("What do I owe?"), rows_of([cards]))
+    assert blocks[0][0] == "In total you owe $120.50 across two credit cards:\n"
+    assert [c["start_block_index"] for c in blocks[0][1]] == [0, 1]
+    # One line per cited label: "Credit card" is both cards, each figure citing its own row.
+    assert blocks[1][0] == "- Credit card: $100.50 at Amex and $20.00 at Citi\n"
+    assert [(c["start_block_index"], c["end_block_index"]) for c in blocks[1][1]] == [
+        (0, 1), (1, 2)]
 
 
-def test_lists_are_quoted_whole_and_notes_are_not_quoted() -> None:
-    doc = document("https://x.gov/a", "Guide", "*A note about this summary.*",
-                   "Limits:\n- $7,000 a year\n- $8,000 at 50 or older")
-    ((text, (citation,)),) = write_answer("What are the limits?", [doc], stems)
-    assert text == "According to Guide:\n\nLimits:\n- $7,000 a year\n- $8,000 at 50 or older"
+def test_net_worth_says_what_it_counts_and_never_prints_null() -> None:
+    home = row_result(0, "silvia://your-account/home", {
+        "account_name": "Home", "institution_name": None, "account_type": "property",
+        "account_subtype": "home", "current_balance": 300000, "currency": "USD"})
+    unknown = row_result(1, "silvia://your-account/old", {
+        "account_name": "Old", "institution_name": "Bank", "account_type": "depository",
+        "account_subtype": "checking", "current_balance": None, "currency": "USD"})
+    cards = row_result(2, "silvia://your-account/credit-card", card("Credit card", "Citi", 1000))
+    text = "".join(t for t, _ in net_worth(understand("What is my net worth?"),
+                                           rows_of([home, unknown, cards])))
+    assert text.startswith("Your net worth is $299,000.00: $300,000.00 in assets minus "
+                           "$1,000.00 in debts.")
+    assert "- Property: $300,000.00 (Home)" in text
+    assert "Not counted, with no balance on record: Old at Bank." in text
+    assert "null" not in text and "None" not in text
+
+
+def test_utilization_divides_what_is_owed_by_the_limits() -> None:
+    cards = [row_result(i, f"silvia://your-account/{name.lower()}", card(name, place, owed, cap))
+             for i, (name, place, owed, cap) in enumerate(
+                 [("A", "X", 250, 1000), ("B", "Y", 250, 4000), ("C", "Z", 80, None)])]
+    text = "".join(t for t, _ in utilization(understand("What's my utilization?"),
+                                             rows_of(cards)))
+    assert "Your credit utilization is 10.0%: you owe $500.00 against $5,000.00" in text
+    assert "- A at X: $250.00 of $1,000.00 (25.0%)" in text
+    assert "- C at Z: $80.00 owed, no credit limit on record" in text
+
+
+def market(*texts: str) -> Result:
+    return Result("execute_python", 3, {"source": "silvia://market-data/finnhub/AAPL",
+                                        "title": "AAPL market data",
+                                        "content": [{"type": "text", "text": t} for t in texts]})
+
+
+QUOTE = ("AAPL last traded at 192.78, +0.09 (+0.05%) on the day, open 192.64, high 194.04, "
+         "low 191.80, previous close 192.69 as of 2025-06-27.")
+
+
+def test_a_quote_says_when_it_is_from_and_whether_it_is_live() -> None:
+    profile = "Apple Inc (AAPL) trades on NASDAQ; industry: Technology."
+    old, cites = quote(market(QUOTE, profile), today=date(2025, 9, 1))
+    assert old == ("Apple Inc (AAPL) last traded at $192.78, up $0.09 (+0.05%) on the day. "
+                   "That price is from June 27, 2025: a snapshot in my market data, not a live "
+                   "quote.")
+    assert [(c["start_block_index"], c["end_block_index"]) for c in cites] == [(0, 1)]
+    fresh, _ = quote(market(QUOTE), today=date(2025, 6, 28))
+    assert fresh.endswith("on the day, as of June 27, 2025.") and "snapshot" not in fresh
+    empty, none = quote(market("AAPL last traded at 0.00, open 0.00."))
+    assert empty == "I have no market data for AAPL." and none == []
+
+
+# --- documents ---------------------------------------------------------------------------------
+
+
+def document(*texts: str, title: str = "Guide") -> Source:
+    return Source(Result("read_tax_authority", 0, {
+        "source": "https://x.gov/a", "title": title,
+        "content": [{"type": "text", "text": t} for t in texts]}), 0, 1.0)
+
+
+def test_lists_tables_and_lead_ins_become_sentences_and_notes_are_skipped() -> None:
+    source = document("# Guide", "*A note about this summary.*",
+                      "- **Limit.** The most is $7,000 a year.\n- $8,000 at 50 or older",
+                      "| Case | Keep for |\n|---|---|\n| Usual | 3 years |")
+    assert [u.text for u in units_of(source)] == [
+        "Limit: The most is $7,000 a year.", "$8,000 at 50 or older.",
+        "Usual: keep for 3 years."]
+
+
+def test_the_answer_leads_with_the_figure_asked_for_and_cites_its_passage() -> None:
+    source = document("Saving is good for you and your family.",
+                      "Aim for a fund of three to six months of expenses.",
+                      title="Emergency funds")
+    blocks = document_answer("How big should my emergency fund be?", [source],
+                             library().rarity)
+    text, (citation, *_) = blocks[0]
+    assert text.startswith("Aim for a fund of three to six months of expenses.")
     assert (citation["start_block_index"], citation["end_block_index"]) == (1, 2)
 
 
-def test_a_weak_runner_up_document_is_not_cited() -> None:
-    strong = document("https://x.gov/a", "Rental car benefits", "Rental car collision cover.")
-    weak = document("https://x.gov/b", "Disputes", "Call the issuer.")
-    blocks = write_answer("What does the rental car benefit cover?", [weak, strong], stems)
-    assert [c["source"] for _, cites in blocks for c in cites] == ["https://x.gov/a"]
+def test_a_sentence_opening_with_it_keeps_the_one_before() -> None:
+    source = document("Send a written notice to the issuer. It must arrive within 60 days.")
+    ((text, _),) = document_answer("When must the notice arrive?", [source], library().rarity)
+    assert text == "Send a written notice to the issuer. It must arrive within 60 days."

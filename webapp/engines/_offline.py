@@ -1,8 +1,10 @@
 """The offline engine: deterministic answers through the same pipeline as Claude.
 
 It reads the request as Claude would (the question, the tool results as `search_result`
-blocks) and answers in Claude's streaming events: `tool_use` blocks first, then text
-blocks whose sentences carry `search_result_location` citations.
+blocks) and answers in Claude's streaming events: one round of `tool_use` blocks (the
+user's rows, quotes, the documents its library ranked relevant), then text blocks whose
+sentences carry `search_result_location` citations of those results. Small talk and
+questions out of its reach get a short reply at once, with no tools and no sources.
 """
 
 from __future__ import annotations
@@ -10,16 +12,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._base import ModelRequest
-from ._offline_plan import ToolCall, best_entries, plan, stems
-from ._offline_write import Result, write_answer
-
-MAX_ROUNDS = 5
-MAX_FOLDERS = 6
-LISTING_LINE = re.compile(r"^- (?P<name>[^\s].*?)(?P<slash>/)?(?: — (?P<title>.*))?$")
+from ._offline_ask import understand
+from ._offline_cite import Block, Result
+from ._offline_library import library
+from ._offline_plan import ToolCall, plan
+from ._offline_write import direct_reply, write_answer
 
 
 @dataclass
@@ -27,9 +28,6 @@ class _Turn:
     question: str
     rounds: int = 0
     results: list[Result] = field(default_factory=list)
-    # (tool, folder, entries as (name, title, is_folder)), from every round of this turn.
-    listings: list[tuple[str, str, list[tuple[str, str, bool]]]] = field(default_factory=list)
-    last_round_listed: bool = False
 
 
 def _text_of(content: object) -> str:
@@ -55,7 +53,7 @@ def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
     """Find the current question and collect this turn's results in request order."""
     start = max((i for i, m in enumerate(messages) if _is_question(m)), default=0)
     turn = _Turn(_text_of(messages[start].get("content")) if messages else "")
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    calls: dict[str, str] = {}
     index = 0  # search_result_index counts every search_result block in the request.
     for position, message in enumerate(messages):
         content = message.get("content")
@@ -65,14 +63,14 @@ def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "tool_use" and position > start:
-                calls[str(block.get("id"))] = (str(block.get("name")), block.get("input") or {})
+                calls[str(block.get("id"))] = str(block.get("name"))
                 continue
             if block.get("type") == "search_result":
                 index += 1
                 continue
             if block.get("type") != "tool_result":
                 continue
-            name, tool_input = calls.get(str(block.get("tool_use_id")), ("", {}))
+            name = calls.get(str(block.get("tool_use_id")), "")
             inner = block.get("content")
             items = inner if isinstance(inner, list) else [{"type": "text", "text": str(inner)}]
             for item in items:
@@ -80,43 +78,10 @@ def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
                     if position > start:
                         turn.results.append(Result(name, index, item))
                     index += 1
-                elif position > start and name.startswith("read_") and not block.get("is_error"):
-                    turn.listings.append((name, str(tool_input.get("path", "")),
-                                          _listing(str(item.get("text", "")))))
-                    turn.last_round_listed |= position == len(messages) - 1
                 elif position > start and block.get("is_error"):
                     turn.results.append(Result(name, None, {"error": item.get("text", "")}))
     turn.rounds = sum(1 for m in messages[start:] if m.get("role") == "assistant")
     return turn
-
-
-def _listing(text: str) -> list[tuple[str, str, bool]]:
-    entries = []
-    for line in text.splitlines():
-        match = LISTING_LINE.match(line.strip())
-        if match:
-            entries.append((match["name"], match["title"] or "", bool(match["slash"])))
-    return entries
-
-
-def _follow_ups(turn: _Turn) -> list[ToolCall]:
-    """Browse as a careful reader would: open every folder, then read the best document."""
-    if not turn.last_round_listed:
-        return []
-    listed = {(tool, folder.strip("/")) for tool, folder, _ in turn.listings}
-    folders: list[ToolCall] = []
-    documents: list[tuple[str, str, str]] = []
-    for tool, folder, entries in turn.listings:
-        for name, title, is_folder in entries:
-            path = f"{folder.strip('/')}/{name}".strip("/")
-            if is_folder and (tool, path) not in listed:
-                folders.append(ToolCall(tool, {"path": path}))
-            elif not is_folder:
-                documents.append((tool, path, title))
-    if folders:
-        return folders[:MAX_FOLDERS]
-    chosen = best_entries(turn.question, [(path, title) for _, path, title in documents])
-    return [ToolCall(tool, {"path": path}) for tool, path, _ in documents if path in chosen]
 
 
 def _events_for_tools(calls: list[ToolCall], round_no: int) -> Iterator[dict[str, Any]]:
@@ -131,7 +96,7 @@ def _events_for_tools(calls: list[ToolCall], round_no: int) -> Iterator[dict[str
     yield from _message_end("tool_use")
 
 
-def _events_for_text(blocks: list[tuple[str, list[dict[str, Any]]]]) -> Iterator[dict[str, Any]]:
+def _events_for_text(blocks: list[Block]) -> Iterator[dict[str, Any]]:
     yield _message_start()
     for index, (text, citations) in enumerate(blocks):
         yield {"type": "content_block_start", "index": index,
@@ -164,14 +129,22 @@ class OfflineEngine:
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         """Yield tool calls for a new question, then an answer citing the results."""
         turn = _read_turn(request.messages)
+        question = understand(turn.question)
+        books = library()
+        if question.names_account:
+            question = replace(question, intents=("balances",))  # "my Chase checking?"
+        hits = [] if question.intents and not question.advice else books.rank(turn.question)
+        if not question.intents and not hits and question.maybe_accounts:
+            # No document is about "my <something>": perhaps an account of that name.
+            question = replace(question, intents=("balances",))
         if turn.rounds == 0:
-            yield from _events_for_tools(plan(turn.question), 0)
+            calls = plan(question, hits)
+            if calls:
+                yield from _events_for_tools(calls, 0)
+            else:
+                yield from _events_for_text([(direct_reply(question, hits), [])])
             return
-        follow = _follow_ups(turn) if turn.rounds < MAX_ROUNDS else []
-        if follow:
-            yield from _events_for_tools(follow, turn.rounds)
-            return
-        yield from _events_for_text(write_answer(turn.question, turn.results, stems))
+        yield from _events_for_text(write_answer(question, turn.results, hits, books))
 
     def close(self) -> None:
         """Hold nothing: nothing to release."""

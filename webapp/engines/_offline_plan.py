@@ -1,148 +1,143 @@
-"""What the offline engine asks: route a question to tool calls, deterministically.
+"""What the offline engine asks the tools, as a model would, in one round.
 
-Balances and accounts go to `execute_sql` on `account_details` (selecting `source` and
-`source_account_id`, as the system prompt asks the model to); holdings to the holdings
-views; a ticker to market data in `execute_python`; tax, card-benefit and mortgage
-questions to the readers; anything else to `search_web`.
+Accounts: `execute_sql` on `account_details`, always selecting `source` and
+`source_account_id` (as the system prompt asks), so each cited label opens its accounts.
+When the question may name an institution or an account, the query keeps only the rows
+whose names match it best: the user's own names decide, not a list in the engine. Holdings:
+per account, or summed per ticker for the portfolio. Quotes: Finnhub in `execute_python`.
+Documents: the readers for the corpus documents the library ranked relevant, and the web
+pages through the sandbox's article search, one result per page, so that only relevant
+pages reach the sources.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from dataclasses import dataclass
 from typing import Any
+
+from ._offline_ask import Kind, Question
+from ._offline_library import DocHit
+from ._offline_markets import without_data
 
 ACCOUNT_COLUMNS = (
     "source, source_account_id, account_name, institution_name, account_type, "
     "account_subtype, current_balance, currency"
 )
 HOLDING_COLUMNS = (
-    "source, source_account_id, account_name, ticker, quantity, market_value, currency"
+    "source, source_account_id, account_name, institution_name, ticker, security_name, "
+    "security_type, quantity, market_value, currency"
 )
-
-# Company names people use for the tickers the bundled market snapshot carries.
-TICKER_NAMES = {
-    "apple": "AAPL", "microsoft": "MSFT", "nvidia": "NVDA", "google": "GOOGL",
-    "alphabet": "GOOGL", "s&p 500": "SPY", "s&p": "SPY", "total stock market": "VTI",
+PORTFOLIO_QUERY = (
+    "SELECT ticker, security_name, security_type, SUM(quantity) AS quantity,"
+    " SUM(market_value) AS market_value, currency FROM holding_details"
+    " GROUP BY ticker, security_name, security_type, currency"
+    " ORDER BY market_value DESC, ticker"
+)
+KIND_FILTERS: dict[Kind, str] = {
+    "checking": "account_subtype = 'checking'",
+    "savings": "account_subtype = 'savings'",
+    "credit": "account_type = 'credit'",
+    "depository": "account_type = 'depository'",
+    "investment": "account_type = 'investment'",
+    "retirement": "account_subtype IN ('401k', '403b', 'ira', 'roth', 'retirement')",
+    "mortgage": "account_subtype = 'mortgage'",
+    "loan": "account_type = 'loan'",
+    "property": "account_type = 'property'",
+    "crypto": "account_type = 'crypto'",
 }
-KNOWN_TICKERS = frozenset(TICKER_NAMES.values())
-_TICKER = re.compile(r"(?<![A-Za-z])\$?([A-Z]{1,5})(?![A-Za-z])")
-_WORDS = re.compile(r"[a-z0-9]+")
-
-_READERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("read_credit_card_document", (
-        "benefit", "rental car", "purchase protection", "warranty", "travel insurance",
-        "billing error", "dispute", "chargeback", "card rule", "annual fee")),
-    ("read_mortgage_authority", (
-        "mortgage", "escrow", "ability to repay", "closing disclosure", "loan estimate",
-        "refinanc", "qualified mortgage", "heloc")),
-    ("read_tax_authority", (
-        "tax", "irs", "deduct", "capital gain", "ira", "401(k)", "exclusion", "charitable",
-        "home sale", "sell my home", "selling my home")),
-)
-_ACCOUNT_WORDS = ("owe", "balance", "account", "checking", "saving", "cash", "net worth",
-                  "bank", "debt", "credit card", "how much money")
-_HOLDING_WORDS = ("holding", "portfolio", "brokerage", "position")
-# Words that are about the user's holdings only when the question is about their own.
-_OWN_HOLDING_WORDS = ("invest", "stock", "shares")
-_OWN = ("my ", "i own", "do i have", "i hold")
+_INTENT_FILTERS = {
+    "debts": "account_type IN ('credit', 'loan')",
+    "utilization": "account_type = 'credit'",
+    "cash": "account_type = 'depository'",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
+    """One tool call: the tool's name and its input."""
+
     name: str
     input: dict[str, Any]
 
 
-def words(text: str) -> set[str]:
-    """Return the lower-cased words of `text`."""
-    return set(_WORDS.findall(text.lower()))
+def _named(names: tuple[str, ...]) -> str:
+    """Score a row by the question's words found in its institution's (2) or its own name (1)."""
+    parts = []
+    for word in names:
+        # The words are [a-z0-9] only (see `words`), so they need no quoting.
+        parts.append(f"CASE WHEN ' ' || lower(institution_name) || ' ' LIKE '% {word} %' "
+                     "THEN 2 ELSE 0 END")
+        parts.append(f"CASE WHEN ' ' || lower(account_name) || ' ' LIKE '% {word} %' "
+                     "THEN 1 ELSE 0 END")
+    return "\n         + ".join(parts)
 
 
-def tickers_in(question: str) -> list[str]:
-    """Return the known tickers a question names, by symbol or company name, in order."""
-    found: list[str] = []
-    lowered = question.lower()
-    for name, ticker in TICKER_NAMES.items():
-        if name in lowered and ticker not in found:
-            found.append(ticker)
-    for match in _TICKER.finditer(question):
-        if match[1] in KNOWN_TICKERS and match[1] not in found:
-            found.append(match[1])
-    return found
-
-
-def _account_query(lowered: str) -> str:
+def account_query(question: Question) -> str:
+    """Return the SELECT over `account_details` that the question's figures need."""
+    columns = ACCOUNT_COLUMNS + (", credit_limit" if "utilization" in question.intents else "")
+    kinds = list(question.kinds)
+    if "debts" in question.intents and "property" in kinds:
+        kinds[kinds.index("property")] = "mortgage"  # what is owed on a home is its mortgage
     where = ""
-    if "credit" in lowered or "owe" in lowered or "debt" in lowered:
-        where = " WHERE account_type = 'credit'"
-    elif "checking" in lowered:
-        where = " WHERE account_subtype = 'checking'"
-    elif "saving" in lowered:
-        where = " WHERE account_subtype = 'savings'"
-    return f"SELECT {ACCOUNT_COLUMNS} FROM account_details{where} ORDER BY account_name"
+    if "net_worth" in question.intents:
+        pass  # every account counts
+    elif kinds:
+        where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds))
+    else:
+        where = next((_INTENT_FILTERS[i] for i in question.intents if i in _INTENT_FILTERS), "")
+    source = "account_details" + (f" WHERE {where}" if where else "")
+    order = "ORDER BY account_name, institution_name"
+    if not question.names or "net_worth" in question.intents:
+        return f"SELECT {columns} FROM {source} {order}"
+    # Keep the rows whose names match the question best (all of them when none matches).
+    return (f"SELECT {columns}\n  FROM (SELECT *, max(named) OVER () AS best\n"
+            f"          FROM (SELECT *, {_named(question.names)} AS named\n"
+            f"                  FROM {source}) AS scored) AS ranked\n"
+            f" WHERE named = best{' AND best > 0' if question.institutions else ''}\n {order}")
 
 
-def plan(question: str) -> list[ToolCall]:
-    """Return the first round of tool calls for a question."""
-    lowered = question.lower()
+def holding_query(question: Question) -> str:
+    """Return the SELECT over `holding_details`: per account, or the portfolio per ticker."""
+    if "allocation" in question.intents or (
+            "portfolio" in question.text.lower() and not question.tickers):
+        return PORTFOLIO_QUERY
+    where = ""
+    if question.tickers:
+        where = " WHERE ticker IN (" + ", ".join(f"'{t}'" for t in question.tickers) + ")"
+    return f"SELECT {HOLDING_COLUMNS} FROM holding_details{where} ORDER BY account_name, ticker"
+
+
+def quote_code(tickers: tuple[str, ...]) -> str:
+    """Return sandbox code that reads each ticker's quote and company profile."""
+    return ("import finnhub\n"
+            f"for ticker in {list(tickers)!r}:\n"
+            "    finnhub.quote(ticker)\n"
+            "    finnhub.profile(ticker)\n")
+
+
+def article_code(titles: list[str]) -> str:
+    """Return sandbox code that fetches each web page by its title, one result each."""
+    return ("import exa\n"
+            f"for title in {json.dumps(titles, ensure_ascii=False)}:\n"
+            "    exa.search_and_contents(title, num_results=1)\n")
+
+
+def plan(question: Question, hits: list[DocHit]) -> list[ToolCall]:
+    """Return the tool calls for a question (none: the engine answers at once)."""
     calls: list[ToolCall] = []
-    readers = [name for name, keys in _READERS if any(k in lowered for k in keys)]
-    if any(w in lowered for w in _ACCOUNT_WORDS) and not readers:
-        calls.append(ToolCall("execute_sql", {"query": _account_query(lowered)}))
-    own = any(w in lowered for w in _OWN)
-    if any(w in lowered for w in _HOLDING_WORDS) or (
-            own and any(w in lowered for w in _OWN_HOLDING_WORDS)):
-        if "portfolio" in lowered:
-            query = ("SELECT ticker, SUM(quantity) AS quantity, SUM(market_value) AS market_value,"
-                     " currency FROM holding_details GROUP BY ticker, currency ORDER BY ticker")
-        else:
-            query = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
-        calls.append(ToolCall("execute_sql", {"query": query}))
-    for ticker in tickers_in(question):
-        code = (f"import json, finnhub\nquote = finnhub.quote({ticker!r})\n"
-                f"print(json.dumps({{'ticker': {ticker!r}, **quote}}))\n")
-        calls.append(ToolCall("execute_python", {"code": code}))
-    calls += [ToolCall(name, {"path": ""}) for name in readers[:1]]
-    if not calls:
-        calls.append(ToolCall("search_web", {"query": question.strip()[:300]}))
+    intents = set(question.intents)
+    if intents & {"net_worth", "debts", "utilization", "cash", "balances"}:
+        calls.append(ToolCall("execute_sql", {"query": account_query(question)}))
+    if intents & {"holdings", "allocation"}:
+        calls.append(ToolCall("execute_sql", {"query": holding_query(question)}))
+    quotable = tuple(t for t in question.tickers if t not in without_data(question.tickers))
+    if "quote" in intents and quotable:
+        calls.append(ToolCall("execute_python", {"code": quote_code(quotable)}))
+    if (calls and not question.advice) or "small_talk" in intents:
+        return calls
+    calls += [ToolCall(hit.doc.tool, {"path": hit.doc.path}) for hit in hits if hit.doc.tool]
+    pages = [hit.doc.title for hit in hits if hit.doc.tool is None]
+    if pages:
+        calls.append(ToolCall("execute_python", {"code": article_code(pages)}))
     return calls
-
-
-# A few everyday words and the terms the documents use for them.
-_SYNONYMS = {
-    "home": "residence", "house": "residence", "sell": "sale", "selling": "sale",
-    "sold": "sale", "rent": "rental", "repay": "repayment", "donate": "charitable",
-    "donation": "charitable", "charity": "charitable", "roth": "408a", "dispute": "billing",
-}
-
-
-_STOPWORDS = frozenset({
-    "a", "an", "and", "are", "be", "can", "do", "does", "for", "from", "how", "i", "in", "is",
-    "it", "my", "of", "on", "or", "should", "the", "to", "what", "when", "where", "which", "who",
-    "why", "will", "with", "you", "your",
-})
-
-
-def stems(text: str) -> set[str]:
-    """Return crude stems of the words of `text` (the first five letters), with synonyms."""
-    found = set()
-    for word in words(text) - _STOPWORDS:
-        # Plurals meet their singulars ("IRAs", "IRA"); "-ss" words keep theirs ("class").
-        singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-        for form in (singular, _SYNONYMS.get(word, "")):
-            if len(form) > 2:
-                found.add(form[:5])
-    return found
-
-
-def best_entries(question: str, entries: list[tuple[str, str]], most: int = 2) -> list[str]:
-    """Return up to `most` listed names sharing most stems with the question, best first.
-
-    The runner-up is kept only when it shares something: two documents read side by side
-    often answer better than the one whose title matched best.
-    """
-    wanted = stems(question)
-    scored = sorted(((len(wanted & stems(f"{name} {title}")), -i, name)
-                     for i, (name, title) in enumerate(entries)), reverse=True)
-    return [name for rank, (score, _, name) in enumerate(scored[:most]) if rank == 0 or score]

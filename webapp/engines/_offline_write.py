@@ -1,192 +1,117 @@
-"""The offline engine's prose: one sentence per result, each citing what it says."""
+"""The offline engine's answer: figures, quotes and documents, each sentence citing its rows
+or passages; short plain replies, with no sources, to small talk and to what it cannot do."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from ._offline_ask import GENERIC, Question
+from ._offline_cite import Block, Result
+from ._offline_figures import balances, cash, debts, net_worth, rows_of, utilization
+from ._offline_library import DocHit, Library
+from ._offline_markets import holdings, no_data, quote, without_data
+from ._offline_prose import Source, document_answer
+from ._offline_words import words
 
-Block = tuple[str, list[dict[str, Any]]]
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    """One search_result block of this turn (index None: a tool error, `block` has `error`)."""
-
-    tool: str
-    index: int | None
-    block: dict[str, Any]
-
-    @property
-    def texts(self) -> list[str]:
-        content = self.block.get("content")
-        return [str(c.get("text", "")) for c in content if isinstance(c, dict)] \
-            if isinstance(content, list) else []
+CAN_DO = ("your own accounts (balances, debts, net worth, cash, credit utilization and "
+          "holdings), stock quotes, and personal-finance topics such as taxes, credit cards, "
+          "mortgages and saving")
+OUT_OF_SCOPE = f"I can't help with that. I can answer questions about {CAN_DO}."
+NOT_FOUND = ("I couldn't find an answer to that in my sources. I can answer questions about "
+             f"{CAN_DO}.")
+NO_TICKER = ("Which stock do you mean? Ask with its ticker symbol, for example "
+             "\"What is AAPL trading at?\"")
+_FIGURES = {"net_worth": net_worth, "utilization": utilization, "debts": debts, "cash": cash,
+            "balances": balances}
 
 
-def _cite(result: Result, start: int = 0, end: int | None = None) -> dict[str, Any]:
-    texts = result.texts
-    end = len(texts) if end is None else end
-    return {
-        "type": "search_result_location",
-        "source": result.block.get("source"),
-        "title": result.block.get("title"),
-        "cited_text": "\n\n".join(texts[start:end]),
-        "search_result_index": result.index,
-        "start_block_index": start,
-        "end_block_index": end,
-    }
+def small_talk(text: str) -> str:
+    """Reply to a greeting, thanks or "what can you do" in a sentence or two."""
+    said = set(words(text))
+    if said & {"thanks", "thank", "thx", "ty", "cheers"}:
+        return "You're welcome! Ask me anything else about your money."
+    if said & {"bye", "goodbye", "later"}:
+        return "Goodbye! Come back any time you have a question about your money."
+    if {"how", "are", "you"} <= said or said & {"hows", "sup"}:
+        return "I'm doing well, thanks for asking! What would you like to know about your money?"
+    if said & {"who", "what", "help", "name"}:
+        return (f"I'm a personal-finance assistant. I can answer questions about {CAN_DO}, "
+                "and I cite where each answer comes from.")
+    return f"Hi! I can answer questions about {CAN_DO}. What would you like to know?"
 
 
-def _fields(text: str) -> dict[str, str]:
-    pairs = (line.partition(": ") for line in text.splitlines())
-    return {key.strip(): value.strip() for key, sep, value in pairs if sep}
+def direct_reply(question: Question, hits: list[DocHit]) -> str:
+    """The reply to a question that needs no tool: small talk, or what is out of reach."""
+    if "small_talk" in question.intents:
+        return small_talk(question.text)
+    if "quote" in question.intents and not question.tickers:
+        return NO_TICKER
+    if "quote" in question.intents:
+        return no_data(without_data(question.tickers))[0]
+    return OUT_OF_SCOPE
 
 
-def _number(value: str | None) -> float | None:
-    try:
-        return float(value) if value not in (None, "", "null") else None
-    except ValueError:
-        return None
-
-
-def money(amount: float, currency: str | None = "USD") -> str:
-    """Format an amount for people: `$1,234.50`, or `1,234.50 EUR`."""
-    if currency in (None, "", "USD", "null"):
-        return f"-${abs(amount):,.2f}" if amount < 0 else f"${amount:,.2f}"
-    return f"{amount:,.2f} {currency}"
-
-
-def _account_sentence(title: str, rows: list[dict[str, str]]) -> str:
-    if any("ticker" in row for row in rows):
-        parts = [f"{row.get('quantity', '?')} {row['ticker']} worth "
-                 f"{money(_number(row.get('market_value')) or 0.0, row.get('currency'))}"
-                 for row in rows]
-        return f"{title} holds " + ", ".join(parts) + "."
-    owed = [row for row in rows if row.get("account_type") == "credit"]
-    parts = []
-    for row in rows:
-        balance = _number(row.get("current_balance"))
-        amount = "an unknown balance" if balance is None else money(
-            abs(balance) if row in owed else balance, row.get("currency"))
-        where = f" at {row['institution_name']}" if row.get("institution_name") else ""
-        parts.append(f"{amount}{where}")
-    verb = "you owe" if len(owed) == len(rows) else "the balance is"
-    return f"{title}: {verb} " + " and ".join(parts) + "."
-
-
-def _sql_blocks(results: list[Result], question: str) -> list[Block]:
-    blocks: list[Block] = []
-    owed = 0.0
-    cards = 0
+def _documents(question: Question, results: list[Result], hits: list[DocHit],
+               library: Library) -> list[Block]:
+    top = hits[0].score if hits else 1.0
+    sources = []
     for result in results:
-        rows = [_fields(text) for text in result.texts]
-        title = str(result.block.get("title") or "Your accounts")
-        if result.block.get("source") == "silvia://your-portfolio":
-            total = sum(_number(r.get("market_value")) or 0.0 for r in rows)
-            listed = ", ".join(f"{r.get('ticker', '?')} "
-                               f"{money(_number(r.get('market_value')) or 0.0, r.get('currency'))}"
-                               for r in rows)
-            blocks.append((f"Your portfolio is worth {money(total)} ({listed}).", [_cite(result)]))
-            continue
-        for row in rows:
-            if row.get("account_type") == "credit":
-                owed += abs(_number(row.get("current_balance")) or 0.0)
-                cards += 1
-        blocks.append((_account_sentence(title, rows), [_cite(result)]))
-    if cards and any(w in question.lower() for w in ("owe", "debt", "credit")):
-        cited = [_cite(r) for r in results]
-        noun = "card" if cards == 1 else "cards"
-        blocks.insert(0, (f"In total you owe {money(owed)} across {cards} credit {noun}.", cited))
-    return blocks
+        doc = library.find(None if result.tool == "execute_python" else result.tool,
+                           result.title)
+        place = next((i for i, hit in enumerate(hits) if doc is not None and hit.doc == doc),
+                     len(hits))
+        hit = hits[place] if place < len(hits) else None
+        sources.append(Source(result, place, hit.score / top if hit else 0.5,
+                              hit.passages if hit else ()))
+    sources.sort(key=lambda source: source.rank)
+    # Beside the user's own figures, the documents answer the rest: "rebalance", not "portfolio".
+    asked = question.text if not question.advice else \
+        " ".join(w for w in words(question.text) if w not in GENERIC)
+    return document_answer(asked, sources, library.rarity)
 
 
-def _market_block(result: Result) -> Block:
-    """Say what the quote says, citing the block that says it."""
-    ticker = str(result.block.get("source", "")).rsplit("/", 1)[-1]
-    for index, text in enumerate(result.texts):
-        if text.startswith(f"{ticker} last traded at "):
-            return (text, [_cite(result, index, index + 1)])
-    return (f"Here is the latest market data for {ticker}.", [_cite(result)])
+def _joined(sections: list[list[Block]]) -> list[Block]:
+    """Sentences of a section run on; a list item ends its line; sections are paragraphs."""
+    out: list[Block] = []
+    kept = [section for section in sections if section]
+    for s, section in enumerate(kept):
+        for b, (text, cites) in enumerate(section):
+            last_here, last_of_all = b == len(section) - 1, s == len(kept) - 1
+            text = text.rstrip(" ")
+            if last_here and last_of_all:
+                text = text.rstrip()
+            elif last_here:
+                text = text.rstrip("\n") + "\n\n"
+            elif not text.endswith("\n"):
+                text += " "
+            out.append((text, cites))
+    return out
 
 
-def _is_prose(text: str) -> bool:
-    """Tell a passage worth quoting from a heading or an italic note about the document."""
-    stripped = text.strip()
-    return not stripped.startswith("#") and not (stripped.startswith("*")
-                                                  and stripped.endswith("*")
-                                                  and not stripped.startswith("**"))
-
-
-def _best_passage(result: Result, wanted: set[str], words: Callable[[str], set[str]]) -> int:
-    scores = [(_is_prose(text), len(wanted & words(text)), -i)
-              for i, text in enumerate(result.texts)]
-    return -max(scores)[2] if scores else 0
-
-
-def _excerpt(passage: str) -> str:
-    """Quote a list or table whole (it breaks when squashed), else its first two sentences."""
-    lines = passage.strip().splitlines()
-    if len(lines) > 1 and all(re.match(r"\s*(?:[-*|]|\d+\.)\s", line) or line.startswith(" ")
-                              for line in lines[1:]):
-        kept: list[str] = []
-        for line in lines:  # Whole lines: an item cut mid-word reads as a mistake.
-            if kept and sum(len(k) + 1 for k in kept) + len(line) > 800:
-                break
-            kept.append(line)
-        return "\n\n" + "\n".join(kept)
-    return " " + " ".join(_SENTENCE.split(passage.replace("\n", " ").strip())[:2])[:400]
-
-
-def _passage_block(result: Result, wanted: set[str], words: Callable[[str], set[str]]) -> Block:
-    index = _best_passage(result, wanted, words)
-    passage = result.texts[index] if result.texts else ""
-    title = str(result.block.get("title") or "This source")
-    return (f"According to {title}:{_excerpt(passage)}", [_cite(result, index, index + 1)])
-
-
-def _relevance(result: Result, wanted: set[str], words: Callable[[str], set[str]]) -> int:
-    """Score a document by its title and its best passage."""
-    best = result.texts[_best_passage(result, wanted, words)] if result.texts else ""
-    return len(wanted & words(str(result.block.get("title")))) + len(wanted & words(best))
-
-
-def _passages(results: list[Result], wanted: set[str],
-              words: Callable[[str], set[str]]) -> list[Block]:
-    """Quote the most relevant document, and the runner-up only when it is about as relevant."""
-    ranked = sorted(results, key=lambda r: _relevance(r, wanted, words), reverse=True)
-    scores = [_relevance(r, wanted, words) for r in ranked]
-    keep = ranked[:1] + [r for r, score in zip(ranked[1:2], scores[1:2], strict=True)
-                         if score * 4 >= scores[0] * 3]
-    return [_passage_block(result, wanted, words) for result in keep]
-
-
-def write_answer(
-    question: str, results: list[Result], words: Callable[[str], set[str]]
-) -> list[Block]:
+def write_answer(question: Question, results: list[Result], hits: list[DocHit],
+                 library: Library) -> list[Block]:
     """Write the answer's text blocks, each with the citations that back it."""
-    wanted = words(question)
     errors = [str(r.block["error"]) for r in results if r.index is None]
     cited = [r for r in results if r.index is not None]
-    blocks = _sql_blocks([r for r in cited if r.tool == "execute_sql"], question)
-    documents: list[Result] = []
-    for result in cited:
-        source = str(result.block.get("source", ""))
-        if result.tool == "execute_sql":
-            continue
-        if source.startswith("silvia://market-data/finnhub/"):
-            blocks.append(_market_block(result))
-        elif source.startswith("silvia://") and result.tool == "execute_python":
-            blocks.append((f"The analysis printed: {result.texts[0][:300]}", [_cite(result)]))
-        else:
-            documents.append(result)
-    blocks += _passages(documents, wanted, words)
-    blocks = [(text + ("\n\n" if i < len(blocks) - 1 else ""), cites)
-              for i, (text, cites) in enumerate(blocks)]
-    if errors and not blocks:
-        blocks.append(("I couldn't get that information: " + errors[0], []))
-    if not blocks:
-        blocks.append(("I couldn't find anything in your data or my sources to answer that.", []))
-    return blocks
+    rows = rows_of(cited)
+    sections: list[list[Block]] = []
+    for intent in question.intents:
+        if intent in _FIGURES:
+            sections.append(_FIGURES[intent](question, [r for r in rows if "ticker" not in
+                                                        r.values]))
+        elif intent in ("holdings", "allocation") and not any(
+                i in ("holdings", "allocation") for i in question.intents[:question.intents.index(
+                    intent)]):
+            sections.append(holdings(question, [r for r in rows if "ticker" in r.values]))
+    market = [r for r in cited if r.tool == "execute_python"
+              and r.source.startswith("silvia://market-data/finnhub/")]
+    sections += [[quote(result)] for result in market]
+    missing = without_data(question.tickers) if "quote" in question.intents else ()
+    if missing:
+        sections.append([no_data(missing)])
+    documents = [r for r in cited if r.tool.startswith("read_") or (
+        r.tool == "execute_python" and r.source.startswith(("https://", "http://")))]
+    if documents:
+        sections.append(_documents(question, documents, hits, library) or [(NOT_FOUND, [])])
+    blocks = _joined(sections)
+    if errors and not any(cites for _, cites in blocks):
+        return [("I couldn't get that information: " + errors[0], [])]
+    return blocks or [(NOT_FOUND, [])]

@@ -1,0 +1,44 @@
+"""The evaluation set, every question through the JSON API on the offline engine."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.eval.scoring import INTENTS, USERS, Evaluator, Question, load_questions
+
+QUESTIONS = load_questions()
+
+
+@pytest.fixture(scope="module")
+def evaluator(tmp_path_factory: pytest.TempPathFactory) -> Evaluator:
+    return Evaluator(tmp_path_factory.mktemp("eval"))
+
+
+def test_the_set_covers_every_intent_and_both_users() -> None:
+    assert len(QUESTIONS) >= 40
+    assert {q.intent for q in QUESTIONS} == INTENTS
+    assert {q.user for q in QUESTIONS} == set(USERS)
+    assert len({q.ask.lower() for q in QUESTIONS}) == len(QUESTIONS), "a question twice"
+    # Every question says what a correct answer holds, not only that one came.
+    assert all(q.says for q in QUESTIONS)
+    per_intent = Counter(q.intent for q in QUESTIONS)
+    assert min(per_intent.values()) >= 1
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=[f"{q.user}: {q.ask}" for q in QUESTIONS])
+def test_the_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
+    verdict = evaluator.judge(question)
+    assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
+
+
+def test_a_wrong_answer_fails(evaluator: Evaluator, tmp_path: Path) -> None:
+    # The scorer itself: a question asking for a figure the data does not hold must fail,
+    # as must one whose citation is of another account.
+    wrong = Question("demo", "account", "What is my Chase checking balance?",
+                     says=("$2,104.76",), cites=({"account": "Wells Fargo / Checking"},))
+    problems = evaluator.judge(wrong).problems
+    assert any("$2,104.76" in p for p in problems)
+    assert any("does not cite" in p for p in problems)

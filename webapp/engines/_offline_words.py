@@ -1,0 +1,146 @@
+"""Words for the offline engine: tokens, crude stems, amounts, and money as people read it."""
+
+from __future__ import annotations
+
+import re
+
+_APOSTROPHE = re.compile(r"['’]s\b")
+_TOKEN = re.compile(r"[a-z0-9]+")
+_AMOUNT = re.compile(
+    r"\$\s?(\d[\d,]*(?:\.\d+)?)\s*(k|thousand|m|million)?\b|"
+    r"\b(\d[\d,]*(?:\.\d+)?)\s*(dollars|usd)\b",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
+_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6}
+
+
+def word_set(text: str) -> frozenset[str]:
+    """Return the whitespace-separated words of `text` as a set (for long word lists)."""
+    return frozenset(text.split())
+
+
+# Words that carry no topic of their own in a question.
+STOPWORDS = word_set("""
+a about after again all am an and any are as at be been before being but by can could
+did do does doing done for from get gets getting got had has have having he her here
+hers him his how i if in into is it its just know let like may me might mine more most
+much my need no nor not now of off on once only or our ours out over own please right
+say she should so some still such tell than that the their theirs them then there these
+they this those through to too under until up us very want was we were what whats when
+where which while who whom why will with would you your yours yourself s t ve ll d re m
+don doesn isn aren didn wasn couldn shouldn wouldn haven hasn go goes going went get
+big bigger large larger small long often many soon exactly roughly typically usually
+normally generally really actually also ever else best bad idea ok okay thing things
+way ways work works mean means meaning explain define definition happen happens basically
+example anything something someone anyone currently today year
+""")
+
+# Everyday words and the words the documents use for the same thing.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "home": ("residence",), "house": ("home", "residence"), "sell": ("sale",),
+    "selling": ("sale",), "sold": ("sale",), "donate": ("charitable", "contribution"),
+    "donation": ("charitable", "contribution"), "donations": ("charitable", "contribution"),
+    "charity": ("charitable",), "gift": ("contribution",), "gifts": ("contribution",),
+    "lender": ("creditor",), "lenders": ("creditor",),
+    "disclose": ("disclosure",), "disclosures": ("disclosure",), "401k": ("401",),
+    "dispute": ("billing", "error"), "chargeback": ("dispute", "billing"),
+    "stolen": ("unauthorized",), "fraud": ("unauthorized",), "lost": ("unauthorized",),
+    "rental": ("rent", "collision"), "car": ("auto", "rental"), "etf": ("etfs", "fund"),
+    "roth": ("ira",), "put": ("contribute", "contribution"), "rid": ("cancel",),
+    "taxable": ("tax",), "rebalance": ("rebalancing",),
+}
+
+
+def words(text: str) -> list[str]:
+    """Return the lower-cased words of `text` ("401(k)" is one word, "card's" is "card")."""
+    lowered = _APOSTROPHE.sub("", text.lower().replace("401(k)", "401k").replace("403(b)", "403b"))
+    return _TOKEN.findall(lowered)
+
+
+def singular(word: str) -> str:
+    """Return a plural's singular the simple way ("cards" -> "card", "class" stays)."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def stem(word: str) -> str:
+    """Return a crude stem: no plural, -ing or -ed, then the first five letters."""
+    base = singular(word)
+    for suffix in ("ing", "ed"):
+        if len(base) > len(suffix) + 2 and base.endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    return base[:5]
+
+
+def stems(text: str, *, synonyms: bool = False) -> set[str]:
+    """Return the stems of the topic words of `text` (with their synonyms, for a question)."""
+    found: set[str] = set()
+    for word in words(text):
+        if word in STOPWORDS:
+            continue
+        for form in (word, *(SYNONYMS.get(word, ()) if synonyms else ())):
+            if len(form) > 1:
+                found.add(stem(form))
+    return found
+
+
+def topic_words(text: str) -> list[str]:
+    """Return the words of `text` worth searching for, with their synonyms, once each."""
+    found: list[str] = []
+    for word in words(text):
+        if word in STOPWORDS or len(word) < 2:
+            continue
+        for form in (word, *SYNONYMS.get(word, ())):
+            if form not in found:
+                found.append(form)
+    return found
+
+
+def amounts(text: str) -> list[float]:
+    """Return the money amounts a text names: "$2,000", "$5k", "300 dollars"."""
+    found = []
+    for match in _AMOUNT.finditer(text):
+        number = (match[1] or match[3]).replace(",", "")
+        try:
+            value = float(number)
+        except ValueError:
+            continue
+        found.append(value * _SCALE.get((match[2] or "").lower(), 1.0))
+    return found
+
+
+def years(text: str) -> list[int]:
+    """Return the years a text names, in order."""
+    return [int(y) for y in _YEAR.findall(text)]
+
+
+def money(amount: float, currency: str | None = "USD") -> str:
+    """Format an amount for people: `$1,234.50`, `-$20.00`, or `1,234.50 EUR`."""
+    if currency in (None, "", "USD", "null"):
+        return f"-${abs(amount):,.2f}" if amount < 0 else f"${amount:,.2f}"
+    return f"{amount:,.2f} {currency}"
+
+
+def percent(part: float, whole: float) -> str:
+    """Return `part` as a share of `whole`: "11.1%" (one decimal)."""
+    return f"{100 * part / whole:.1f}%" if whole else "0%"
+
+
+def join_words(items: list[str]) -> str:
+    """Join `items` as a sentence would: "a", "a and b", "a, b and c"."""
+    if len(items) < 3:
+        return " and ".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def count_of(number: int, noun: str, plural: str | None = None) -> str:
+    """Return "1 card", "3 cards" (spelled out up to ten)."""
+    spelled = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+               "ten")
+    shown = spelled[number] if 0 <= number < len(spelled) else str(number)
+    return f"{shown} {noun if number == 1 else plural or noun + 's'}"
