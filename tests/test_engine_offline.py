@@ -12,11 +12,12 @@ from webapp.engines import MessageAccumulator, ModelRequest, OfflineEngine
 from webapp.engines._offline_ask import is_small_talk, tickers_in, understand
 from webapp.engines._offline_cite import Result
 from webapp.engines._offline_figures import debts, net_worth, rows_of, utilization
-from webapp.engines._offline_library import library
+from webapp.engines._offline_library import Library, LibraryDoc, library
 from webapp.engines._offline_markets import quote
 from webapp.engines._offline_plan import account_query, plan
 from webapp.engines._offline_prose import Source, document_answer, units_of
 from webapp.engines._offline_words import amounts, money, years
+from webapp.tools import LocalWebIndex, search_web
 
 # --- understanding -----------------------------------------------------------------------------
 
@@ -103,10 +104,10 @@ def names(question: str) -> list[str]:
         ("What are my holdings?", ["execute_sql"]),
         ("How are my Apple shares doing?", ["execute_sql", "execute_python"]),
         ("Price of $NVDA?", ["execute_python"]),
-        ("Can I deduct charitable gifts on my taxes?", ["read_tax_authority", "execute_python"]),
+        ("Can I deduct charitable gifts on my taxes?", ["read_tax_authority", "search_web"]),
         ("Does my card have purchase protection benefits?", ["read_credit_card_document"]),
         ("What goes into escrow on a mortgage?", ["read_mortgage_authority"]),
-        ("What is a good credit score?", ["execute_python"]),
+        ("What is a good credit score?", ["search_web"]),
         ("Hi", []),
         ("What's the weather in Paris?", []),
         ("What is TSLA trading at?", []),  # the bundled market data has no TSLA
@@ -114,6 +115,20 @@ def names(question: str) -> list[str]:
 )
 def test_plan_calls_the_tools_the_question_needs(question: str, tools: list[str]) -> None:
     assert names(question) == tools
+
+
+def test_pages_no_search_words_can_tell_apart_are_fetched_one_each() -> None:
+    twins = [(LibraryDoc(None, f"https://x.example/{n}", f"Budget guide {n}"), "",
+              "Make a budget and keep it.") for n in (1, 2)]
+    books = Library([*twins, (LibraryDoc(None, "https://x.example/3", "Other"), "",
+                              "Budget help.")])
+    hits = books.rank("How do I keep a budget guide?")
+    assert [h.doc.path for h in hits][:2] == ["https://x.example/1", "https://x.example/2"]
+    assert books.web_query("How do I keep a budget guide?", hits[:1]) is None
+    (call,) = plan(understand("How do I keep a budget guide?"), hits[:1], books)
+    assert call.name == "execute_python"
+    assert "exa.search_and_contents(title, num_results=1)" in call.input["code"]
+    assert '"Budget guide 1"' in call.input["code"]
 
 
 def test_account_queries_select_the_ids_the_citations_need() -> None:
@@ -156,8 +171,18 @@ def test_first_round_calls_tools() -> None:
     message = run([{"role": "user", "content": "What is a good credit score?"}])
     assert message["stop_reason"] == "tool_use"
     (call,) = message["content"]
-    assert call["name"] == "execute_python" and "exa.search_and_contents" in call["input"]["code"]
-    assert "What is a credit score?" in call["input"]["code"]
+    assert call["name"] == "search_web" and call["input"] == {"query": "score"}
+
+
+@pytest.mark.parametrize("question", [
+    "How big should my emergency fund be?", "What's the 2025 Roth IRA contribution limit?",
+    "What is an index fund?", "Can I deduct charitable donations?", "Are I bonds taxable?"])
+def test_the_web_search_brings_back_the_relevant_pages_and_no_others(question: str) -> None:
+    pages = [hit for hit in library().rank(question) if hit.doc.tool is None]
+    query = library().web_query(question, pages)
+    assert pages and query is not None
+    found = search_web(query, provider=LocalWebIndex.from_directory())
+    assert sorted(r.url for r in found) == sorted(hit.doc.path for hit in pages)
 
 
 @pytest.mark.parametrize("question", ["Hello!", "Who won the Super Bowl?"])

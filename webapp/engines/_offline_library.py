@@ -159,6 +159,34 @@ class Library:
         return [hit for hit in ranked if hit.coverage >= MIN_COVERAGE
                 and hit.score >= MIN_RELATIVE * top][:MAX_DOCUMENTS]
 
+    def web_query(self, question: str, pages: list[DocHit]) -> str | None:
+        """Return search words that find exactly these pages among the web pages, or None.
+
+        Words of the question come first, then of the pages' titles, then of their best
+        passages; a word is kept when every page it finds is wanted, so that the search
+        brings back the relevant pages and nothing else.
+        """
+        wanted = {key for key, doc in enumerate(self.docs) if doc in [p.doc for p in pages]}
+        if not wanted:
+            return None
+        candidates = [w for group in _term_groups(question) for w in group]
+        candidates += [w for page in pages for w in words(page.doc.title)]
+        candidates += [w for page in pages for w in words(" ".join(page.passages[:2]))]
+        candidates = [w for w in candidates if w not in STOPWORDS and len(w) > 2]
+        chosen: list[str] = []
+        covered: set[int] = set()
+        with self._lock:
+            for word in dict.fromkeys(candidates):
+                rows = self._db.execute("SELECT DISTINCT doc FROM passages WHERE passages MATCH ?",
+                                        (f'"{word}"',)).fetchall()
+                found = {key for (key,) in rows if self.docs[key].tool is None}
+                if found and found <= wanted and not found <= covered:
+                    chosen.append(word)
+                    covered |= found
+                if covered == wanted:
+                    return " ".join(chosen)
+        return None
+
     def rarity(self, stem: str) -> float:
         """Return how rare a stem (see `stems`) is among the passages: rarer weighs more."""
         df = self._stem_df.get(stem, 0)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._offline_ask import Kind, Question
-from ._offline_library import DocHit
+from ._offline_library import DocHit, Library, library
 from ._offline_markets import without_data
 
 ACCOUNT_COLUMNS = (
@@ -123,7 +123,7 @@ def article_code(titles: list[str]) -> str:
             "    exa.search_and_contents(title, num_results=1)\n")
 
 
-def plan(question: Question, hits: list[DocHit]) -> list[ToolCall]:
+def plan(question: Question, hits: list[DocHit], books: Library | None = None) -> list[ToolCall]:
     """Return the tool calls for a question (none: the engine answers at once)."""
     calls: list[ToolCall] = []
     intents = set(question.intents)
@@ -137,7 +137,12 @@ def plan(question: Question, hits: list[DocHit]) -> list[ToolCall]:
     if (calls and not question.advice) or "small_talk" in intents:
         return calls
     calls += [ToolCall(hit.doc.tool, {"path": hit.doc.path}) for hit in hits if hit.doc.tool]
-    pages = [hit.doc.title for hit in hits if hit.doc.tool is None]
+    pages = [hit for hit in hits if hit.doc.tool is None]
     if pages:
-        calls.append(ToolCall("execute_python", {"code": article_code(pages)}))
+        query = (books or library()).web_query(question.text, pages)
+        if query is not None:
+            calls.append(ToolCall("search_web", {"query": query}))
+        else:  # no words find these pages alone: fetch each by its title, one result each
+            code = article_code([page.doc.title for page in pages])
+            calls.append(ToolCall("execute_python", {"code": code}))
     return calls

@@ -48,7 +48,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "stolen": ("unauthorized",), "fraud": ("unauthorized",), "lost": ("unauthorized",),
     "rental": ("rent", "collision"), "car": ("auto", "rental"), "etf": ("etfs", "fund"),
     "roth": ("ira",), "put": ("contribute", "contribution"), "rid": ("cancel",),
-    "taxable": ("tax",), "rebalance": ("rebalancing",),
+    "taxable": ("tax",), "rebalance": ("rebalancing",), "fed": ("federal", "fomc"),
 }
 
 

@@ -54,7 +54,7 @@ def _documents(question: Question, results: list[Result], hits: list[DocHit],
     top = hits[0].score if hits else 1.0
     sources = []
     for result in results:
-        doc = library.find(None if result.tool == "execute_python" else result.tool,
+        doc = library.find(result.tool if result.tool.startswith("read_") else None,
                            result.title)
         place = next((i for i, hit in enumerate(hits) if doc is not None and hit.doc == doc),
                      len(hits))
@@ -107,7 +107,7 @@ def write_answer(question: Question, results: list[Result], hits: list[DocHit],
     missing = without_data(question.tickers) if "quote" in question.intents else ()
     if missing:
         sections.append([no_data(missing)])
-    documents = [r for r in cited if r.tool.startswith("read_") or (
+    documents = [r for r in cited if r.tool.startswith("read_") or r.tool == "search_web" or (
         r.tool == "execute_python" and r.source.startswith(("https://", "http://")))]
     if documents:
         sections.append(_documents(question, documents, hits, library) or [(NOT_FOUND, [])])
