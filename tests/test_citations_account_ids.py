@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from urllib.parse import unquote
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support.citation_json import json_values
 from webapp.citations import (
+    ID_COLUMNS,
     CitationAccountRef,
     account_id_candidates,
     account_path,
@@ -17,6 +21,7 @@ from webapp.citations import (
     is_account_id,
     match_account,
 )
+from webapp.citations._account_ids import AccountReader
 
 PLAID = "BxBXxLj1m4HMXBm9WZZmCWVbPjX16EHwv99vp"
 SNAP = "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
@@ -149,3 +154,58 @@ def test_encode_uri_component_round_trips(value: str) -> None:
 def test_account_path() -> None:
     assert account_path(PLAID) == f"/accounts/{PLAID}"
     assert account_path("a/b c") == "/accounts/a%2Fb%20c"
+
+
+PROVIDERS = ("plaid", "manual", "snaptrade")
+
+
+# The seed's "Account ids" rule as it reads, one row at a time: the oracle for both the
+# function and the caching reader.
+def seed_account(row: Mapping[str, object]) -> tuple[str, str | None] | None:
+    provider = None
+    source = row.get("source")
+    if source is not None:
+        if not isinstance(source, str) or source.strip().lower() not in PROVIDERS:
+            return None
+        provider = source.strip().lower()
+    for column, named in [("source_account_id", provider), ("snaptrade_account_id", "snaptrade"),
+                          ("manual_account_uuid", "manual"), ("account_uuid", "manual"),
+                          ("account_id", None)]:
+        value = row.get(column)
+        if (isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_-]{16,128}", value, re.ASCII)
+                and not value.isdigit()):
+            return value, named
+    return None
+
+
+_cell = st.sampled_from(
+    [PLAID, SNAP, MANUAL, "1234567890123456", "short", "plaid", " Manual", "SNAPTRADE", "crypto",
+     None, 3, True, ["plaid"]]
+) | json_values
+account_rows = st.lists(
+    st.fixed_dictionaries({}, optional=dict.fromkeys(("source", *ID_COLUMNS), _cell)),
+    max_size=20,
+)
+
+
+@given(account_rows)
+def test_one_reader_over_many_rows_reads_each_as_the_seed_does(
+    rows: list[dict[str, object]],
+) -> None:
+    reader = AccountReader()
+    for row in rows + rows:  # The second time round, every check comes from the cache.
+        expected = seed_account(row)
+        assert reader.read(row) == expected
+        ref = account_ref_from_row(row)
+        assert (None if ref is None else (ref.account_id, ref.provider)) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["a" * 16, "1" * 16, "abcdefgh ijklmnop", PLAID, None, 1234567890123456, ["a" * 16]],
+    ids=repr,
+)
+def test_the_reader_checks_ids_as_is_account_id_does(value: object) -> None:
+    reader = AccountReader()
+    assert reader.is_id(value) is is_account_id(value)
+    assert reader.is_id(value) is is_account_id(value)

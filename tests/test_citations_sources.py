@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.citation_json import account_ids, json_values
@@ -18,13 +22,19 @@ from webapp.citations import (
     MarketDataTarget,
     MortgageReferenceTarget,
     PortfolioTarget,
+    SqlGroup,
     TaxReferenceTarget,
     WebTarget,
+    _account_ids,
+    _sources,
+    account_ref_from_row,
     account_refs,
     account_source,
     is_account_id,
     market_data_source,
+    row_label,
     slugify,
+    target_for_accounts,
     target_for_source,
     targets_for_sql,
 )
@@ -175,3 +185,144 @@ def test_sql_rows_of_any_json_never_raise_and_cite_only_their_own_ids(
         cells = [row.get(column) for row in group.rows for column in ID_COLUMNS]
         for ref in account_refs(group.target):
             assert is_account_id(ref.account_id) and ref.account_id in cells
+
+
+# The seed's rules applied one row at a time, as plainly as they read: the oracle the
+# one-pass `targets_for_sql` must match exactly, row order, titles and pooling included.
+def reference_targets(rows: list[Mapping[str, object]]) -> list[SqlGroup]:
+    groups: dict[str, tuple[str, list[Mapping[str, object]]]] = {}
+    for one in rows:
+        label = row_label(one)
+        source = "silvia://your-portfolio" if label is None else account_source(label)
+        groups.setdefault(source, (label or "Your portfolio", []))[1].append(one)
+    cited = []
+    for source, (title, group) in groups.items():
+        target: CitationTarget | None = PortfolioTarget()
+        if source != "silvia://your-portfolio":
+            refs = [account_ref_from_row(one) for one in group]
+            typed = tuple(ref for ref in refs if ref is not None)
+            target = target_for_accounts(typed) if len(typed) == len(refs) else None
+        cited.append(SqlGroup(source, title, tuple(group), target))
+    return cited
+
+
+# Rows drawn from small pools, so labels, ids and sources repeat, interleave and collide:
+# the repeats are what the one-pass caches skip, and where a wrong skip would show. Most
+# rows name an account, so a label often pools several before one row spoils it.
+_pooled_cell = st.sampled_from(
+    [AMEX, CITI, SAPPHIRE, "1234567890123456", "short", None, "Checking", " Checking ",
+     "CHECKING", "credit-card", "Credit card", "  ", "", "💳", "plaid", "Plaid ", "manual",
+     "snaptrade", "crypto", 7, True, ["Checking"]]
+)
+_account_row = st.fixed_dictionaries(
+    {"account_name": st.sampled_from(["Checking", " Checking ", "CHECKING", "Credit card",
+                                      "credit-card", "Savings"]),
+     "source_account_id": st.sampled_from([AMEX, CITI, SAPPHIRE, AMEX, CITI, "1234567890123456",
+                                           None])},
+    optional={"source": st.sampled_from(["plaid", "Plaid ", "manual", None, "crypto"]),
+              "account_id": st.sampled_from([CITI, SAPPHIRE, "1234567890123456"])},
+)
+_any_row = st.fixed_dictionaries(
+    {}, optional=dict.fromkeys(("source", *ID_COLUMNS, *_LABELS), _pooled_cell)
+)
+pooled_rows = st.lists(st.one_of(_account_row, _account_row, _account_row, _any_row),
+                       max_size=40)
+
+
+@settings(max_examples=300)
+@given(pooled_rows | hostile_rows)
+def test_one_pass_equals_the_rules_row_by_row(rows: list[dict[str, object]]) -> None:
+    assert targets_for_sql(rows) == reference_targets(rows)
+    assert targets_for_sql(iter(rows)) == reference_targets(rows)  # Read once, not twice.
+    for group in reference_targets(rows):
+        assert target_for_source("execute_sql", group.source, group.rows) == group.target
+
+
+def test_interleaved_cards_under_one_label_keep_first_seen_order() -> None:
+    rows = [row("Credit card", "plaid", CITI, n=i) if i % 2 else row("Credit card", "plaid", AMEX, n=i)
+            for i in range(6)]
+    (group,) = targets_for_sql(rows)
+    assert group.rows == tuple(rows)
+    assert group.target == AccountsTarget(
+        (CitationAccountRef(AMEX, "plaid"), CitationAccountRef(CITI, "plaid"))
+    )
+
+
+def test_an_id_seen_without_then_with_its_provider_is_one_account() -> None:
+    rows = [row("Checking", None, AMEX), row("Checking", None, AMEX), row("Checking", "plaid", AMEX)]
+    assert [g.target for g in targets_for_sql(rows)] == [AccountTarget(AMEX, "plaid")]
+
+
+@pytest.mark.parametrize(
+    "last",
+    [row("Checking", "crypto", AMEX), row("Checking", None, None), row("Checking", "plaid", "42"),
+     row("Checking", 3, AMEX)],
+    ids=["crypto", "no-id", "digits-only", "source-not-a-string"],
+)
+def test_a_row_after_many_good_ones_still_leaves_the_label_untyped(last: dict[str, object]) -> None:
+    rows = [row("Checking", "plaid", AMEX, n=i) for i in range(50)] + [last]
+    assert [g.target for g in targets_for_sql(rows)] == [None]
+
+
+def test_same_id_with_another_source_cell_is_read_again() -> None:
+    rows = [row("Checking", "plaid", AMEX), row("Checking", "crypto", AMEX)]
+    assert [g.target for g in targets_for_sql(rows)] == [None]
+    rows = [row("Checking", "plaid", AMEX), row("Checking", "Manual ", AMEX)]
+    assert [g.target for g in targets_for_sql(rows)] == [AccountTarget(AMEX, "plaid")]
+
+
+def test_cells_that_slug_alike_are_one_source_titled_by_the_first() -> None:
+    rows = [row(" credit-card ", "plaid", AMEX), row("Credit card", "plaid", CITI),
+            row("CREDIT CARD", "plaid", AMEX)]
+    (group,) = targets_for_sql(rows)
+    assert (group.source, group.title, len(group.rows)) == (
+        "silvia://your-account/credit-card", "credit-card", 3)
+
+
+def test_blank_and_non_string_labels_fall_through_to_later_columns() -> None:
+    rows: list[dict[str, object]] = [
+        {"account_name": "   ", "nickname": "Joint", "source_account_id": AMEX},
+        {"account_name": 5, "institution_name": "Chase", "account_id": CITI},
+        {"ticker": "VTI"},
+        {"account_name": None, "name": "Joint", "source_account_id": AMEX},
+        {"account_name": None, "ticker": "AAPL"},
+    ]
+    assert [(g.source, g.title, len(g.rows), g.target) for g in targets_for_sql(rows)] == [
+        ("silvia://your-account/joint", "Joint", 2, AccountTarget(AMEX, None)),
+        ("silvia://your-account/chase", "Chase", 1, AccountTarget(CITI, None)),
+        ("silvia://your-portfolio", "Your portfolio", 2, PortfolioTarget()),
+    ]
+
+
+def test_rows_may_be_any_mapping() -> None:
+    rows = [MappingProxyType(row("Checking", "plaid", AMEX)), MappingProxyType({"ticker": "VTI"})]
+    assert targets_for_sql(rows) == reference_targets(list(rows))
+
+
+def test_each_distinct_label_is_slugged_and_each_distinct_id_matched_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slugged: list[str] = []
+    matched: list[str] = []
+    pattern = _account_ids._ID
+
+    class CountingPattern:
+        def fullmatch(self, value: str) -> re.Match[str] | None:
+            matched.append(value)
+            return pattern.fullmatch(value)
+
+    def counting_slugify(label: str) -> str:
+        slugged.append(label)
+        return slugify(label)
+
+    monkeypatch.setattr(_sources, "slugify", counting_slugify)
+    monkeypatch.setattr(_account_ids, "_ID", CountingPattern())
+    rows = [row(("Credit card", "Checking")[i % 2], "plaid", (AMEX, CITI, SAPPHIRE)[i % 3], n=i)
+            for i in range(3000)]
+    # An invalid unified id falls through to the native column, on every such row.
+    rows += [{"account_name": "Checking", "source_account_id": "1234567890123456",
+              "account_id": SAPPHIRE} for _ in range(100)]
+    groups = targets_for_sql(rows)
+    assert sorted(slugged) == ["Checking", "Credit card"]
+    assert sorted(matched) == sorted([AMEX, CITI, SAPPHIRE, "1234567890123456"])
+    assert groups == reference_targets(rows)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pytest
 
 from tests.support.turns import Rows
 from webapp.citations import AccountTarget, AnalysisTarget, MarketDataTarget, TaxReferenceTarget
-from webapp.turn import chunks, from_document, from_python, from_sql, from_web_results
+from webapp.turn import _citable, chunks, from_document, from_python, from_sql, from_web_results
+from webapp.turn._citable import MAX_BLOCKS
 
 PLAID = "AmexCardAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 
@@ -117,3 +119,28 @@ def test_web_results_without_a_url_are_cited_as_the_search() -> None:
 )
 def test_chunks_are_bounded_and_never_empty(text: str, expected: tuple[str, ...]) -> None:
     assert chunks(text) == expected
+
+
+def test_sql_blocks_write_out_only_the_rows_they_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[object] = []
+    row_text = _citable._row_text
+
+    def counting_row_text(row: Mapping[str, object]) -> str:
+        written.append(row["n"])
+        return row_text(row)
+
+    monkeypatch.setattr(_citable, "_row_text", counting_row_text)
+    rows = tuple({"source": "plaid", "source_account_id": PLAID, "account_name": "Credit card",
+                  "n": n} for n in range(1000))
+    (citable,) = from_sql(Rows(rows), "2026-11-29T00:00:00Z")
+    assert written == list(range(MAX_BLOCKS))
+    assert citable.texts == tuple(f"account_name: Credit card\nn: {n}" for n in range(MAX_BLOCKS))
+    assert citable.target == AccountTarget(PLAID, "plaid")
+
+
+def test_a_row_past_the_last_block_still_decides_the_target() -> None:
+    rows = tuple({"source": "plaid", "source_account_id": PLAID, "account_name": "Credit card"}
+                 for _ in range(MAX_BLOCKS + 5)) + ({"account_name": "Credit card"},)
+    (citable,) = from_sql(Rows(rows), "2026-11-29T00:00:00Z")
+    assert len(citable.texts) == MAX_BLOCKS
+    assert citable.target is None

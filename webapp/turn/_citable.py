@@ -138,7 +138,8 @@ def from_sql(result: SqlResultLike, now: str) -> list[Citable]:
     for group in targets_for_sql(result.rows):
         kind = "portfolio" if group.target is not None and group.target.kind == "portfolio" \
             else "account"
-        texts = tuple(_row_text(row) for row in group.rows)[:MAX_BLOCKS]
+        # Only the rows a block shows are written out; the target still covers every row.
+        texts = tuple(_row_text(row) for row in group.rows[:MAX_BLOCKS])
         citables.append(
             Citable("execute_sql", group.source, group.title, texts, group.target, kind,
                     updated_at=now)

@@ -1,0 +1,162 @@
+"""Citing a big SQL result: `targets_for_sql` and `from_sql` against plain loops over the rows.
+
+Seed 000 groups an `execute_sql` result's rows by account label and types each label's
+target from the ids its rows select. The floor is what any grouping costs: each row's id
+gathered under its label in a plain dict-of-lists loop; below it, a loop that only reads
+each row's id. Beside them, the same result from the seed's rules applied row by row (a
+slug and an id check per row, as `targets_for_sql` once did). All run side by side on the
+same rows, which come through JSON like a real result's, so no two rows share a string.
+Run: `.venv/bin/python benchmarks/bench_targets.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from webapp.citations import (
+    PORTFOLIO_SOURCE,
+    PortfolioTarget,
+    SqlGroup,
+    account_ref_from_row,
+    account_source,
+    row_label,
+    target_for_accounts,
+    targets_for_sql,
+)
+from webapp.turn import from_sql
+
+Row = Mapping[str, object]
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def account_id(number: int) -> str:
+    """Return a Plaid-shaped id (37 letters and digits), distinct for each `number`."""
+    chars = []
+    for _ in range(33):
+        number, index = divmod(number, 62)
+        chars.append(_BASE62[index])
+    return "acct" + "".join(chars)
+
+
+def transactions(count: int, accounts: int) -> list[Row]:
+    """Return `count` transaction rows over `accounts` accounts; cards share a label in pairs."""
+    names = ("Credit card", "Checking", "Savings", "Sapphire Preferred®", "Brokerage")
+    labels = [names[i % 5] if i < 10 else f"Account {i}" for i in range(accounts)]
+    rows = [
+        {"source": "plaid", "source_account_id": account_id(i % accounts),
+         "account_name": labels[i % accounts], "date": f"2026-{i % 12 + 1:02d}-{i % 28 + 1:02d}",
+         "amount": round(i * 0.37 % 500, 2), "merchant_name": f"Merchant {i % 97}",
+         "category": "FOOD_AND_DRINK"}
+        for i in range(count)
+    ]
+    return list(json.loads(json.dumps(rows)))
+
+
+def holdings(count: int) -> list[Row]:
+    """Return `count` holding rows that select no account label: the portfolio."""
+    rows = [{"ticker": f"T{i % 500}", "quantity": i % 40, "market_value": i * 1.5}
+            for i in range(count)]
+    return list(json.loads(json.dumps(rows)))
+
+
+def id_only(rows: Sequence[Row]) -> object:
+    ids = []
+    for row in rows:
+        ids.append(row.get("source_account_id"))
+    return ids
+
+
+def grouped_floor(rows: Sequence[Row]) -> object:
+    groups: dict[object, list[object]] = {}
+    for row in rows:
+        label = row.get("account_name")
+        group = groups.get(label)
+        if group is None:
+            group = groups[label] = []
+        group.append(row.get("source_account_id"))
+    return groups
+
+
+def row_by_row(rows: Sequence[Row]) -> list[SqlGroup]:
+    """Return what `targets_for_sql` does, the seed's rules applied one row at a time."""
+    groups: dict[str, tuple[str, list[Row]]] = {}
+    for row in rows:
+        label = row_label(row)
+        source = PORTFOLIO_SOURCE if label is None else account_source(label)
+        groups.setdefault(source, (label or "Your portfolio", []))[1].append(row)
+    cited = []
+    for source, (title, group) in groups.items():
+        refs = [account_ref_from_row(row) for row in group]
+        typed = tuple(ref for ref in refs if ref is not None)
+        target = (PortfolioTarget() if source == PORTFOLIO_SOURCE
+                  else target_for_accounts(typed) if len(typed) == len(refs) else None)
+        cited.append(SqlGroup(source, title, tuple(group), target))
+    return cited
+
+
+@dataclass(frozen=True)
+class Result:
+    """What `from_sql` reads from the SQL tool's result."""
+
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    truncated: bool = False
+
+
+def fastest(runs: dict[str, Callable[[], object]], rounds: int = 5) -> dict[str, float]:
+    """Time each run once per round, in turn, and return each one's fastest time in seconds.
+
+    Taking turns keeps a burst of load on a shared machine from landing on one run only.
+    """
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(taken) for name, taken in times.items()}
+
+
+SHAPES: tuple[tuple[str, Callable[[int], list[Row]]], ...] = (
+    ("12 accounts", lambda count: transactions(count, 12)),
+    ("1,000 accounts", lambda count: transactions(count, 1000)),
+    ("a row per account", lambda count: transactions(count, count)),
+    ("portfolio", holdings),
+)
+
+
+def main() -> None:
+    print("targets_for_sql beside the grouped floor, an id-only loop and the rules row by row")
+    for count in (10_000, 100_000):
+        for name, make in SHAPES:
+            rows = make(count)
+            assert targets_for_sql(rows) == row_by_row(rows)
+            t = fastest({
+                "id-only": lambda rows=rows: id_only(rows),
+                "floor": lambda rows=rows: grouped_floor(rows),
+                "fast": lambda rows=rows: targets_for_sql(rows),
+                "row by row": lambda rows=rows: row_by_row(rows),
+            })
+            print(f"{count:>7} rows, {name:<17}  targets_for_sql {t['fast'] * 1e3:7.2f} ms"
+                  f" = {t['fast'] / t['floor']:5.2f}x floor ({t['floor'] * 1e3:5.2f} ms)"
+                  f" = {t['fast'] / t['id-only']:6.2f}x id-only ({t['id-only'] * 1e3:4.2f} ms);"
+                  f" row by row {t['row by row'] / t['floor']:5.2f}x floor")
+    print("from_sql end to end: targets, then search_result blocks (at most 40 per source)")
+    for name, make in SHAPES:
+        rows = make(10_000)
+        result = Result(tuple(rows[0]), tuple(rows))
+        t = fastest({
+            "floor": lambda rows=rows: grouped_floor(rows),
+            "targets": lambda rows=rows: targets_for_sql(rows),
+            "from_sql": lambda result=result: from_sql(result, "2026-11-29T00:00:00Z"),
+        })
+        print(f"  10000 rows, {name:<17}  from_sql {t['from_sql'] * 1e3:7.2f} ms"
+              f" = {t['from_sql'] / t['floor']:5.2f}x floor ({t['floor'] * 1e3:4.2f} ms)"
+              f" = {t['from_sql'] / t['targets']:4.2f}x targets_for_sql alone")
+
+
+if __name__ == "__main__":
+    main()
