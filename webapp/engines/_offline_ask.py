@@ -19,7 +19,7 @@ from ._offline_words import STOPWORDS, amounts, stem, word_set, words, years
 
 Intent: TypeAlias = Literal[
     "small_talk", "net_worth", "debts", "utilization", "cash", "balances", "holdings",
-    "allocation", "quote", "document",
+    "allocation", "quote", "document", "spending",
 ]
 Kind: TypeAlias = Literal[
     "checking", "savings", "credit", "depository", "investment", "retirement", "mortgage",
@@ -59,7 +59,7 @@ NOT_TICKERS = word_set("""
 A I AM PM OK US USA UK EU NY NYC IRA IRAS APR APY ETF ETFS FDIC CFPB IRS FOMC PMI HELOC QM
 ATR LLC CD CDS PCE SSA SSN RMD AGI MAGI HSA FSA CFR USC TILA RESPA FHA VA ARM HOA DTI LTV CPI
 GDP FICO ATM PIN ID FAQ TV CEO AI FYI BTW ASAP IPO EPS PE NAV YTD ROI SEC FTC FED NASDAQ NYSE
-EFT ACH SIPC ESPP RSU W X Z AMEX BOFA BOA WF USAA PNC TD HSBC SOFI ETH BTC CC MY WHAT HOW
+EFT ACH SIPC ESPP RSU W X Z AMEX BOFA BOA WF USAA PNC TD HSBC SOFI CC MY WHAT HOW
 """)
 
 _SMALL_TALK = word_set("""
@@ -74,6 +74,9 @@ _DOLLAR_TICKER = re.compile(r"\$([A-Za-z]{1,5})\b")
 _AT_NAME = re.compile(r"\b(?:at|with|from)\s+((?:[A-Z][\w&.-]*\s?){1,3})")
 _QUOTE_WORDS = frozenset({"price", "trading", "trade", "trades", "quote", "stock", "share",
                           "shares", "ticker", "doing", "cost", "costs", "priced", "worth"})
+_SPENDING = re.compile(r" (expense|expenses|spend|spending|spent|transactions?|purchases|"
+                       r"bought|income|paycheck|salary|bills) ")
+_HOW_MUCH_HAVE = re.compile(r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) ")
 _PRICE_PHRASES = ("trading at", "stock price", "share price", "price of", "quote for",
                   "quote of", "stock doing", "shares doing")
 # Of those, the ones that ask for a price even about shares the user owns.
@@ -85,7 +88,8 @@ _CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = (
     ("net_worth", ("net worth", "networth", "total worth", "am i worth", "total assets",
                    "assets and liabilities", "assets minus", "how rich")),
     ("utilization", ("utilization", "utilisation", "utilized", "credit limit", "credit limits",
-                     "available credit", "of my credit", "my limit", "my limits", "using of")),
+                     "available credit", "of my credit", "my limit", "my limits", "using of",
+                     "maxed", "maxed out")),
     ("debts", ("owe", "owed", "owing", "debt", "debts", "liabilities", "pay off",
                "paying off", "outstanding")),
     ("cash", ("cash", "liquid", "how much money", "in the bank", "spendable")),
@@ -184,7 +188,7 @@ def tickers_in(text: str) -> list[str]:
     for name, ticker in COMPANIES.items():
         if re.search(rf"\b{re.escape(name)}\b", lowered) and ticker not in found:
             found.append(ticker)
-    quoting = bool(_QUOTE_WORDS & set(words(text)))
+    quoting = bool((_QUOTE_WORDS | {"have", "own", "hold", "holding"}) & set(words(text)))
     candidates = [m.upper() for m in _DOLLAR_TICKER.findall(text)]
     candidates += [m for m in _TICKER.findall(text) if m not in NOT_TICKERS
                    and (quoting or m in known)]
@@ -218,9 +222,13 @@ def _kinds(phrase: str) -> list[Kind]:
 
 def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     intents: list[Intent] = []
+    if own and _SPENDING.search(phrase):
+        return ["spending"]  # there are no transactions to answer from: say so
     for intent, cues in _CUES:
         if own and any(_has(phrase, cue) for cue in cues):
             intents.append(intent)
+    if own and _HOW_MUCH_HAVE.search(phrase) and not intents:
+        intents.append("holdings" if tickers else "balances")  # "how much ETH do I have"
     documentish = _documentish(phrase)
     if documentish and not {"net_worth", "utilization", "allocation"} & set(intents):
         # "Do I owe tax when I sell my home?" asks about a rule, not about an account.

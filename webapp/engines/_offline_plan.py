@@ -62,15 +62,13 @@ class ToolCall:
 
 
 def _named(names: tuple[str, ...]) -> str:
-    """Score a row by the question's words found in its institution's (2) or its own name (1)."""
-    parts = []
-    for word in names:
+    """Score a row: 2 when the question names its institution, 1 more when it names it."""
+    def any_word(column: str) -> str:
         # The words are [a-z0-9] only (see `words`), so they need no quoting.
-        parts.append(f"CASE WHEN ' ' || lower(institution_name) || ' ' LIKE '% {word} %' "
-                     "THEN 2 ELSE 0 END")
-        parts.append(f"CASE WHEN ' ' || lower(account_name) || ' ' LIKE '% {word} %' "
-                     "THEN 1 ELSE 0 END")
-    return "\n         + ".join(parts)
+        return " OR ".join(f"' ' || lower({column}) || ' ' LIKE '% {word} %'" for word in names)
+
+    return (f"CASE WHEN {any_word('institution_name')} THEN 2 ELSE 0 END\n"
+            f"         + CASE WHEN {any_word('account_name')} THEN 1 ELSE 0 END")
 
 
 def account_query(question: Question) -> str:

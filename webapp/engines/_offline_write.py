@@ -17,6 +17,9 @@ CAN_DO = ("your own accounts (balances, debts, net worth, cash, credit utilizati
 OUT_OF_SCOPE = f"I can't help with that. I can answer questions about {CAN_DO}."
 NOT_FOUND = ("I couldn't find an answer to that in my sources. I can answer questions about "
              f"{CAN_DO}.")
+NO_SPENDING = ("I can't see your spending: I have your account balances and holdings, not "
+               "your transactions. I can tell you what you have, what you owe, your net worth "
+               "or your credit utilization.")
 NO_TICKER = ("Which stock do you mean? Ask with its ticker symbol, for example "
              "\"What is AAPL trading at?\"")
 _FIGURES = {"net_worth": net_worth, "utilization": utilization, "debts": debts, "cash": cash,
@@ -42,6 +45,8 @@ def direct_reply(question: Question, hits: list[DocHit]) -> str:
     """The reply to a question that needs no tool: small talk, or what is out of reach."""
     if "small_talk" in question.intents:
         return small_talk(question.text)
+    if "spending" in question.intents:
+        return NO_SPENDING
     if "quote" in question.intents and not question.tickers:
         return NO_TICKER
     if "quote" in question.intents:
