@@ -1,4 +1,4 @@
-"""The CLI: `flask --app webapp init-db | seed-demo | create-token <username>`."""
+"""The CLI: `flask --app webapp init-db | seed-demo | create-token | create-user`."""
 
 from __future__ import annotations
 
@@ -131,3 +131,71 @@ def test_the_real_flask_command_line_works(tmp_path: Path) -> None:
         assert authenticate(engine, "alex", "from-env") == user
     finally:
         engine.dispose()
+
+
+def test_create_user_makes_a_user_who_signs_in_and_has_no_accounts(
+    runner: FlaskCliRunner, app: Flask
+) -> None:
+    result = runner.invoke(args=["create-user", "casey", "--password", "correct horse"])
+    assert result.exit_code == 0, result.output
+    assert "casey" in result.output and "correct horse" not in result.output
+    engine = get_engine(app)
+    user = authenticate(engine, "casey", "correct horse")
+    assert user is not None and user.username == "casey"
+    assert authenticate(engine, "casey", "wrong horse") is None
+    assert list_accounts(engine, user.id) == []
+    demo = authenticate(engine, "demo", "demo")
+    assert demo is not None and len(list_accounts(engine, demo.id)) == 9  # Others keep theirs.
+
+
+def test_create_user_asks_for_the_password_twice_without_showing_it(
+    runner: FlaskCliRunner, app: Flask
+) -> None:
+    typed = "first try\nmistyped\nin secret\nin secret\n"
+    result = runner.invoke(args=["create-user", "robin"], input=typed)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Password") >= 2 and "do not match" in result.output
+    assert "secret" not in result.output and "try" not in result.output
+    engine = get_engine(app)
+    assert authenticate(engine, "robin", "in secret") is not None
+    assert authenticate(engine, "robin", "first try") is None
+
+
+def test_create_user_refuses_a_taken_username(runner: FlaskCliRunner, app: Flask) -> None:
+    result = runner.invoke(args=["create-user", "demo", "--password", "another"])
+    assert result.exit_code != 0
+    assert "A user named 'demo' already exists." in result.output
+    assert "Traceback" not in result.output
+    engine = get_engine(app)
+    assert authenticate(engine, "demo", "demo") is not None  # Untouched.
+    assert authenticate(engine, "demo", "another") is None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["create-user", ""], "'' is not a username"),
+     (["create-user", "has space"], "'has space' is not a username"),
+     (["create-user", "x" * 65], "is not a username"),
+     (["create-user", "ünïcode", "--password", "pw"], "is not a username"),
+     (["create-user"], "Missing argument"),
+     (["create-user", "casey", "--password", ""], "The password must not be empty."),
+     (["create-user", "casey", "--password", "p" * 1025], "The password was refused")],
+    ids=["empty", "space", "too-long", "non-ascii", "no-username", "empty-password",
+         "long-password"],
+)
+def test_create_user_errors_are_clear_and_come_before_the_prompt(
+    runner: FlaskCliRunner, app: Flask, args: list[str], message: str
+) -> None:
+    result = runner.invoke(args=args, input="")
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Password" not in result.output and "Traceback" not in result.output
+    with get_engine(app).connect() as connection:
+        count = connection.execute(sa.text("SELECT count(*) FROM users")).scalar_one()
+    assert count == 2
+
+
+def test_create_user_on_a_new_database_creates_the_schema(empty_app: Flask) -> None:
+    result = empty_app.test_cli_runner().invoke(args=["create-user", "casey", "--password", "pw"])
+    assert result.exit_code == 0, result.output
+    assert authenticate(get_engine(empty_app), "casey", "pw") is not None

@@ -1,5 +1,5 @@
-"""The store as a Flask extension: one engine per app, and the `init-db`, `seed-demo` and
-`create-token` commands (`flask --app webapp ...`)."""
+"""The store as a Flask extension: one engine per app, and the `init-db`, `seed-demo`,
+`create-token` and `create-user` commands (`flask --app webapp ...`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,18 @@ import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 
 from ._demo import seed_demo
 from ._engine import DatabaseURLError, create_store_engine
 from ._migrate import upgrade_database
-from ._users import UnknownUserError, create_api_token
+from ._users import (
+    InvalidUsernameError,
+    UnknownUserError,
+    create_api_token,
+    create_user,
+    is_valid_username,
+)
 
 _EXTENSION = "webapp.store"
 _lock = threading.Lock()
@@ -78,8 +85,46 @@ def create_token_command(username: str) -> None:
     click.echo(token)
 
 
+def _username(ctx: click.Context, param: click.Parameter, username: str) -> str:
+    # Checked as the argument is read, so a bad name fails before the password prompt.
+    if not is_valid_username(username):
+        raise click.BadParameter(
+            f"{username!r} is not a username: use 1-64 letters, digits, '_', '.' or '-'."
+        )
+    return username
+
+
+@click.command("create-user")
+@click.argument("username", callback=_username)
+@click.option(
+    "--password",
+    prompt=True,
+    hide_input=True,
+    confirmation_prompt=True,
+    help="The new user's password; asked for (twice, hidden) when not given.",
+)
+@with_appcontext
+def create_user_command(username: str, password: str) -> None:
+    """Create USERNAME, an ordinary user with no accounts, who signs in with the password."""
+    if not password:
+        raise click.ClickException("The password must not be empty.")
+    engine = _engine_or_fail()
+    upgrade_database(engine)
+    try:
+        user = create_user(engine, username, password)
+    except InvalidUsernameError:
+        raise click.ClickException(f"{username!r} is not a username.") from None
+    except IntegrityError:
+        # The only unique value given here is the username (the clerk id is 112 random bits).
+        raise click.ClickException(f"A user named {username!r} already exists.") from None
+    except ValueError as exc:  # A password over 1024 characters, or one UTF-8 cannot encode.
+        raise click.ClickException(f"The password was refused: {exc}.") from None
+    click.echo(f"Created user {user.username!r}; sign in with the password given.")
+
+
 def init_app(app: Flask) -> None:
     """Register the store's CLI commands on `app`; the engine is made lazily on first use."""
     app.cli.add_command(init_db_command)
     app.cli.add_command(seed_demo_command)
     app.cli.add_command(create_token_command)
+    app.cli.add_command(create_user_command)
