@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import threading
+import time
+from collections.abc import Callable
 from contextlib import ExitStack, closing
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -19,6 +22,7 @@ from tests.support.gunicorn import Server, gunicorn
 from webapp.store import create_api_token, create_store_engine, seed_demo, upgrade_database
 
 QUESTION = "What do I owe on my credit cards?"
+T = TypeVar("T")
 
 
 def _token(url: str, username: str = "demo") -> str:
@@ -188,3 +192,48 @@ def _streamed_text(events: list[ServerSentEvent]) -> str:
             parts.append(obj.get("content", ""))
     return "".join(parts)
 
+
+@pytest.mark.parametrize("signal_name", ["SIGHUP", "SIGTERM"])
+def test_a_deploy_mid_turn_with_no_reader_still_completes_the_answer(
+        tmp_path: Path, seeded_sqlite_template: Path, signal_name: str) -> None:
+    # SIGHUP: gunicorn reloads its workers. SIGTERM: the server stops and a new one starts.
+    url = _sqlite(tmp_path, seeded_sqlite_template)
+    final = "Your cards: $1,842.17 at American Express and $2,940.00 at Chase."
+    with FakeClaude([_stalling_reply(60), text_reply((final, []))]) as fake, \
+            ExitStack() as stack:
+        # A lease far longer than the wait: only the exiting worker's hand-over can pass.
+        env = _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url,
+                   TURN_LEASE_SECONDS="300")
+        server = stack.enter_context(gunicorn(env, tmp_path, name="before"))
+        token = _token(url)
+        client = stack.enter_context(_client(server, token))
+        session_id, _ = _ask(client)
+        _wait_for(lambda: len(fake.requests) == 1)  # the turn is running, nobody reads it
+        if signal_name == "SIGHUP":
+            server.process.send_signal(signal.SIGHUP)
+            after = server
+        else:
+            server.stop()
+            after = stack.enter_context(gunicorn(env, tmp_path, name="after"))
+        with _client(after, token) as again:
+            stored = _wait_for(lambda: _finished(again, session_id))
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[-1]["status"] == "complete" and stored[-1]["content"] == final
+
+
+def _finished(client: httpx.Client, session_id: str) -> list[dict[str, Any]] | None:
+    try:
+        messages: list[dict[str, Any]] = client.get(
+            f"/api/chat/sessions/{session_id}").json()["messages"]
+    except httpx.HTTPError:
+        return None  # the server is between workers
+    return messages if messages[-1]["status"] != "running" else None
+
+
+def _wait_for(check: Callable[[], T], timeout: float = 60) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := check():
+            return result
+        time.sleep(0.1)
+    raise AssertionError("gave up waiting")

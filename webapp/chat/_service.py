@@ -110,6 +110,16 @@ class _DatabaseSink:
         self.close()
         self.service.announce(self.message_id)
 
+    def hand_over(self) -> None:
+        """Stop writing and release the lease, for another worker to resume the turn."""
+        self._failure = LeaseLost()
+        self.close()
+        try:
+            with self._writing:  # after any batch in flight, which would renew the lease
+                store.release_lease(self.service.engine, self.message_id, self.owner)
+        except Exception:
+            log.exception("could not hand a turn over; its lease will run out instead")
+
     def close(self) -> None:
         """Stop the background flusher (the turn has ended, one way or another)."""
         self._closed.set()
@@ -154,6 +164,7 @@ class ChatService:
         self.wakeups = Wakeups()
         self.listener = listener
         self._threads: set[threading.Thread] = set()
+        self._sinks: set[_DatabaseSink] = set()
         self._lock = threading.Lock()
         self._swept = False
         self._stop = threading.Event()
@@ -199,8 +210,17 @@ class ChatService:
             thread.start()
 
     def stop_background(self) -> None:
-        """Stop the sweeper and the listener (shutdown and tests)."""
+        """Stop the sweeper and the listener, and hand this process's running turns over.
+
+        A worker that exits (a deploy's `SIGHUP`, `SIGTERM`) releases each lease it holds
+        instead of letting it run out, so a live worker's next sweep resumes the turn from
+        its checkpoint within seconds; the runner here is refused its next write.
+        """
         self._stop.set()
+        with self._lock:
+            sinks = list(self._sinks)
+        for sink in sinks:
+            sink.hand_over()
         for thread in self._background:
             thread.join(5)
 
@@ -263,6 +283,7 @@ class ChatService:
                                   name=f"turn-{message_id[:8]}", daemon=True)
         with self._lock:
             self._threads.add(thread)
+            self._sinks.add(sink)
         thread.start()
 
     def _run(self, user_id: int, sink: _DatabaseSink, checkpoint: dict[str, Any]) -> None:
@@ -286,6 +307,7 @@ class ChatService:
             model.close()
             with self._lock:
                 self._threads.discard(threading.current_thread())
+                self._sinks.discard(sink)
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait for this process's running turns (tests and shutdown)."""

@@ -364,6 +364,15 @@ def finish_message(engine: Engine, message_id: str, owner: str, *, status: str, 
     write(engine, work)
 
 
+def release_lease(engine: Engine, message_id: str, owner: str) -> None:
+    """Give up `owner`'s lease at once, so the next sweep of any worker takes the turn over."""
+    write(engine, lambda conn: conn.execute(
+        ai_chat_logs.update()
+        .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.lease_owner == owner,
+               ai_chat_logs.c.status == "running")
+        .values(lease_until=now() - timedelta(seconds=1))))
+
+
 def renew_lease(engine: Engine, message_id: str, owner: str, lease: timedelta) -> None:
     """Extend `owner`'s lease on a running answer; LeaseLost if it is not the owner."""
     write(engine, lambda conn: _hold(conn, message_id, owner, lease))
