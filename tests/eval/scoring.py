@@ -21,7 +21,7 @@ from flask import Flask
 from tests.support.apps import ApiClient, api_client, idle_after, make_app
 from webapp.citations import target_to_json
 from webapp.packets import PacketStream, select_sources
-from webapp.store import authenticate, get_engine, list_accounts
+from webapp.store import authenticate, close_engine, get_engine, list_accounts
 from webapp.tools import READER_TOOLS, DocumentRead, read_document
 from webapp.turn import from_document
 
@@ -85,8 +85,9 @@ def load_questions(path: Path = QUESTIONS) -> list[Question]:
 class Evaluator:
     """An app on a fresh seeded database, and what each demo user's accounts are called."""
 
-    def __init__(self, folder: Path) -> None:
-        self.app: Flask = make_app(folder)
+    def __init__(self, folder: Path, database_url: str | None = None) -> None:
+        self.app: Flask = make_app(folder, **({"DATABASE_URL": database_url}
+                                              if database_url else {}))
         self.clients: dict[str, ApiClient] = {u: api_client(self.app, u) for u in USERS}
         engine = get_engine(self.app)
         self.accounts: dict[str, list[dict[str, Any]]] = {}
@@ -94,6 +95,12 @@ class Evaluator:
             user = authenticate(engine, username, "demo")
             assert user is not None
             self.accounts[username] = [dict(a) for a in list_accounts(engine, user.id)]
+
+    def close(self) -> None:
+        """Wait for background turns, then release the app's database connections."""
+        with idle_after(self.app):
+            pass
+        close_engine(self.app)
 
     def ask(self, question: Question) -> Answer:
         """Ask through the API on a new session; wait for the whole answer."""
@@ -179,5 +186,8 @@ def document_citation(document: str) -> tuple[str, dict[str, Any] | None]:
 def evaluate(folder: Path, questions: list[Question] | None = None) -> Iterator[Verdict]:
     """Judge every question (or those given) on one fresh app, in order."""
     evaluator = Evaluator(folder)
-    for question in questions if questions is not None else load_questions():
-        yield evaluator.judge(question)
+    try:
+        for question in questions if questions is not None else load_questions():
+            yield evaluator.judge(question)
+    finally:
+        evaluator.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,10 @@ QUESTIONS = load_questions()
 
 
 @pytest.fixture(scope="module")
-def evaluator(tmp_path_factory: pytest.TempPathFactory) -> Evaluator:
-    return Evaluator(tmp_path_factory.mktemp("eval"))
+def evaluator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Evaluator]:
+    evaluator = Evaluator(tmp_path_factory.mktemp("eval"))
+    yield evaluator
+    evaluator.close()
 
 
 def test_the_set_covers_every_intent_and_both_users() -> None:
@@ -34,7 +37,19 @@ def test_the_answer_is_correct(evaluator: Evaluator, question: Question) -> None
     assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
 
 
-def test_a_wrong_answer_fails(evaluator: Evaluator, tmp_path: Path) -> None:
+@pytest.mark.postgres
+def test_every_answer_is_correct_on_postgresql(pg_url: str, tmp_path: Path) -> None:
+    # The same questions where the queries run as a read-only role under row-level security.
+    evaluator = Evaluator(tmp_path, pg_url)
+    try:
+        wrong = [(v.question.ask, v.problems) for v in map(evaluator.judge, QUESTIONS)
+                 if not v.correct]
+    finally:
+        evaluator.close()
+    assert wrong == []
+
+
+def test_a_wrong_answer_fails(evaluator: Evaluator) -> None:
     # The scorer itself: a question asking for a figure the data does not hold must fail,
     # as must one whose citation is of another account.
     wrong = Question("demo", "account", "What is my Chase checking balance?",
