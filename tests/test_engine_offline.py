@@ -11,7 +11,7 @@ import pytest
 from webapp.engines import MessageAccumulator, ModelRequest, OfflineEngine
 from webapp.engines._offline_ask import is_small_talk, tickers_in, understand
 from webapp.engines._offline_cite import Result
-from webapp.engines._offline_figures import debts, net_worth, rows_of, utilization
+from webapp.engines._offline_figures import balances, debts, net_worth, rows_of, utilization
 from webapp.engines._offline_library import Library, LibraryDoc, library
 from webapp.engines._offline_markets import quote
 from webapp.engines._offline_plan import account_query, plan
@@ -280,6 +280,15 @@ def test_net_worth_says_what_it_counts_and_never_prints_null() -> None:
     assert "- Property: $300,000.00 (Home)" in text
     assert "Not counted, with no balance on record: Old at Bank." in text
     assert "null" not in text and "None" not in text
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("What do I have at Vanguard?", "You have no accounts at Vanguard among your linked accounts."),
+    ("What's my mortgage balance?", "You have no mortgage among your linked accounts."),
+    ("What are my balances?", "You have no accounts linked yet, so there are no balances to show."),
+])
+def test_no_rows_is_said_plainly(question: str, answer: str) -> None:
+    assert balances(understand(question), []) == [(answer, [])]
 
 
 def test_utilization_divides_what_is_owed_by_the_limits() -> None:

@@ -114,7 +114,7 @@ def _none_found(question: Question) -> Block:
                 if not what else f"You have no {what} at {where} among your linked accounts.", [])
     if what:
         return (f"You have no {what} among your linked accounts.", [])
-    return ("I found no accounts of that kind among your linked accounts.", [])
+    return ("You have no accounts linked yet, so there are no balances to show.", [])
 
 
 def _by_extreme(question: Question, rows: list[Row]) -> list[Row]:
@@ -129,8 +129,8 @@ def debts(question: Question, rows: list[Row]) -> list[Block]:
     owed = [row for row in rows if row.owed] or rows
     if not rows:
         return [_none_found(question) if question.kinds or question.institutions else
-                ("You owe nothing on the accounts you have linked: none of them is a credit card "
-                 "or a loan.", [])]
+                ("I found no credit cards or loans among your linked accounts, so there is "
+                 "nothing owed to show.", [])]
     total = _total(owed)
     cards = all(row.kind == "credit" for row in owed)
     noun = count_of(len(owed), "credit card" if cards else "account")
