@@ -257,7 +257,7 @@ def test_debts_total_then_each_card_citing_its_row() -> None:
     cards = row_result(0, "silvia://your-account/credit-card", card("Credit card", "Amex", 100.5),
                        card("Credit card", "Citi", 20))
     blocks = debts(understand("What do I owe?"), rows_of([cards]))
-    assert blocks[0][0] == "In total you owe $120.50 across two credit cards:\n"
+    assert blocks[0][0] == "In total you owe $120.50 across two credit cards.\n"
     assert [c["start_block_index"] for c in blocks[0][1]] == [0, 1]
     # One line per cited label: "Credit card" is both cards, each figure citing its own row.
     assert blocks[1][0] == "- Credit card: $100.50 at Amex and $20.00 at Citi\n"
@@ -289,6 +289,16 @@ def test_net_worth_says_what_it_counts_and_never_prints_null() -> None:
 ])
 def test_no_rows_is_said_plainly(question: str, answer: str) -> None:
     assert balances(understand(question), []) == [(answer, [])]
+
+
+def test_an_amount_in_the_question_is_set_against_the_figure() -> None:
+    savings = row_result(0, "silvia://your-account/savings", {
+        "account_name": "Savings", "institution_name": "Chase", "account_type": "depository",
+        "account_subtype": "savings", "current_balance": 18250, "currency": "USD"})
+    (lead, versus) = balances(understand("Do I have $20,000 in savings?"), rows_of([savings]))
+    assert lead[0] == "Savings at Chase has a balance of $18,250.00."
+    assert versus[0] == "That is $1,750.00 short of the $20,000.00 you asked about."
+    assert versus[1] == lead[1]  # the comparison cites the same row
 
 
 def test_utilization_divides_what_is_owed_by_the_limits() -> None:
@@ -352,6 +362,12 @@ def test_the_answer_leads_with_the_figure_asked_for_and_cites_its_passage() -> N
     text, (citation, *_) = blocks[0]
     assert text.startswith("Aim for a fund of three to six months of expenses.")
     assert (citation["start_block_index"], citation["end_block_index"]) == (1, 2)
+
+
+def test_abbreviations_do_not_end_a_sentence() -> None:
+    source = document("Series I bonds are U.S. Treasury bonds. Apple Inc. sells phones.")
+    assert [u.text for u in units_of(source)] == [
+        "Series I bonds are U.S. Treasury bonds.", "Apple Inc. sells phones."]
 
 
 def test_a_sentence_opening_with_it_keeps_the_one_before() -> None:

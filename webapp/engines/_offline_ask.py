@@ -76,7 +76,8 @@ _QUOTE_WORDS = frozenset({"price", "trading", "trade", "trades", "quote", "stock
                           "shares", "ticker", "doing", "cost", "costs", "priced", "worth"})
 _SPENDING = re.compile(r" (expense|expenses|spend|spending|spent|transactions?|purchases|"
                        r"bought|income|paycheck|salary|bills) ")
-_HOW_MUCH_HAVE = re.compile(r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) ")
+_HOW_MUCH_HAVE = re.compile(r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) |"
+                            r" do (i|we) (have|own|hold) (?!to )")
 _PRICE_PHRASES = ("trading at", "stock price", "share price", "price of", "quote for",
                   "quote of", "stock doing", "shares doing")
 # Of those, the ones that ask for a price even about shares the user owns.

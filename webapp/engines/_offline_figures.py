@@ -70,6 +70,11 @@ class Row:
         shown = self.balance if value is None else value
         return "no balance on record" if shown is None else money(shown, self.currency)
 
+    @property
+    def owes(self) -> str:
+        """The amount owed on a credit or loan account, as a positive figure."""
+        return self.amount(abs(self.balance) if self.balance is not None else None)
+
 
 def rows_of(results: Iterable[Result]) -> list[Row]:
     """Return every row of this turn's SQL results, in the order they were written."""
@@ -105,14 +110,12 @@ def _lines(rows: list[Row], say: Callable[[Row], str] | None = None) -> list[Blo
 
 
 def _none_found(question: Question) -> Block:
-    what = join_words([_KIND_NOUNS[k] for k in question.kinds]) if question.kinds else ""
-    if question.institutions:
-        where = join_words([name.title() if name.islower() else name
-                            for name in question.institutions])
-        noun = f"{what} " if what else ""
-        return (f"You have no {noun}accounts at {where} among your linked accounts."
-                if not what else f"You have no {what} at {where} among your linked accounts.", [])
-    if what:
+    what = join_words([_KIND_NOUNS[k] for k in question.kinds]) or "accounts"
+    where = join_words([name.title() if name.islower() else name
+                        for name in question.institutions])
+    if where:
+        return (f"You have no {what} at {where} among your linked accounts.", [])
+    if question.kinds:
         return (f"You have no {what} among your linked accounts.", [])
     return ("You have no accounts linked yet, so there are no balances to show.", [])
 
@@ -120,8 +123,34 @@ def _none_found(question: Question) -> Block:
 def _by_extreme(question: Question, rows: list[Row]) -> list[Row]:
     if question.extreme is None or len(rows) < 2:
         return rows
-    key = sorted(rows, key=lambda r: abs(r.balance or 0.0), reverse=question.extreme == "most")
-    return key
+    return sorted(rows, key=lambda r: abs(r.balance or 0.0), reverse=question.extreme == "most")
+
+
+def _extreme(question: Question, ranked: list[Row]) -> list[Block]:
+    """Lead with the account the question singles out ("the highest balance"), if it does."""
+    if question.extreme is None or len(ranked) < 2:
+        return []
+    top = ranked[0]
+    word = "highest" if question.extreme == "most" else "lowest"
+    return [(f"{top.label} has the {word} balance: {top.owes if top.owed else top.amount()}.",
+             [top.cite])]
+
+
+def _versus(question: Question, total: float, rows: list[Row]) -> list[Block]:
+    """Set a figure against the amount the question names ("Do I have $20,000 in savings?")."""
+    if not question.amounts:
+        return []
+    asked = question.amounts[0]
+    gap = total - asked
+    relation = "exactly" if not gap else (f"{money(abs(gap))} more than" if gap > 0 else
+                                          f"{money(abs(gap))} short of")
+    return [(f"That is {relation} the {money(asked)} you asked about.", _cites(rows))]
+
+
+def _listed(sentences: list[Block], lines: list[Block]) -> list[Block]:
+    """End the sentences' paragraph where the list of accounts starts."""
+    *head, (text, cites) = sentences
+    return [*head, (text + "\n", cites), *lines]
 
 
 def debts(question: Question, rows: list[Row]) -> list[Block]:
@@ -132,20 +161,16 @@ def debts(question: Question, rows: list[Row]) -> list[Block]:
                 ("I found no credit cards or loans among your linked accounts, so there is "
                  "nothing owed to show.", [])]
     total = _total(owed)
-    cards = all(row.kind == "credit" for row in owed)
-    noun = count_of(len(owed), "credit card" if cards else "account")
     if len(owed) == 1:
         (row,) = owed
-        return [(f"You owe {row.amount(abs(row.balance or 0.0))} on {row.label}.", [row.cite])]
+        return [(f"You owe {row.owes} on {row.label}.", [row.cite]),
+                *_versus(question, total, owed)]
+    cards = all(row.kind == "credit" for row in owed)
+    noun = count_of(len(owed), "credit card" if cards else "account")
     ranked = _by_extreme(question, owed)
-    blocks: list[Block] = []
-    if question.extreme:
-        top = ranked[0]
-        word = "highest" if question.extreme == "most" else "lowest"
-        blocks.append((f"{top.label} has the {word} balance: {top.amount(abs(top.balance or 0))}.",
-                       [top.cite]))
-    blocks.append((f"In total you owe {money(total)} across {noun}:\n", _cites(owed)))
-    return blocks + _lines(ranked, lambda r: r.amount(abs(r.balance or 0.0)))
+    return _listed([*_extreme(question, ranked),
+                    (f"In total you owe {money(total)} across {noun}.", _cites(owed)),
+                    *_versus(question, total, owed)], _lines(ranked, lambda r: r.owes))
 
 
 def cash(question: Question, rows: list[Row]) -> list[Block]:
@@ -156,9 +181,10 @@ def cash(question: Question, rows: list[Row]) -> list[Block]:
     total = _total(rows)
     if len(rows) == 1:
         (row,) = rows
-        return [(f"You have {row.amount()} in {row.label}.", [row.cite])]
-    return [(f"You have {money(total)} in cash across {count_of(len(rows), 'account')}:\n",
-             _cites(rows)), *_lines(rows)]
+        return [(f"You have {row.amount()} in {row.label}.", [row.cite]),
+                *_versus(question, total, rows)]
+    return _listed([(f"You have {money(total)} in cash across {count_of(len(rows), 'account')}.",
+                     _cites(rows)), *_versus(question, total, rows)], _lines(rows))
 
 
 def net_worth(question: Question, rows: list[Row]) -> list[Block]:
@@ -180,7 +206,7 @@ def net_worth(question: Question, rows: list[Row]) -> list[Block]:
             names = join_words([r.label for r in members])
             blocks.append((f"- {title}: {money(_total(members))} ({names})\n", _cites(members)))
     if owed:
-        names = join_words([f"{r.label} {r.amount(abs(r.balance or 0.0))}" for r in owed])
+        names = join_words([f"{r.label} {r.owes}" for r in owed])
         blocks.append((f"- Debts: {money(_total(owed))} ({names})\n", _cites(owed)))
     missing = [row for row in rows if row.balance is None]
     if missing:
@@ -206,11 +232,10 @@ def utilization(question: Question, rows: list[Row]) -> list[Block]:
 
     def say(row: Row) -> str:
         limit = number(row.get("credit_limit"))
-        owed = abs(row.balance or 0.0)
         if not limit:
-            return f"{money(owed, row.currency)} owed, no credit limit on record"
-        return f"{money(owed, row.currency)} of {money(limit, row.currency)} " \
-               f"({percent(owed, limit)})"
+            return f"{row.owes} owed, no credit limit on record"
+        return f"{row.owes} of {money(limit, row.currency)} " \
+               f"({percent(abs(row.balance or 0.0), limit)})"
 
     if len(cards) > 1 or not limited:
         blocks += _lines(_by_extreme(question, cards), say)
@@ -223,33 +248,26 @@ def balances(question: Question, rows: list[Row]) -> list[Block]:
         return [_none_found(question)]
     if all(row.owed for row in rows) and (question.kinds or not question.names):
         return debts(question, rows)
+    assets = [row for row in rows if not row.owed]
+    owed = [row for row in rows if row.owed]
     if len(rows) == 1:
         (row,) = rows
         if row.owed:
-            return [(f"You owe {row.amount(abs(row.balance or 0.0))} on {row.label}.",
-                     [row.cite])]
+            return [(f"You owe {row.owes} on {row.label}.", [row.cite])]
         verb = "is valued at" if row.kind == "property" else "has a balance of"
-        return [(f"{row.label} {verb} {row.amount()}.", [row.cite])]
+        return [(f"{row.label} {verb} {row.amount()}.", [row.cite]),
+                *_versus(question, _total(rows), rows)]
     ranked = _by_extreme(question, rows)
     places = {row.get("institution_name") for row in rows}
-    assets = [row for row in rows if not row.owed]
-    owed = [row for row in rows if row.owed]
     where = f" at {places.pop()}" if len(places) == 1 and None not in places else ""
-    lead = f"You have {count_of(len(rows), 'account')}{where}"
     parts = []
     if assets:
         parts.append(f"{money(_total(assets))} in {'them' if not owed else 'assets'}")
     if owed:
         parts.append(f"{money(_total(owed))} owed on {count_of(len(owed), 'card')}"
                      if all(r.kind == "credit" for r in owed) else f"{money(_total(owed))} owed")
-    blocks: list[Block] = []
-    if question.extreme:
-        top = ranked[0]
-        word = "highest" if question.extreme == "most" else "lowest"
-        blocks.append((f"{top.label} has the {word} balance: {top.amount()}.", [top.cite]))
-    blocks.append((f"{lead}, with {join_words(parts)}:\n", _cites(rows)))
-
-    def say(row: Row) -> str:
-        return f"{row.amount(abs(row.balance or 0.0))} owed" if row.owed else row.amount()
-
-    return blocks + _lines(ranked, say)
+    return _listed([*_extreme(question, ranked),
+                    (f"You have {count_of(len(rows), 'account')}{where}, with "
+                     f"{join_words(parts)}.", _cites(rows)),
+                    *_versus(question, _total(assets), assets)],
+                   _lines(ranked, lambda r: f"{r.owes} owed" if r.owed else r.amount()))

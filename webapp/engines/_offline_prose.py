@@ -19,6 +19,8 @@ from ._offline_words import STOPWORDS, SYNONYMS, stem, stems, word_set, words
 MAX_SUPPORT = 2
 MAX_CHARS = 900
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'$])")
+# Abbreviations whose period does not end a sentence ("U.S. Treasury", "Apple Inc. shares").
+_ABBREVIATION = re.compile(r"(?:\b[A-Z]\.[A-Z]\.|\b(?:e\.g|i\.e|etc|Inc|No|vs|Mr|Ms|Dr|St|Co))\.?$")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
 _AMOUNT = re.compile(r"\$\s?\d|\d\s?%|\b\d[\d,.]*\s*(?:percent|miles)\b", re.IGNORECASE)
 _NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixty|ninety)"
@@ -94,6 +96,17 @@ def _table_rows(lines: list[str]) -> Iterator[tuple[str, str]]:
         yield _clean(f"{cells[0]}: {rest}"), " ".join(header)
 
 
+def _sentences(text: str) -> list[str]:
+    """Split text into sentences, keeping "U.S." and "Inc." inside theirs."""
+    sentences: list[str] = []
+    for piece in _SENTENCE_END.split(text):
+        if sentences and _ABBREVIATION.search(sentences[-1]):
+            sentences[-1] += " " + piece
+        else:
+            sentences.append(piece)
+    return sentences
+
+
 def _units(paragraph: str) -> Iterator[tuple[str, str]]:
     """Split a paragraph into what can be quoted alone (sentences, list items, table rows),
     each with the lead-in or header it sits under."""
@@ -118,8 +131,7 @@ def _units(paragraph: str) -> Iterator[tuple[str, str]]:
         lead_in = _LEAD_IN.match(item)
         context = lead_in[1] if lead_in else ""
         mark = (lead_in[2] or lead_in[3]).replace(".", ":") if lead_in else ""
-        for order, sentence in enumerate(_SENTENCE_END.split(item[lead_in.end():] if lead_in
-                                                             else item)):
+        for order, sentence in enumerate(_sentences(item[lead_in.end():] if lead_in else item)):
             if len(sentence) > 3:
                 # A bold lead-in ("Write to the address.") belongs to its first sentence.
                 shown = f"{context}{mark} {sentence}" if context and not order else sentence
