@@ -341,7 +341,7 @@ def test_a_quote_says_when_it_is_from_and_whether_it_is_live() -> None:
 def document(*texts: str, title: str = "Guide") -> Source:
     return Source(Result("read_tax_authority", 0, {
         "source": "https://x.gov/a", "title": title,
-        "content": [{"type": "text", "text": t} for t in texts]}), 0, 1.0)
+        "content": [{"type": "text", "text": t} for t in texts]}), 0)
 
 
 def test_lists_tables_and_lead_ins_become_sentences_and_notes_are_skipped() -> None:

@@ -2,9 +2,10 @@
 it, each citing the passage it comes from.
 
 The documents come ranked by the library; within them, each sentence, list item or table
-row is scored by the question's words it contains (rare words count more), with a bonus
-for figures when the question asks how much, how long or when, for a definition when it
-asks what something is, and for the passages the library ranked best.
+row is scored by the question's words it contains (rare words count more; its section's
+heading and the document's title count a little), with a bonus for figures when the
+question asks how much, how long or when, for a definition when it asks what something is,
+for a step when it asks how to, and for the passages and documents the library ranked best.
 """
 
 from __future__ import annotations
@@ -45,11 +46,10 @@ _PRONOUN = re.compile(r"^(?:It|Its|This|These|They|Their|That|Those|Both|Such)\b
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """A document to answer from: its tool result, its place and weight in the ranking."""
+    """A document to answer from: its tool result and its place in the library's ranking."""
 
     result: Result
     rank: int
-    weight: float  # its library score relative to the best document's (1.0 for the best)
     passages: tuple[str, ...] = ()  # the passages the library ranked best, best first
 
 

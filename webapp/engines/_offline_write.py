@@ -56,7 +56,6 @@ def direct_reply(question: Question, hits: list[DocHit]) -> str:
 
 def _documents(question: Question, results: list[Result], hits: list[DocHit],
                library: Library) -> list[Block]:
-    top = hits[0].score if hits else 1.0
     sources = []
     for result in results:
         doc = library.find(result.tool if result.tool.startswith("read_") else None,
@@ -64,8 +63,7 @@ def _documents(question: Question, results: list[Result], hits: list[DocHit],
         place = next((i for i, hit in enumerate(hits) if doc is not None and hit.doc == doc),
                      len(hits))
         hit = hits[place] if place < len(hits) else None
-        sources.append(Source(result, place, hit.score / top if hit else 0.5,
-                              hit.passages if hit else ()))
+        sources.append(Source(result, place, hit.passages if hit else ()))
     sources.sort(key=lambda source: source.rank)
     # Beside the user's own figures, the documents answer the rest: "rebalance", not "portfolio".
     asked = question.text if not question.advice else \
