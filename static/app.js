@@ -1,5 +1,5 @@
 /* Small behaviours on top of htmx: Enter to send, the sources sheet, notices, announcements,
-   scrolling, and answers whose stream is lost. */
+   scrolling, the patches of a streaming answer, and answers whose stream is lost. */
 (function () {
   "use strict";
 
@@ -186,11 +186,52 @@
     if (target instanceof HTMLDialogElement && target.open) target.close();
   });
 
+  // While an answer streams, `patch` events redraw only its open blocks (the last ones, still
+  // growing) and settle the blocks that can no longer change: those are drawn once, in
+  // `.answer-settled`. The data is "BASE KEEP SETTLE HTML": keep KEEP characters of the open
+  // blocks' HTML last sent (BASE long), add HTML, then settle the first SETTLE characters
+  // (webapp/web/_stream.py). A patch that does not fit is skipped; the final `answer` event
+  // draws the whole answer anyway.
+  function patch(article, data) {
+    var body = article.querySelector(".answer-body.is-streaming");
+    var head = /^(\d+) (\d+) (\d+) /.exec(data);
+    if (!body || !head) return;
+    var sent = typeof body.openHtml === "string" ? body.openHtml : "";
+    var keep = Number(head[2]);
+    var settle = Number(head[3]);
+    if (keep > 0 && sent.length !== Number(head[1])) return;
+    var html = sent.slice(0, keep) + data.slice(head[0].length);
+    var settled = body.querySelector(":scope > .answer-settled");
+    if (settle > 0) {
+      if (!settled) {
+        settled = document.createElement("div");
+        settled.className = "answer-settled";
+        body.prepend(settled);
+      }
+      settled.insertAdjacentHTML("beforeend", html.slice(0, settle));
+    }
+    while (body.lastChild && body.lastChild !== settled) body.lastChild.remove();
+    body.openHtml = html.slice(settle);
+    body.insertAdjacentHTML("beforeend", body.openHtml);
+  }
+
+  var patched = new WeakSet();
+
   document.addEventListener("htmx:sseOpen", function (event) {
     var article = event.detail.elt || event.target;
+    var source = event.detail.source;
     streaming.add(article);
     failures.delete(article);
     showBusy();
+    // The same source opens again after the browser reconnects it: listen to it once.
+    if (source && !patched.has(source)) {
+      patched.add(source);
+      source.addEventListener("patch", function (message) {
+        var stick = nearBottom();
+        patch(article, message.data);
+        if (stick) scrollToEnd();
+      });
+    }
   });
 
   document.addEventListener("htmx:sseClose", function (event) {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from webapp.packets import PacketStream, ProcessedMessageState, SearchDoc
 from webapp.web._render import (
     FILE_NOTICE,
     account_labeler,
+    answer_text,
     answer_view,
     opener_for,
     sources_view,
@@ -422,3 +424,40 @@ def test_an_inline_chooser_opens_only_once_the_answer_is_finished(streaming: boo
 )
 def test_row_text_of_fields_reads_as_labels(text: str, shown: str) -> None:
     assert soup(str(snippet(text))).get_text() == shown
+
+
+# While an answer streams: its text from an offset, and settled blocks drawn apart.
+
+
+def test_answer_text_from_an_offset_keeps_the_answers_citation_numbers() -> None:
+    docs = [wire_doc("a", link="https://a.example/"), wire_doc("b", link="https://b.example/")]
+    text = "First [[1]]().\n\nSecond [[2]]() and [[1]]()."
+    state = state_of(text, docs, [(1, "a"), (2, "b")], complete=False)
+    part, _ = answer_text(state, MID, None, streaming=True, start=text.index("Second"))
+    page = soup(str(part.html()))
+    assert page.get_text().startswith("Second") and "First" not in page.get_text()
+    assert [(c.get_text(), c["href"]) for c in page.select(".cite")] == [
+        ("2", "https://b.example/"), ("1", "https://a.example/")]
+    assert sorted(part.numbers) == [1, 2]
+    assert [c["href"] for c in soup(str(part.numbers[2])).select(".cite")] == [
+        "https://b.example/"]
+
+
+def test_answer_text_has_one_kind_of_line_break() -> None:
+    part, _ = answer_text(state_of("a\r\n\r\nb\rc", [], []), MID, None, streaming=False)
+    assert part.markdown == "a\n\nb\nc"
+
+
+@pytest.mark.parametrize(("streaming", "settled"), [(True, True), (False, False)],
+                         ids=["streaming", "finished"])
+def test_the_answer_template_draws_settled_blocks_apart_while_streaming(
+    app: Flask, streaming: bool, settled: bool
+) -> None:
+    state = state_of("Done.\n\nGrowing", [], [], complete=not streaming)
+    view = replace(answer_view(state, MID, None, streaming=streaming), open_at=len("Done.\n\n"))
+    with app.test_request_context():
+        (body,) = soup(render_template("_answer.html", answer=view)).select(".answer-body")
+    assert [c.name for c in body.find_all(recursive=False)] == (
+        ["div", "p"] if settled else ["p", "p"])
+    assert (body.select_one(":scope > .answer-settled") is not None) is settled
+    assert body.get_text() == "Done.\nGrowing\n"

@@ -57,12 +57,13 @@ class AnswerRenderer:
         return self._labeler
 
     def views(self, message_id: str, stream: PacketStream, *, streaming: bool,
-              error: str | None = None, interrupted: bool = False) -> AnswerViews:
-        """Return the answer and its sources as of the packets folded so far."""
+              error: str | None = None, interrupted: bool = False,
+              start: int = 0) -> AnswerViews:
+        """Return the answer (its text from `start`) and its sources as of the packets so far."""
         state = stream.state
         labeler = self.labeler()
         answer = answer_view(state, message_id, labeler, streaming=streaming, error=error,
-                             interrupted=interrupted)
+                             interrupted=interrupted, start=start)
         return AnswerViews(answer, sources_view(state, message_id, labeler, icon_for))
 
     def stored(self, message: dict[str, Any]) -> AnswerViews:

@@ -2,8 +2,9 @@
 
 Citation links are built by the app (`markupsafe`), not by the model: each one stands in
 the markdown as a private-use placeholder, which may only survive in text content, and is
-swapped for its HTML after sanitising. A source's passage is markdown too: `markdown_text`
-reads it down to its words for the sheet's one-line snippets.
+swapped for its HTML after sanitising. While an answer streams, `settled_lines` tells which
+of its blocks can no longer change, so they are rendered and sent once. A source's passage
+is markdown too: `markdown_text` reads it down to its words for the sheet's one-line snippets.
 """
 
 from __future__ import annotations
@@ -23,9 +24,19 @@ _PRIVATE = re.compile(f"[{_OPEN}{_CLOSE}]")
 _PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
 
 # Raw HTML is escaped, and images are off: the browser must never fetch a third-party URL.
+# Link reference definitions are off too: one further down an answer would turn text above
+# it into a link, so no block could be sent before the answer ends.
 _MD = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable(
     ["table", "strikethrough"]
-).disable("image")
+).disable(["image", "reference"])
+
+# Block structure only: as `_MD` reads the answer, and as the citation scanner reads the
+# text behind it (webapp.packets `code_ranges`: CommonMark, raw HTML blocks included).
+_BLOCKS = MarkdownIt("commonmark", {"html": False}).enable("table").disable(
+    ["reference", "inline"]
+)
+_SCANNED_BLOCKS = MarkdownIt("commonmark").disable("inline")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 # Snippets keep an image's alt text rather than dropping it; nothing is rendered from this one.
 _PLAIN = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable(
@@ -94,6 +105,47 @@ def render_markdown(source: str, citations: Sequence[Markup] = ()) -> Markup:
         return str(citations[index]) if index < len(citations) else ""
 
     return Markup(strip_placeholders(_PLACEHOLDER.sub(swap, clean)))
+
+
+def _blocks(parser: MarkdownIt, text: str) -> dict[int, str]:
+    """Return the top-level blocks of `text`: the line each starts on, and its token type."""
+    return {token.map[0]: token.type for token in parser.parse(text)
+            if token.level == 0 and token.nesting >= 0 and token.map}
+
+
+def _after_list(blocks: dict[int, str], line: int) -> bool:
+    above = max((start for start in blocks if start < line), default=None)
+    return above is not None and blocks[above] in ("bullet_list_open", "ordered_list_open")
+
+
+def settled_lines(source: str, text: str) -> int:
+    """Return how many lines at the start of `source` hold blocks that can no longer change.
+
+    `text` is what `source` was made from (citation markers where `source` has placeholders),
+    line for line. The settled blocks end where a line after a blank one starts a top-level
+    block, both as the renderer reads `source` and as the citation scanner reads `text`.
+    CommonMark reads line by line, so that line closed every block above it for good, and
+    after a blank line no code span reaches across. Only a last line still arriving below a
+    list does not count: it may yet continue the list ("2" becoming "2. ").
+    """
+    lines = source.split("\n")
+    shown, scanned = _blocks(_BLOCKS, source), _blocks(_SCANNED_BLOCKS, text)
+    for line in sorted(shown.keys() & scanned.keys(), reverse=True):
+        if line == 0 or lines[line - 1].strip(" \t"):
+            continue
+        if line < len(lines) - 1 or not (_after_list(shown, line) or _after_list(scanned, line)):
+            return line
+    return 0
+
+
+def line_start(text: str, line: int) -> int:
+    """Return where line `line` (from 0) starts in `text`; lines end as markdown-it reads them."""
+    if line <= 0:
+        return 0
+    for count, match in enumerate(_LINE_BREAK.finditer(text), start=1):
+        if count == line:
+            return match.end()
+    return len(text)
 
 
 def _inline_text(tokens: Sequence[Token]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from markupsafe import Markup
@@ -39,6 +39,8 @@ IconFor = Callable[[SearchDoc], str]
 OpenKind = Literal["browser", "page", "chooser", "file", "none"]
 
 _PROVIDER = re.compile(r"plaid|snaptrade|manual", re.IGNORECASE)
+_CR = re.compile(r"\r\n?")
+MAX_MARKER_NUMBER = 10**9 - 1  # a marker's number has at most nine digits
 _SOURCE_TYPES = {
     "account": "Your account", "portfolio": "Your portfolio", "market_data": "Market data",
     "analysis": "Analysis", "web": "Web", "tax_reference": "Tax reference",
@@ -84,9 +86,24 @@ class SourcesView:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerText:
+    """Answer markdown with a placeholder per inline citation, and each citation's HTML."""
+
+    markdown: str
+    citations: tuple[Markup, ...] = ()
+    # How each citation number known so far is drawn now. A block sent while the answer
+    # streams is never sent again, so the stream checks that its numbers still look the same.
+    numbers: Mapping[int, Markup] = field(default_factory=dict)
+
+    def html(self, start: int = 0, end: int | None = None) -> Markup:
+        """Render `markdown[start:end]`, cut at line starts, with its citations."""
+        return render_markdown(self.markdown[start:end], self.citations)
+
+
+@dataclass(frozen=True, slots=True)
 class AnswerView:
     message_id: str
-    body: Markup
+    text: AnswerText
     choosers: tuple[Opener, ...]
     streaming: bool
     error: str | None = None
@@ -94,11 +111,29 @@ class AnswerView:
     # The stream broke off before the answer was finished: what came is shown, and a reload
     # picks the answer up again.
     interrupted: bool = False
+    # While streaming: where the open blocks (the last ones, still growing) start in
+    # `text.markdown`. The settled blocks before it are drawn once; the stream redraws the rest.
+    open_at: int = 0
+
+    @property
+    def body(self) -> Markup:
+        """Return the whole answer's HTML."""
+        return self.text.html()
+
+    @property
+    def settled_html(self) -> Markup:
+        """Return the settled blocks' HTML (nothing unless streaming)."""
+        return self.text.html(0, self.open_at) if self.streaming and self.open_at else Markup()
+
+    @property
+    def open_html(self) -> Markup:
+        """Return the open blocks' HTML (nothing unless streaming)."""
+        return self.text.html(self.open_at) if self.streaming else Markup()
 
     @property
     def waiting(self) -> bool:
         """Tell whether nothing has been written yet while the answer is still coming."""
-        return self.streaming and not self.body.strip() and self.error is None
+        return self.streaming and not self.text.markdown.strip() and self.error is None
 
 
 def account_labeler(accounts: Iterable[Mapping[str, object]]) -> AccountLabeler:
@@ -204,15 +239,9 @@ def citation_html(number: int, title: str, opener: Opener, *, pending: bool = Fa
                               dom_id=opener.dom_id, notice=FILE_NOTICE)
 
 
-def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-                *, streaming: bool, error: str | None = None,
-                interrupted: bool = False) -> AnswerView:
-    """Return the answer body with its inline citations, and the choosers they open.
-
-    While `streaming`, the body is replaced on every render, so chooser citations wait
-    (no popover could stay open); an `interrupted` answer is never streaming.
-    """
-    streaming = streaming and not interrupted
+def _drawn(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
+           pending: bool) -> tuple[str, tuple[Markup, ...], tuple[Opener, ...]]:
+    """Return the state's text as markdown with placeholders, its citations, and choosers."""
     parts: list[str] = []
     cites: list[Markup] = []
     choosers: dict[str, Opener] = {}
@@ -221,12 +250,46 @@ def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountL
             parts.append(strip_placeholders(segment.text))
             continue
         opener = opener_for(segment.doc, labeler, f"cite-{message_id}-{segment.number}")
-        if opener.kind == "chooser" and not streaming:
+        if opener.kind == "chooser" and not pending:
             choosers.setdefault(opener.dom_id, opener)
         title = title_of(segment.doc) if segment.doc else f"Source {segment.number}"
         parts.append(placeholder(len(cites)))
-        cites.append(citation_html(segment.number, title, opener, pending=streaming))
-    body = render_markdown("".join(parts), cites)
+        cites.append(citation_html(segment.number, title, opener, pending=pending))
+    # One kind of line break, as markdown-it reads them: the stream counts lines.
+    return _CR.sub("\n", "".join(parts)), tuple(cites), tuple(choosers.values())
+
+
+def _numbers(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
+             pending: bool) -> dict[int, Markup]:
+    # Each known number drawn as a marker alone would be: the same code as in the text.
+    numbers = sorted(n for n in state.citation_map if 0 <= n <= MAX_MARKER_NUMBER)
+    probe = replace(state, deltas=[" ".join(f"[[{n}]]()" for n in numbers)], is_complete=True)
+    _, chips, _ = _drawn(probe, message_id, labeler, pending)
+    return dict(zip(numbers, chips, strict=True))
+
+
+def answer_text(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
+                *, streaming: bool, start: int = 0) -> tuple[AnswerText, tuple[Opener, ...]]:
+    """Return the answer's text from `start` with its citations, and the choosers they open.
+
+    `start` is 0, or where `settled_lines` ended the settled blocks of the text: the text is
+    read from there alone, with the whole answer's citations and documents.
+    """
+    read = replace(state, deltas=[state.text[start:]]) if start else state
+    markdown, cites, choosers = _drawn(read, message_id, labeler, streaming)
+    numbers = _numbers(state, message_id, labeler, streaming)
+    return AnswerText(markdown, cites, numbers), choosers
+
+
+def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
+                *, streaming: bool, error: str | None = None, interrupted: bool = False,
+                start: int = 0) -> AnswerView:
+    """Return the answer (from `start`, see `answer_text`) with its inline citations.
+
+    While `streaming`, chooser citations wait: the stream may draw their block again, and
+    no popover could stay open; an `interrupted` answer is never streaming.
+    """
+    streaming = streaming and not interrupted
+    text, choosers = answer_text(state, message_id, labeler, streaming=streaming, start=start)
     stopped = state.stop_reason == "user_cancelled"
-    return AnswerView(message_id, body, tuple(choosers.values()), streaming, error, stopped,
-                      interrupted)
+    return AnswerView(message_id, text, choosers, streaming, error, stopped, interrupted)

@@ -152,16 +152,17 @@ def _fragments(views: AnswerViews) -> tuple[str, str]:
 @bp.get("/chat/<session_id>/messages/<message_id>/events")
 @login_required
 def events(session_id: str, message_id: str) -> Response:
-    """Stream the answer as HTML fragments: `answer`, then `sources`, then `done`."""
+    """Stream the answer as HTML: `answer` and `patch` events, then `sources`, then `done`."""
     user = current_user()
     if get_message(get_engine(), user.id, session_id, message_id) is None:
         abort(404, "There is no such message.")
     renderer = AnswerRenderer(get_engine(), user.id)
     renderer.labeler()  # read the account names now, not inside the stream
 
-    def render(stream: PacketStream, phase: Phase, error: str | None) -> AnswerViews:
+    def render(stream: PacketStream, phase: Phase, error: str | None,
+               start: int) -> AnswerViews:
         return renderer.views(message_id, stream, streaming=phase == "streaming", error=error,
-                              interrupted=phase == "interrupted")
+                              interrupted=phase == "interrupted", start=start)
 
     source = chat_service().events(user.id, session_id, message_id, 0)
     body = stream_with_context(answer_stream(source, render, _fragments))
