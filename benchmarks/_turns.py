@@ -1,0 +1,196 @@
+"""Part (b): concurrent turns on the offline engine, app vs floor.
+
+Every turn is `POST .../messages` then its stream read to `done`, all at once, spread over
+users (at most 3 running turns each). The first turn, asked alone before the clock starts,
+is kept frame by frame: the floor replays exactly those frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import _client as client
+import _databases as databases
+import _service as service
+from _client import HttpError, SseStream
+
+TURNS_PER_USER = 3
+QUESTION = "Can I deduct charitable donations?"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnsOptions:
+    turns: int = 200
+    question: str = QUESTION
+    timeout: float = 180.0
+
+
+@dataclass
+class TurnsResult:
+    side: str
+    turns: int
+    first: list[float] = field(default_factory=list)
+    done: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    frames: int = 0  # per answer
+    wall: float | None = None
+    log_errors: Counter[str] = field(default_factory=Counter)
+    restarts: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    first: float | None
+    done: float | None
+    frames: list[str]
+    error: str | None
+
+
+async def one_turn(port: int, token: str, session_id: str, question: str) -> Outcome:
+    """Ask, then read the stream to `done`; times are from just before the POST."""
+    start = time.perf_counter()
+    first: float | None = None
+    frames: list[str] = []
+    try:
+        url = await client.ask(port, token, session_id, question, timeout=60.0)
+        stream = await SseStream.open(port, url, headers=client.bearer(token), timeout=60.0)
+        try:
+            while (event := await stream.next_event()) is not None:
+                if event.comment:
+                    continue
+                first = first if first is not None else time.perf_counter() - start
+                frames.append(event.raw)
+                if event.event == "done":
+                    status = json.loads(event.data).get("status")
+                    error = None if status == "complete" else f"done with status {status}"
+                    return Outcome(first, time.perf_counter() - start, frames, error)
+        finally:
+            stream.close()
+        return Outcome(first, None, frames, "the stream ended before done")
+    except (HttpError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
+        return Outcome(first, None, frames, str(exc) or type(exc).__name__)
+
+
+async def run_all(server: service.Server, tokens: list[str], sessions: list[str],
+                  options: TurnsOptions, result: TurnsResult) -> None:
+    """Run every turn at once, each bounded by the options' timeout."""
+    workers = set(server.workers())
+
+    async def bounded(i: int) -> Outcome:
+        try:
+            return await asyncio.wait_for(
+                one_turn(server.port, tokens[i], sessions[i], options.question), options.timeout)
+        except TimeoutError:
+            return Outcome(None, None, [], f"not done within {options.timeout:g} s")
+
+    start = time.perf_counter()
+    outcomes = await asyncio.gather(*(bounded(i) for i in range(len(sessions))))
+    result.wall = time.perf_counter() - start
+    for outcome in outcomes:
+        if outcome.first is not None:
+            result.first.append(outcome.first)
+        if outcome.done is not None and outcome.error is None:
+            result.done.append(outcome.done)
+        if outcome.error:
+            result.errors[outcome.error] += 1
+    server.workers()
+    result.restarts = len(server.known_workers - workers)
+    result.log_errors = server.log_errors()
+
+
+def synthetic_frames(count: int = 46) -> list[str]:
+    """Frames shaped like an answer's packets, for when no real answer could be captured."""
+    place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
+    frames = []
+    for i in range(1, count):
+        data = json.dumps({"placement": place,
+                           "obj": {"type": "message_delta", "content": "word " * 60}})
+        frames.append(f"id: {i}\nevent: packet\ndata: {data}\n\n")
+    return [*frames, f'id: {count}\nevent: done\ndata: {{"status": "complete"}}\n\n']
+
+
+async def run_app(ctx: service.Context, template: databases.Database, tokens: list[str],
+                  options: TurnsOptions, frames_file: Path) -> TurnsResult:
+    result = TurnsResult("app", options.turns)
+    with service.cleanup() as undo:
+        database = template.copy()
+        undo(database.drop)
+        server = service.Server.start("app-turns", ctx.web, {"DATABASE_URL": database.url},
+                                      ctx.logs)
+        undo(server.stop)
+        await server.wait_ready()
+        owners = [tokens[i // TURNS_PER_USER] for i in range(options.turns)]
+        sessions = await client.limited(
+            options.turns + 1, 16,
+            lambda i: client.create_session(server.port, owners[i] if i < options.turns
+                                            else tokens[-1]))
+        # One turn alone first: it warms the workers up, and its frames are the floor's.
+        capture = await asyncio.wait_for(
+            one_turn(server.port, tokens[-1], sessions[-1], options.question), options.timeout)
+        if capture.error is None and capture.frames:
+            frames_file.write_text(json.dumps(capture.frames))
+            result.frames = len(capture.frames)
+        else:
+            print(f"  (b) capturing an answer failed ({capture.error}); the floor replays "
+                  "46 synthetic frames")
+        await run_all(server, owners, sessions[:-1], options, result)
+    return result
+
+
+async def run_floor(ctx: service.Context, options: TurnsOptions,
+                    frames_file: Path) -> TurnsResult:
+    result = TurnsResult("floor", options.turns)
+    if not frames_file.exists():
+        frames_file.write_text(json.dumps(synthetic_frames()))
+    result.frames = len(json.loads(frames_file.read_text()))
+    with service.cleanup() as undo:
+        server = service.Server.start("floor-turns", ctx.web, {
+            "BENCH_FLOOR_MODE": "replay", "BENCH_FLOOR_FRAMES": str(frames_file)},
+            ctx.logs, floor=True)
+        undo(server.stop)
+        await server.wait_ready()
+        await one_turn(server.port, "floor", "warm-up", options.question)
+        sessions = [f"s{i}" for i in range(options.turns)]
+        await run_all(server, ["floor"] * options.turns, sessions, options, result)
+    return result
+
+
+def users_for(options: TurnsOptions) -> int:
+    return math.ceil(options.turns / TURNS_PER_USER) + 1  # and one for the captured turn
+
+
+def _row(r: TurnsResult) -> list[str]:
+    if r.error:
+        return [r.side, f"error: {r.error}"] + [""] * 7
+    notes = [f"{count}x {reason}" for reason, count in r.errors.most_common(2)]
+    if r.restarts:
+        notes.append(f"{r.restarts} worker restarts")
+    if r.log_errors:
+        notes.append(service.log_note(r.log_errors))
+    return [r.side, str(r.frames), str(sum(r.errors.values())),
+            client.ms(client.percentile(r.first, 50)), client.ms(client.percentile(r.first, 99)),
+            client.ms(client.percentile(r.done, 50)), client.ms(client.percentile(r.done, 99)),
+            client.secs(r.wall), "; ".join(notes)]
+
+
+def report(floor: TurnsResult, app: TurnsResult, options: TurnsOptions) -> str:
+    rows = [_row(floor), _row(app)]
+    if not (floor.error or app.error):
+        p = client.percentile
+        rows.append(["app÷floor", "", "", client.ratio(p(app.first, 50), p(floor.first, 50)),
+                     client.ratio(p(app.first, 99), p(floor.first, 99)),
+                     client.ratio(p(app.done, 50), p(floor.done, 50)),
+                     client.ratio(p(app.done, 99), p(floor.done, 99)),
+                     client.ratio(app.wall, floor.wall), ""])
+    headers = ["side", "frames", "errors", "first p50", "first p99", "done p50", "done p99",
+               "wall", "notes"]
+    title = (f"(b) {options.turns} concurrent turns on the offline engine "
+             f"({options.question!r}); times from the POST")
+    return client.table(title, headers, rows)
