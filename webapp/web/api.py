@@ -111,6 +111,7 @@ def stream(session_id: str, message_id: str) -> Response:
     events = chat_service().events(user.id, session_id, message_id, _after())
 
     def body() -> Iterator[str]:
+        yield format_comment("open")  # the headers go out now, even if the answer is quiet
         for event in events:
             if event is None:
                 yield format_comment("heartbeat")
