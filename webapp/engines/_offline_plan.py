@@ -77,9 +77,8 @@ def account_query(question: Question) -> str:
     kinds = list(question.kinds)
     if "debts" in question.intents and "property" in kinds:
         kinds[kinds.index("property")] = "mortgage"  # what is owed on a home is its mortgage
-    where = ""
     if "net_worth" in question.intents:
-        pass  # every account counts
+        where = ""  # every account counts
     elif kinds:
         where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds))
     else:
