@@ -71,9 +71,11 @@ class Fake:
                 self.requests += 1
                 self.open += 1
                 try:
+                    # Chunked, as the real API streams: the client parses each event as it comes.
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                                 b"connection: close\r\n\r\n")
+                                 b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
                     await self.reply(writer)
+                    writer.write(b"0\r\n\r\n")
                 finally:
                     self.open -= 1
             else:
@@ -89,7 +91,8 @@ class Fake:
             writer.close()
 
     async def send(self, writer: asyncio.StreamWriter, *events: dict[str, Any]) -> None:
-        writer.write(b"".join(frame(e) for e in events))
+        data = b"".join(frame(e) for e in events)
+        writer.write(b"%x\r\n%s\r\n" % (len(data), data))
         await asyncio.wait_for(writer.drain(), 30)
 
     async def reply(self, writer: asyncio.StreamWriter) -> None:

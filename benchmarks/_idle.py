@@ -1,10 +1,10 @@
 """Part (a): N idle open answer streams, app vs floor.
 
-The app: N sessions spread over users (at most 3 running turns, and so 3 open streams, per
-user), each asked a question that the fake Claude answers with `message_start` and then pings
-only, and one stream open on each. The floor: N streams held open on a condition. While they
-are open: worker CPU over an idle window, `GET /login` latency from sequential probes, and
-the workers' RSS growth per stream.
+The app: N streams on ⌈N / K⌉ running answers (`--per-answer` K, default 20: one user's
+stream cap), one answer per user, each asked a question that the fake Claude answers with
+`message_start` and then pings only; K = 1 puts a running turn behind every stream. The
+floor: N streams held open on a condition. While they are open: worker CPU over an idle
+window, `GET /login` latency from sequential probes, and the workers' RSS growth per stream.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import _procfs as procfs
 import _service as service
 from _client import HttpError, SseStream
 
-TURNS_PER_USER = 3
 QUESTION = "What do I owe on my credit cards?"
 
 
@@ -34,6 +33,7 @@ class IdleOptions:
     window: float = 10.0
     open_timeout: float = 25.0
     ping: float = 10.0
+    per_answer: int = 20
 
 
 @dataclass
@@ -185,9 +185,10 @@ async def run_app(ctx: service.Context, template: databases.Database, tokens: li
         await server.wait_ready()
         for _ in range(5):
             await client.request(server.port, "GET", "/login")
-        owners = [tokens[i // TURNS_PER_USER] for i in range(n)]
+        turns = math.ceil(n / options.per_answer)
+        owners = [tokens[i] for i in range(turns)]
         sessions = await client.limited(
-            n, 16, lambda i: client.create_session(server.port, owners[i]))
+            turns, 16, lambda i: client.create_session(server.port, owners[i]))
         workers = set(server.workers())
         rss = procfs.rss_bytes(list(workers))
 
@@ -198,9 +199,10 @@ async def run_app(ctx: service.Context, template: databases.Database, tokens: li
                 result.open_failures[f"ask: {exc}"] += 1
                 return None
 
-        urls = await client.limited(n, 16, ask)
-        targets = [(url, client.bearer(owners[i])) for i, url in enumerate(urls) if url]
-        result.asked = len(targets)
+        urls = await client.limited(turns, 16, ask)
+        result.asked = sum(1 for url in urls if url)
+        targets = [(url, client.bearer(owners[j // options.per_answer]))
+                   for j in range(n) if (url := urls[j // options.per_answer])]
         deadline = time.monotonic() + 30 + n * 0.02
         while time.monotonic() < deadline:
             result.silent = (await fake.stats())["open"]
@@ -217,8 +219,8 @@ async def run_app(ctx: service.Context, template: databases.Database, tokens: li
     return result
 
 
-def users_for(counts: list[int]) -> int:
-    return math.ceil(max(counts) / TURNS_PER_USER)
+def users_for(counts: list[int], per_answer: int) -> int:
+    return math.ceil(max(counts) / per_answer)
 
 
 def _row(r: IdleResult) -> list[str]:

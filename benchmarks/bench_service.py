@@ -61,7 +61,7 @@ def _set_error(result: _idle.IdleResult | _turns.TurnsResult | _wakeup.WakeupRes
 async def idle_part(ctx: service.Context, options: _idle.IdleOptions) -> bool:
     results = []
     with service.cleanup() as undo:
-        users = _idle.users_for(options.counts)
+        users = _idle.users_for(options.counts, options.per_answer)
         log(f"(a) preparing a {ctx.db} database with {users} users")
         try:
             database = databases.seeded_database(ctx.db, ctx.admin_url)
@@ -134,7 +134,8 @@ async def run(args: argparse.Namespace, ctx: service.Context) -> bool:
     if args.part in ("idle", "all"):
         ok &= await idle_part(ctx, _idle.IdleOptions(
             counts=args.streams, probes=args.probes, probe_timeout=args.probe_timeout,
-            window=args.window, open_timeout=args.open_timeout, ping=args.ping))
+            window=args.window, open_timeout=args.open_timeout, ping=args.ping,
+            per_answer=args.per_answer))
     if args.part in ("turns", "all"):
         ok &= await turns_part(ctx, _turns.TurnsOptions(
             turns=args.turns, question=args.question, timeout=args.turn_timeout))
@@ -180,6 +181,8 @@ def parser() -> argparse.ArgumentParser:
                       help="how long a stream may take to send its headers (default: 25 s)")
     idle.add_argument("--ping", type=float, default=10.0,
                       help="seconds between the fake Claude's pings (default: 10)")
+    idle.add_argument("--per-answer", type=int, default=20,
+                      help="streams open on each running answer (default: 20, one user's cap)")
     turns = argparse.ArgumentParser(add_help=False)
     turns.add_argument("--turns", type=int, default=200)
     turns.add_argument("--question", default=_turns.QUESTION)

@@ -1,0 +1,180 @@
+"""Write → client: how long a stored event takes to reach a reader in another process.
+
+A plain Python process (this one) plays a turn's runner: it owns a running answer and stores
+one event at a time, each carrying the time just before its transaction began. A client
+streams that answer from the Procfile's gunicorn (gevent workers), so every event crosses
+processes: the wake-up comes through PostgreSQL `LISTEN/NOTIFY`, Redis pub/sub, or SQLite's
+`data_version` poll. Latency is arrival minus that time (one machine, one clock), so it holds
+the commit, the wake-up, the reader's query and the HTTP hop. Side by side, the same reader
+woken in the writer's own process (no cross-process hop) is the floor.
+
+Run: `.venv/bin/python benchmarks/bench_wakeup.py [--events 200] [--interval 0.02]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import psycopg
+from sqlalchemy.engine import Engine, make_url
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support.gunicorn import gunicorn  # noqa: E402
+from webapp.chat import ChatService, StoredEvent, create_session  # noqa: E402
+from webapp.chat import _store as store  # noqa: E402
+from webapp.chat._wakeups import RedisListener  # noqa: E402
+from webapp.store import (  # noqa: E402
+    authenticate,
+    create_api_token,
+    create_store_engine,
+    seed_demo,
+    upgrade_database,
+)
+
+LEASE = timedelta(minutes=10)
+REDIS = "redis://127.0.0.1:6379/0"
+
+
+@contextmanager
+def postgres(admin: str) -> Iterator[str]:
+    name = f"bench_wake_{secrets.token_hex(4)}"
+    info = make_url(admin).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(info, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(admin).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(info, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def sqlite() -> Iterator[str]:
+    with tempfile.TemporaryDirectory() as folder:
+        yield f"sqlite:///{Path(folder) / 'bench.sqlite'}"
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def running_answer(engine: Engine) -> tuple[int, str, str]:
+    user = authenticate(engine, "demo", "demo")
+    assert user is not None
+    session_id = create_session(engine, user.id)["id"]
+    _, message_id = store.start_message(engine, user.id, session_id, "bench", LEASE, "bench")
+    return user.id, session_id, message_id
+
+
+def write(engine: Engine, message_id: str, count: int, interval: float,
+          announce: list[RedisListener]) -> None:
+    for seq in range(1, count + 1):
+        time.sleep(interval)
+        data = json.dumps({"t": time.time()})
+        store.append_events(engine, message_id, "bench", LEASE, [StoredEvent(seq, "packet", data)])
+        for redis in announce:
+            redis.publish(message_id)
+
+
+def over_http(url: str, redis: bool, events: int, interval: float, logs: Path) -> list[float]:
+    """Latencies of events written here and read through gunicorn in other processes."""
+    engine = create_store_engine(url)
+    upgrade_database(engine)
+    seed_demo(engine, "demo")
+    token = create_api_token(engine, "demo")
+    _, session_id, message_id = running_answer(engine)
+    env = {"DATABASE_URL": url, "SECRET_KEY": "bench", "ANTHROPIC_API_KEY": "",
+           "REDIS_URL": REDIS if redis else ""}
+    latencies: list[float] = []
+    path = f"/api/chat/sessions/{session_id}/messages/{message_id}/stream"
+    with gunicorn(env, logs, name="wake") as server, httpx.Client(
+            base_url=server.url, headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(30, read=60)) as client, client.stream("GET", path) as response:
+        lines = response.iter_lines()
+        next(lines)  # the opening comment: the reader is connected
+        time.sleep(0.5)  # ... and waiting
+        writer = threading.Thread(target=write, args=(
+            engine, message_id, events, interval, [RedisListener(REDIS)] if redis else []))
+        writer.start()
+        for line in lines:
+            if line.startswith("data:"):
+                latencies.append(time.time() - json.loads(line[5:])["t"])
+                if len(latencies) == events:
+                    break
+        writer.join()
+    engine.dispose()
+    return latencies
+
+
+def in_process(url: str, events: int, interval: float) -> list[float]:
+    """The floor: the reader woken in the writer's own process."""
+    engine = create_store_engine(url)
+    upgrade_database(engine)
+    seed_demo(engine, "demo")
+    user_id, session_id, message_id = running_answer(engine)
+    service = ChatService(engine, model=lambda: None, tools=lambda _: None)  # type: ignore[arg-type,return-value]
+    latencies: list[float] = []
+
+    def announce_after_write() -> None:
+        for seq in range(1, events + 1):
+            time.sleep(interval)
+            data = json.dumps({"t": time.time()})
+            store.append_events(engine, message_id, "bench", LEASE,
+                                [StoredEvent(seq, "packet", data)])
+            service.announce(message_id)
+
+    writer = threading.Thread(target=announce_after_write)
+    reader = service.events(user_id, session_id, message_id)
+    writer.start()
+    for event in reader:
+        if event is not None:
+            latencies.append(time.time() - json.loads(event.data)["t"])
+            if len(latencies) == events:
+                break
+    writer.join()
+    engine.dispose()
+    return latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=200)
+    parser.add_argument("--interval", type=float, default=0.02)
+    parser.add_argument("--admin-url", default=os.environ.get("TEST_DATABASE_URL")
+                        or "postgresql://postgres@127.0.0.1:5432/test")
+    args = parser.parse_args()
+    rows: list[tuple[str, list[float], list[float]]] = []
+    with tempfile.TemporaryDirectory() as logs:
+        for name, backend, redis in (("PostgreSQL, LISTEN/NOTIFY", "pg", False),
+                                     ("PostgreSQL + Redis pub/sub", "pg", True),
+                                     ("SQLite, data_version poll", "sqlite", False)):
+            with postgres(args.admin_url) if backend == "pg" else sqlite() as url:
+                floor = in_process(url, args.events, args.interval)
+            with postgres(args.admin_url) if backend == "pg" else sqlite() as url:
+                crossed = over_http(url, redis, args.events, args.interval, Path(logs))
+            rows.append((name, crossed, floor))
+    print(f"write → client, {args.events} events {args.interval * 1000:g} ms apart, "
+          "read through the Procfile's gunicorn (another process) vs in the writer's process")
+    print(f"{'wake-up':<28} {'p50':>8} {'p99':>8} {'floor p50':>10} {'floor p99':>10}")
+    for name, crossed, floor in rows:
+        print(f"{name:<28} {percentile(crossed, 50) * 1000:>6.1f}ms "
+              f"{percentile(crossed, 99) * 1000:>6.1f}ms {percentile(floor, 50) * 1000:>8.1f}ms "
+              f"{percentile(floor, 99) * 1000:>8.1f}ms")
+
+
+if __name__ == "__main__":
+    main()
