@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_claude import FakeClaude, HttpError, text_reply, tool_reply
+from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply, tool_reply
 from webapp.engines import ClaudeEngine, EngineError, MessageAccumulator, ModelRequest
 
 REQUEST = ModelRequest(system="sys", messages=[{"role": "user", "content": "hi"}], tools=[])
@@ -65,7 +65,8 @@ def test_529_then_success_retries_with_backoff() -> None:
     with FakeClaude([overloaded, overloaded, text_reply(("ok", []))]) as fake:
         message, slept = run(fake, backoff=0.5)
     assert message["content"][0]["text"] == "ok"
-    assert slept == [0.5, 1.0]
+    # Exponential, with jitter of ±50 %: 0.5 s then 1 s, each scaled by 0.5 to 1.5.
+    assert len(slept) == 2 and 0.25 <= slept[0] <= 0.75 and 0.5 <= slept[1] <= 1.5
     assert len(fake.requests) == 3
 
 
@@ -84,7 +85,7 @@ def test_overloaded_error_event_before_content_is_retried() -> None:
     with FakeClaude([stream_error, text_reply(("ok", []))]) as fake:
         message, slept = run(fake, backoff=0.1)
     assert message["content"][0]["text"] == "ok"
-    assert slept == [0.1]
+    assert len(slept) == 1 and 0.05 <= slept[0] <= 0.15
 
 
 def test_error_event_after_content_is_a_clear_error() -> None:
@@ -120,3 +121,44 @@ def test_unreachable_server_is_a_clear_error() -> None:
     engine = ClaudeEngine("k", base_url="http://127.0.0.1:9", max_retries=0)
     with pytest.raises(EngineError, match="Could not reach Claude"):
         list(engine.stream(REQUEST))
+
+
+@pytest.mark.parametrize("status", [408, 409, 500, 502, 503, 504])
+def test_a_passing_server_error_then_success_is_retried(status: int) -> None:
+    failed = HttpError(status, {"type": "error", "error": {"type": "api_error", "message": "x"}})
+    with FakeClaude([failed, text_reply(("ok", []))]) as fake:
+        message, slept = run(fake, backoff=0.1)
+    assert message["content"][0]["text"] == "ok" and len(slept) == 1
+
+
+def test_retry_after_ms_is_honoured_before_retry_after() -> None:
+    limited = HttpError(429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                         "message": "slow down"}},
+                        {"retry-after-ms": "250", "retry-after": "7"})
+    with FakeClaude([limited, text_reply(("ok", []))]) as fake:
+        _, slept = run(fake)
+    assert slept == [0.25]
+
+
+def test_retries_stop_at_their_total_budget() -> None:
+    limited = HttpError(503, {"type": "error", "error": {"type": "api_error", "message": "x"}},
+                        {"retry-after": "30"})
+    with FakeClaude([limited] * 5) as fake, pytest.raises(EngineError, match="unavailable"):
+        run(fake, retry_budget=45.0)
+    assert len(fake.requests) == 2  # a second wait of 30 s would pass the 45 s budget
+
+
+def test_a_refused_connection_is_retried_then_reported() -> None:
+    slept: list[float] = []
+    engine = ClaudeEngine("sk-test", base_url="http://127.0.0.1:9", sleep=slept.append,
+                          backoff=0.01)
+    with pytest.raises(EngineError, match="Could not reach Claude"):
+        list(engine.stream(REQUEST))
+    assert len(slept) == 4  # every retry was tried
+
+
+def test_a_round_that_only_pings_ends_at_its_deadline() -> None:
+    pings = Paced([{"type": "message_start", "message": {"id": "m", "content": []}}]
+                  + [{"type": "ping"}] * 50, 0.05)
+    with FakeClaude([pings]) as fake, pytest.raises(EngineError, match="too long"):
+        run(fake, round_seconds=0.5)

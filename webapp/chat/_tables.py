@@ -57,3 +57,15 @@ chat_checkpoints = sa.Table(
     sa.Column("event_seq", sa.Integer, nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+# A question asked with an `Idempotency-Key` header: the same key again (24 h, same user)
+# answers with the same message instead of asking twice.
+chat_idempotency_keys = sa.Table(
+    "chat_idempotency_keys",
+    metadata,
+    sa.Column("user_id", sa.Integer, primary_key=True),
+    sa.Column("key", sa.String(200), primary_key=True),
+    sa.Column("session_id", sa.String(32), nullable=False),
+    sa.Column("message_id", sa.String(32), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)

@@ -1,7 +1,9 @@
 """The Claude engine: `POST $ANTHROPIC_BASE_URL/v1/messages` with `"stream": true`.
 
-Retries 429, 529 and an `overloaded_error` that arrives before any content, with backoff
-that honours `retry-after`; any other failure is a clear `EngineError`.
+Retries what may pass before any content has streamed: 408, 409, 429, 5xx and 529, an
+`overloaded_error` event, a refused or dropped connection. Waits grow exponentially with
+jitter, honour `retry-after` and `retry-after-ms`, and stop at a total budget. One round is
+bounded as a whole (`round_seconds`), pings included. Any other failure is an `EngineError`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import codecs
 import json
 import logging
 import math
+import random
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,9 +27,11 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 API_VERSION = "2023-06-01"
-RETRYABLE_STATUS = frozenset({429, 529})
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "rate_limit_error"})
 MAX_RETRY_AFTER = 60.0  # A server asking for longer is treated as asking for a minute.
+RETRY_BUDGET = 90.0  # the most all of one round's waits may add up to
+ROUND_SECONDS = 300.0  # the most one model round may take, whatever the server sends
 
 
 class _Retry(Exception):
@@ -36,14 +41,15 @@ class _Retry(Exception):
 
 
 def _retry_after(response: requests.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None
-    if seconds is None or not math.isfinite(seconds):
-        return None
-    return min(max(0.0, seconds), MAX_RETRY_AFTER)
+    """The server's own wait: `retry-after-ms` (milliseconds) first, then `retry-after`."""
+    for header, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            seconds = float(response.headers[header]) / scale
+        except (KeyError, ValueError):
+            continue
+        if math.isfinite(seconds):
+            return min(max(0.0, seconds), MAX_RETRY_AFTER)
+    return None
 
 
 def _error_message(response: requests.Response) -> str:
@@ -66,6 +72,8 @@ class ClaudeEngine:
         max_retries: int = 4,
         backoff: float = 1.0,
         timeout: float = 120.0,
+        round_seconds: float = ROUND_SECONDS,
+        retry_budget: float = RETRY_BUDGET,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._api_key = api_key
@@ -74,28 +82,36 @@ class ClaudeEngine:
         self._max_retries = max_retries
         self._backoff = backoff
         self._timeout = timeout
+        self._round_seconds = round_seconds
+        self._retry_budget = retry_budget
         self._sleep = sleep
         self._session = requests.Session()
+        self._response: requests.Response | None = None
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool, and abandon a response being read (a cancelled turn)."""
+        response = self._response
+        if response is not None:
+            response.close()
         self._session.close()
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         """Yield the stream's events, retrying overload and rate limits before any content."""
-        attempt = 0
+        attempt, waited = 0, 0.0
         while True:
             try:
                 yield from self._attempt(request)
                 return
             except _Retry as retry:
                 attempt += 1
-                if attempt > self._max_retries:
+                wait = retry.wait if retry.wait is not None else (
+                    self._backoff * 2 ** (attempt - 1) * (0.5 + random.random()))
+                if attempt > self._max_retries or waited + wait > self._retry_budget:
                     message = f"Claude is unavailable ({retry}); try again shortly."
                     raise EngineError(message) from None
-                wait = retry.wait if retry.wait is not None else self._backoff * 2 ** (attempt - 1)
                 log.warning("Claude %s; retry %d in %.1f s", retry, attempt, wait)
                 self._sleep(wait)
+                waited += wait
 
     def _attempt(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = {
@@ -117,7 +133,8 @@ class ClaudeEngine:
                 self._url, json=body, headers=headers, stream=True, timeout=self._timeout
             )
         except requests.RequestException as exc:
-            raise EngineError(f"Could not reach Claude: {type(exc).__name__}") from None
+            raise _Retry(f"Could not reach Claude: {type(exc).__name__}", None) from None
+        self._response = response
         with response:
             if response.status_code in RETRYABLE_STATUS:
                 raise _Retry(f"HTTP {response.status_code}", _retry_after(response))
@@ -133,8 +150,11 @@ class ClaudeEngine:
         # A character may be split across two network chunks.
         text = codecs.getincrementaldecoder("utf-8")(errors="replace")
         started = False
+        deadline = time.monotonic() + self._round_seconds
         try:
             for chunk in response.iter_content(chunk_size=None):
+                if time.monotonic() > deadline:
+                    raise EngineError("The model took too long to answer.")
                 for event in decoder.decode(text.decode(chunk)):
                     data = _load(event.data)
                     kind = data.get("type", event.event)
@@ -153,7 +173,10 @@ class ClaudeEngine:
                     if kind == "message_stop":
                         return
         except requests.RequestException as exc:
-            raise EngineError(f"The connection to Claude broke: {type(exc).__name__}") from None
+            reason = f"The connection to Claude broke: {type(exc).__name__}"
+            if not started:
+                raise _Retry(reason, None) from None
+            raise EngineError(reason) from None
         raise EngineError("Claude's stream ended before message_stop.")
 
 
