@@ -15,7 +15,8 @@ from .web import _extension, accounts, api, auth, chat, favicon
 
 # The settings read from the environment into the app's config (README.md, Configuration).
 ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                        "ANTHROPIC_MODEL", "REDIS_URL", "TURN_LEASE_SECONDS")
+                        "ANTHROPIC_MODEL", "REDIS_URL", "TURN_LEASE_SECONDS",
+                        "TURN_DEADLINE_SECONDS")
 
 
 def _secret_key(instance: Path) -> str:

@@ -30,12 +30,15 @@ from ._wakeups import Listener, Wakeups
 log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=30)
+DEADLINE = timedelta(seconds=600)
 FLUSH_SECONDS = 0.03
 FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
 HEARTBEAT_SECONDS = 15.0
+CHECK_EVERY_HEARTBEATS = 4
 CRASHED = "Something went wrong while answering. Please try again."
 UNRESUMABLE = "This answer was interrupted and cannot be resumed. Please ask again."
+TIMED_OUT = "This answer took too long and was stopped. Please ask again."
 
 
 class _DatabaseSink:
@@ -58,6 +61,7 @@ class _DatabaseSink:
         self._news = threading.Event()
         self._closed = threading.Event()
         self._failure: BaseException | None = None
+        self.on_abort: Callable[[], None] | None = None  # abandons the model call in flight
 
     def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
         self.seq += 1
@@ -110,6 +114,16 @@ class _DatabaseSink:
         self.close()
         self.service.announce(self.message_id)
 
+    def abort(self) -> None:
+        """Stop the runner at once: its answer was ended elsewhere (cancelled, timed out)."""
+        self._failure = LeaseLost()
+        self.close()
+        if self.on_abort is not None:
+            try:
+                self.on_abort()
+            except Exception:
+                log.exception("could not abandon a cancelled turn's model call")
+
     def hand_over(self) -> None:
         """Stop writing and release the lease, for another worker to resume the turn."""
         self._failure = LeaseLost()
@@ -159,8 +173,9 @@ class ChatService:
 
     def __init__(self, engine: Engine, model: Callable[[], ModelEngine],
                  tools: Callable[[int], ToolRunner], *, lease: timedelta = LEASE,
-                 listener: Listener | None = None) -> None:
+                 deadline: timedelta = DEADLINE, listener: Listener | None = None) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
+        self.deadline = deadline
         self.wakeups = Wakeups()
         self.listener = listener
         self._threads: set[threading.Thread] = set()
@@ -227,9 +242,34 @@ class ChatService:
     def _sweep_forever(self) -> None:
         while not self._stop.wait(SWEEP_SECONDS):
             try:
+                self.end_overdue()
                 self.resume_stale()
             except Exception:
-                log.exception("could not look for interrupted turns")
+                log.exception("could not look for interrupted or overdue turns")
+
+    def cancel(self, user_id: int, session_id: str, message_id: str) -> bool:
+        """Stop a running answer now, keeping what it wrote; False if it was not running."""
+        if store.get_message(self.engine, user_id, session_id, message_id) is None:
+            return False
+        return self._end(message_id, status="cancelled", error=None,
+                         stop_reason="user_cancelled")
+
+    def end_overdue(self) -> int:
+        """End every answer running past the turn deadline, whatever its model is doing."""
+        return sum(self._end(message_id, status="error", error=TIMED_OUT, stop_reason=None)
+                   for message_id in store.overdue_messages(self.engine, self.deadline))
+
+    def _end(self, message_id: str, *, status: str, error: str | None,
+             stop_reason: str | None) -> bool:
+        ended = store.end_running(self.engine, message_id, status=status, error=error,
+                                  stop_reason=stop_reason)
+        with self._lock:
+            local = [sink for sink in self._sinks if sink.message_id == message_id]
+        for sink in local:  # a runner elsewhere is refused its next write instead
+            sink.abort()
+        if ended:
+            self.announce(message_id)
+        return ended
 
     def resume_stale_once(self) -> None:
         """On this process's first use, take over the turns a dead worker left running."""
@@ -291,12 +331,19 @@ class ChatService:
                                    name=f"flush-{sink.message_id[:8]}")
         flusher.start()
         model = self.model()
+        sink.on_abort = model.close
         try:
             result = run_turn(model, self.tools(user_id), sink, checkpoint)
             sink.finish(result)
         except LeaseLost:
-            log.warning("a turn was taken over by another runner; this one stops")
-        except Exception:
+            log.info("a turn was ended or taken over elsewhere; this runner stops")
+        except Exception as exc:
+            if store.is_transient(exc) or store.is_transient(exc.__cause__ or exc):
+                # The database stayed away past the write's retries: a live worker resumes
+                # the turn from its checkpoint instead of this answer failing.
+                log.warning("a turn's database write kept failing; handing the turn over")
+                sink.hand_over()
+                return
             log.exception("turn runner crashed")
             try:
                 sink.finish(failed_turn(sink, CRASHED))
@@ -323,7 +370,7 @@ class ChatService:
         The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
         stream costs no query until its heartbeat, when it checks the answer still runs.
         """
-        checked = False
+        checked, quiet = False, 0
         with self.wakeups.watch(message_id) as news:
             while True:
                 news.clear()
@@ -341,19 +388,22 @@ class ChatService:
                     continue
                 if news.wait(HEARTBEAT_SECONDS):
                     continue
-                if not self._still_running(user_id, session_id, message_id, after):
+                quiet += 1
+                # Every end writes `done` and every takeover a `reset`, and both wake the
+                # reader; this rare look is a safety net, not how it learns of them.
+                if quiet % CHECK_EVERY_HEARTBEATS == 0 and not self._still_running(
+                        user_id, session_id, message_id, after):
                     return
                 yield None
 
     def _still_running(self, user_id: int, session_id: str, message_id: str,
                        after: int) -> bool:
         """Tell whether a quiet answer may still write; take it over if its runner died."""
-        message = store.get_message(self.engine, user_id, session_id, message_id)
-        if message is None:
+        found = store.message_state(self.engine, user_id, session_id, message_id)
+        if found is None:
             return False  # deleted
-        if message["status"] != "running":
+        status, lease_until = found
+        if status != "running":
             return bool(store.events_after(self.engine, message_id, after))
-        running = store.running_message(self.engine, user_id, session_id)
-        if running is not None and running["id"] == message_id:
-            self._resume_if_expired(user_id, message_id, running["lease_until"])
+        self._resume_if_expired(user_id, message_id, lease_until)
         return True

@@ -5,6 +5,7 @@ Every read names the user, so another user's session or message is simply not fo
 
 from __future__ import annotations
 
+import json
 import random
 import time
 import uuid
@@ -221,6 +222,17 @@ def running_message(engine: Engine, user_id: int, session_id: str) -> dict[str, 
     return {"id": row.id, "lease_until": _aware(row.lease_until)} if row else None
 
 
+def message_state(engine: Engine, user_id: int, session_id: str,
+                  message_id: str) -> tuple[str, datetime | None] | None:
+    """Return one of the user's messages' status and lease, in one cheap query."""
+    query = (sa.select(ai_chat_logs.c.status, ai_chat_logs.c.lease_until)
+             .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.session_id == session_id,
+                    ai_chat_logs.c.user_id == user_id))
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return (str(row.status), _aware(row.lease_until)) if row else None
+
+
 def stale_messages(engine: Engine) -> list[tuple[int, str]]:
     """Return (user id, message id) of every running answer whose lease has run out."""
     query = (sa.select(ai_chat_logs.c.user_id, ai_chat_logs.c.id)
@@ -362,6 +374,72 @@ def finish_message(engine: Engine, message_id: str, owner: str, *, status: str, 
             raise LeaseLost
         _insert_events(conn, message_id, [*events, done])
     write(engine, work)
+
+
+def end_running(engine: Engine, message_id: str, *, status: str, error: str | None,
+                stop_reason: str | None) -> bool:
+    """End a running answer from outside its runner (cancelled, past its deadline).
+
+    The answer keeps what it had written: its text and the citations announced so far. The
+    stream ends as a finished turn's does (an `error` packet when there is an error, `stop`
+    with `stop_reason`, then `done`). The runner, wherever it is, is refused its next write.
+    Returns False when the answer was no longer running.
+    """
+    def work(conn: sa.Connection) -> bool:
+        # The row first: its lock orders this after any batch the runner is committing.
+        ended = conn.execute(
+            ai_chat_logs.update()
+            .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running")
+            .values(status=status, error=error, completed_at=now(), lease_until=None,
+                    lease_owner=None))
+        if not ended.rowcount:
+            return False
+        query = (sa.select(chat_events.c.seq, chat_events.c.event, chat_events.c.data)
+                 .where(chat_events.c.message_id == message_id).order_by(chat_events.c.seq))
+        written = [StoredEvent(r.seq, r.event, r.data) for r in conn.execute(query)]
+        content, citations = written_so_far(written)
+        conn.execute(ai_chat_logs.update().where(ai_chat_logs.c.id == message_id)
+                     .values(content=content, citations=citations, inline_citations=[]))
+        seq = written[-1].seq if written else 0
+        place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
+        closing = ([{"type": "error", "error": error}] if error else []) + [
+            {"type": "stop", "stop_reason": stop_reason}]
+        events = [StoredEvent(seq + i + 1, "packet", json.dumps({"placement": place, "obj": obj}))
+                  for i, obj in enumerate(closing)]
+        events.append(StoredEvent(seq + len(events) + 1, "done", json.dumps({"status": status})))
+        _insert_events(conn, message_id, events)
+        return True
+    return write(engine, work)
+
+
+def written_so_far(events: Sequence[StoredEvent]) -> tuple[str, list[Any]]:
+    """Return the answer text and the citations an unfinished stream has announced."""
+    kept: list[tuple[int, str, Any]] = []  # (seq, text delta or "", citation or None)
+    for event in events:
+        try:
+            data = json.loads(event.data)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        if event.event == "reset" and isinstance(data.get("after"), int):
+            kept = [k for k in kept if k[0] <= data["after"]]
+        elif event.event == "citation":
+            kept.append((event.seq, "", data.get("citation")))
+        elif event.event == "packet":
+            obj = data.get("obj")
+            if isinstance(obj, dict) and obj.get("type") == "message_delta":
+                kept.append((event.seq, str(obj.get("content", "")), None))
+    return "".join(k[1] for k in kept), [k[2] for k in kept if k[2] is not None]
+
+
+def overdue_messages(engine: Engine, deadline: timedelta) -> list[str]:
+    """Return the ids of running answers that started longer than `deadline` ago."""
+    query = (sa.select(ai_chat_logs.c.id)
+             .where(ai_chat_logs.c.status == "running",
+                    ai_chat_logs.c.created_at < now() - deadline))
+    with engine.connect() as conn:
+        return [str(r.id) for r in conn.execute(query)]
 
 
 def release_lease(engine: Engine, message_id: str, owner: str) -> None:

@@ -13,6 +13,7 @@ from ..store import get_engine
 
 _EXTENSION = "webapp.chat"
 LEASE_SECONDS = 30
+DEADLINE_SECONDS = 600
 _lock = threading.Lock()
 
 
@@ -32,8 +33,11 @@ def _make_service(app: Flask) -> ChatService:
     engine = get_engine(app)
     hide = (app.instance_path,)
     lease = timedelta(seconds=float(app.config.get("TURN_LEASE_SECONDS") or LEASE_SECONDS))
+    deadline = timedelta(seconds=float(app.config.get("TURN_DEADLINE_SECONDS")
+                                       or DEADLINE_SECONDS))
     return ChatService(engine, lambda: model_engine(app),
                        lambda uid: LocalTools(engine, uid, hide=hide), lease=lease,
+                       deadline=deadline,
                        listener=listener_for(engine, app.config.get("REDIS_URL")))
 
 

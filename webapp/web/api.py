@@ -96,6 +96,19 @@ def ask(session_id: str) -> tuple[Response, int]:
     return jsonify(message_id=message_id, stream_url=stream_url), 202
 
 
+@bp.post("/sessions/<session_id>/messages/<message_id>/cancel")
+@api_user_required
+def cancel(session_id: str, message_id: str) -> tuple[Response, int]:
+    """Stop an answer being written; it keeps what it wrote, with status `cancelled`."""
+    user = current_user()
+    message = get_message(get_engine(), user.id, session_id, message_id)
+    if message is None or message["role"] != "assistant":
+        abort(404, "No such answer.")
+    if not chat_service().cancel(user.id, session_id, message_id):
+        abort(409, "This answer is not being written any more.")
+    return jsonify(status="cancelled"), 202
+
+
 def _after() -> int:
     raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or "0"
     return int(raw) if raw.isascii() and raw.isdigit() else 0
