@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -67,9 +68,18 @@ class _DatabaseSink:
         self.seq += 1
         return StoredEvent(self.seq, event, json.dumps(data, separators=(",", ":")))
 
-    def _take(self) -> list[StoredEvent]:
-        batch, self._pending = self._pending, []
-        return batch
+    @contextmanager
+    def _batch(self) -> Iterator[tuple[list[StoredEvent], int]]:
+        """Take the pending events (and the last seq) for one write; restore them on failure."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+            seq = self.seq
+        try:
+            yield batch, seq
+        except BaseException:
+            with self._lock:
+                self._pending[:0] = batch
+            raise
 
     def _check(self) -> None:
         if self._failure is not None:
@@ -83,9 +93,7 @@ class _DatabaseSink:
 
     def flush(self) -> None:
         """Store the pending events now, in one transaction."""
-        with self._writing:
-            with self._lock:
-                batch = self._take()
+        with self._writing, self._batch() as (batch, _):
             if batch:
                 store.append_events(self.service.engine, self.message_id, self.owner,
                                     self.service.lease, batch)
@@ -93,18 +101,15 @@ class _DatabaseSink:
 
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._check()
-        with self._writing:
-            with self._lock:
-                batch, seq = self._take(), self.seq
+        with self._writing, self._batch() as (batch, seq):
             store.save_checkpoint(self.service.engine, self.message_id, self.owner,
                                   self.service.lease, checkpoint, seq, batch)
         if batch:
             self.service.announce(self.message_id)
 
     def finish(self, result: TurnResult) -> None:
-        with self._writing:
+        with self._writing, self._batch() as (batch, _):
             with self._lock:
-                batch = self._take()
                 done = self.next_event("done", {"status": result.status})
             store.finish_message(
                 self.service.engine, self.message_id, self.owner, status=result.status,
