@@ -162,3 +162,26 @@ def test_redis_readers_hear_a_publish_from_another_host() -> None:
                                               RedisListener(url).publish("m-redis")), daemon=True)
     writer.start()
     assert next(outcome)
+
+
+def test_heartbeats_of_a_quiet_answer_cost_no_queries(app: Flask,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from webapp.chat import _service
+
+    monkeypatch.setattr(_service, "HEARTBEAT_SECONDS", 0.01)
+    engine = get_engine(app)
+    user_id, session_id, message_id = running_answer(engine)
+    reader = chat_service(app).events(user_id, session_id, message_id)
+    assert next(reader) is None  # the first look is done, and the first heartbeat came
+    queries: list[object] = []
+
+    def count(*args: object) -> None:
+        queries.append(args[2])
+
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        beats = [next(reader) for _ in range(20)]
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+        reader.close()
+    assert beats == [None] * 20 and queries == []

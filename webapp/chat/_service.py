@@ -36,7 +36,6 @@ FLUSH_SECONDS = 0.03
 FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
 HEARTBEAT_SECONDS = 15.0
-CHECK_EVERY_HEARTBEATS = 4
 CRASHED = "Something went wrong while answering. Please try again."
 UNRESUMABLE = "This answer was interrupted and cannot be resumed. Please ask again."
 TIMED_OUT = "This answer took too long and was stopped. Please ask again."
@@ -373,9 +372,9 @@ class ChatService:
         """Yield the answer's events after `after` until `done`; None is a heartbeat.
 
         The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
-        stream costs no query until its heartbeat, when it checks the answer still runs.
+        stream costs no query at all, heartbeats included.
         """
-        checked, quiet = False, 0
+        checked, woke = False, False
         with self.wakeups.watch(message_id) as news:
             while True:
                 news.clear()
@@ -385,21 +384,15 @@ class ChatService:
                     after = event.seq
                     if event.event == "done":
                         return
-                # Look once when the stream first goes quiet, then at every heartbeat.
-                if not batch and not checked:
+                # Look when the stream first goes quiet, and after a wake-up that brought
+                # nothing (the answer was deleted, or a listener reconnected): every end writes
+                # `done` and every takeover a `reset`, and both wake the reader.
+                if not batch and (woke or not checked):
                     checked = True
                     if not self._still_running(user_id, session_id, message_id, after):
                         return
-                    continue
-                if news.wait(HEARTBEAT_SECONDS):
-                    continue
-                quiet += 1
-                # Every end writes `done` and every takeover a `reset`, and both wake the
-                # reader; this rare look is a safety net, not how it learns of them.
-                if quiet % CHECK_EVERY_HEARTBEATS == 0 and not self._still_running(
-                        user_id, session_id, message_id, after):
-                    return
-                yield None
+                while not (woke := news.wait(HEARTBEAT_SECONDS)):
+                    yield None  # a heartbeat costs no query
 
     def _still_running(self, user_id: int, session_id: str, message_id: str,
                        after: int) -> bool:
