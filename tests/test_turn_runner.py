@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.claude_replies import cite_then_call
 from tests.support.fake_claude import FakeClaude, HttpError, text_reply, tool_reply
 from tests.support.turns import CannedTools, MemorySink
 from webapp.engines import ClaudeEngine
@@ -79,8 +80,10 @@ def test_multi_round_tool_use_with_pooled_accounts() -> None:
     assert result.content[first["start"]:first["end"]] == first["text"]
     assert first["text"] == "You owe $1,500 on the cards named Credit card."
 
-    # SSE events: citation (live), citations_summary, and a raw message without targets.
+    # SSE events: citation (at the end, settled), citations_summary, and a raw message
+    # without targets.
     assert [c["citation"]["number"] for c in sink.named("citation")] == [1, 2, 1]
+    assert [c["citation"]["target"] for c in sink.named("citation")] == [pooled, one, pooled]
     assert sink.named("citations_summary")[0]["citations"][0]["target"] == pooled
     assert "target" not in str(sink.named("message")[0])
 
@@ -181,3 +184,41 @@ def test_a_closed_sink_stops_the_turn_without_writing_an_error() -> None:
     with FakeClaude(multi_round_replies()) as fake, pytest.raises(SinkClosed):
         run_turn(claude(fake), TOOLS, sink, start_checkpoint([], "q"))
     assert len(sink.events) == 3 and "error" not in sink.packet_types()
+
+
+CITE_THEN_POOL = [
+    tool_reply(("a", "execute_sql", {"query": Q1})),
+    cite_then_call("Amex's Credit card has $1,200.", [cite(CARD, "Credit card", 0, "x")],
+                   ("b", "execute_sql", {"query": Q2})),
+]
+
+
+def test_citation_events_wait_for_the_end_of_the_turn_and_say_its_settled_target() -> None:
+    sink = MemorySink()
+    with FakeClaude([*CITE_THEN_POOL, text_reply(("Done.", []))]) as fake:
+        result = run_turn(claude(fake), TOOLS, sink, start_checkpoint([], "q"))
+    assert result.status == "complete", result.error
+    names = [event for event, _ in sink.events]
+    # Cited before the second read pooled Citi's card in: announced only once settled.
+    assert names[-5:] == ["packet", "citation", "citations_summary", "message", "packet"]
+    (citation,) = [c["citation"] for c in sink.named("citation")]
+    assert citation["target"]["kind"] == "accounts"
+    assert citation == {k: v for k, v in result.inline_citations[0].items()
+                        if k not in ("start", "end", "text")}
+    assert citation["target"] == result.citations[0]["target"]
+
+
+def test_a_resumed_turn_announces_the_citations_made_before_its_checkpoint() -> None:
+    sink = MemorySink()
+    with FakeClaude([*CITE_THEN_POOL, HttpError(400, {})]) as fake:
+        first = run_turn(claude(fake), TOOLS, sink, start_checkpoint([], "q"))
+    assert first.status == "error"
+    assert sink.named("citation") == []  # a turn that did not end announces no meaning
+    resumed = MemorySink()
+    with FakeClaude([text_reply(("And Citi's.", [cite(CARD, "Credit card", 0, "y")]))]) as fake:
+        result = run_turn(claude(fake), TOOLS, resumed, sink.checkpoints[-1])
+    assert result.status == "complete", result.error
+    live = [(c["citation"]["cited_text"], c["citation"]["target"])
+            for c in resumed.named("citation")]
+    pooled = result.citations[0]["target"]
+    assert pooled["kind"] == "accounts" and live == [("x", pooled), ("y", pooled)]

@@ -461,3 +461,33 @@ def test_the_answer_template_draws_settled_blocks_apart_while_streaming(
         ["div", "p"] if settled else ["p", "p"])
     assert (body.select_one(":scope > .answer-settled") is not None) is settled
     assert body.get_text() == "Done.\nGrowing\n"
+
+
+@pytest.mark.parametrize(
+    ("target", "link", "opens"),
+    [
+        ({"kind": "account", "accountId": CARD_A, "provider": "plaid"}, None,
+         ("a", f"/accounts/{CARD_A}")),
+        ({"kind": "web", "url": "https://a.example/"}, "https://a.example/",
+         ("a", "https://a.example/")),
+        ({"kind": "market_data", "ticker": "AAPL"}, None, ("a", "/markets/AAPL")),
+        ({"kind": "portfolio"}, None, ("a", "/portfolio")),
+        ({"kind": "analysis"}, None, ("span", None)),
+    ],
+    ids=["account", "web", "market-data", "portfolio", "analysis"],
+)
+def test_while_streaming_only_an_account_citation_waits_for_its_settled_target(
+    target: dict[str, Any], link: str | None, opens: tuple[str, str | None]
+) -> None:
+    # Seed 000: a later tool round may pool more accounts under the label, or poison it;
+    # every other source opens the same place whatever a later round writes.
+    docs = [wire_doc("d", semantic_identifier="Doc", target=target, link=link)]
+    for streaming in (True, False):
+        view = answer_view(state_of("A [[1]]()", docs, [(1, "d")], complete=not streaming),
+                           MID, None, streaming=streaming)
+        (cite,) = soup(str(view.body)).select(".cite")
+        shown = (cite.name, cite.get("href"))
+        if streaming and target["kind"] == "account":
+            assert shown == ("span", None) and "cite-pending" in cite["class"]
+        else:
+            assert shown == opens

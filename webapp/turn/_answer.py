@@ -2,6 +2,9 @@
 
 Numbers go in first-cite order per answer, and a document keeps its first number however
 often it is cited again (unlike Onyx issue 14334, where one document could get two numbers).
+A citation's target is read only when asked for: a later tool round may still pool or
+poison its source (seed 000, "One meaning per source per turn"), so the builder never keeps
+what a source meant when it was cited.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ class CitedSource:
 
 @dataclass(slots=True)
 class BlockOutput:
-    """What closing a text block adds: marker text, and the citations it made."""
+    """What closing a text block adds: marker text, and the numbers it gave out."""
 
     markers: str = ""  # Stream after the block's text: markers, then its trailing whitespace.
     new_numbers: list[tuple[int, str]] = field(default_factory=list)
-    citations: list[dict[str, Any]] = field(default_factory=list)
+
+
+_CITATION_FIELDS = ("number", "type", "source", "title", "cited_text")
 
 
 def _json_target(target: CitationTarget | None) -> dict[str, Any] | None:
@@ -113,11 +118,8 @@ class AnswerBuilder:
             texts = self.cited_texts.setdefault(source, [])
             if cited and cited not in texts:
                 texts.append(cited)
-            citation = self._citation(number, source, raw, self._registry.target(source))
-            out.citations.append(citation)
-            self._inline.append(
-                {**citation, "start": start, "end": end, "text": self.text[start:end]}
-            )
+            self._inline.append({**self._citation(number, source, raw), "start": start,
+                                 "end": end, "text": self.text[start:end]})
             if number not in marked:
                 marked.append(number)
         if marked:
@@ -130,9 +132,7 @@ class AnswerBuilder:
         source = next(s for s, n in self.numbers.items() if n == number)
         return self._sources[source].link or ""
 
-    def _citation(
-        self, number: int, source: str, raw: dict[str, Any], target: CitationTarget | None
-    ) -> dict[str, Any]:
+    def _citation(self, number: int, source: str, raw: dict[str, Any]) -> dict[str, Any]:
         title = raw.get("title")
         return {
             "number": number,
@@ -140,7 +140,6 @@ class AnswerBuilder:
             "source": source,
             "title": title if isinstance(title, str) else self._sources[source].title,
             "cited_text": str(raw.get("cited_text") or ""),
-            "target": _json_target(target),
         }
 
     def summary(self) -> list[dict[str, Any]]:
@@ -157,9 +156,17 @@ class AnswerBuilder:
             for source, number in sorted(self.numbers.items(), key=lambda item: item[1])
         ]
 
+    def citations(self) -> list[dict[str, Any]]:
+        """Return each citation as the model made them, in order, with its source's target now.
+
+        Seed 000's SSE `citation` shape: number, type, source, title, cited_text, target.
+        """
+        return [{k: c[k] for k in _CITATION_FIELDS if k in c} | {"target": self._target(c)}
+                for c in self._inline]
+
     def inline_citations(self) -> list[dict[str, Any]]:
         """Return each citation with the span of the answer it backs, targets as final."""
-        return [
-            {**c, "target": _json_target(self._registry.target(c["source"]))}
-            for c in self._inline
-        ]
+        return [{**c, "target": self._target(c)} for c in self._inline]
+
+    def _target(self, citation: dict[str, Any]) -> dict[str, Any] | None:
+        return _json_target(self._registry.target(citation["source"]))

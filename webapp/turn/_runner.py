@@ -3,8 +3,15 @@
 Seed 000 end to end: each tool result becomes `search_result` blocks (`_citable`), the
 turn's `CitationRegistry` records each block's target as it is written, the answer's
 citations take the registry's target for their source, and everything goes out on every
-channel at once (`_emit`). A checkpoint after every tool round lets an interrupted turn
-resume where it stopped.
+channel (`_emit`). A checkpoint after every tool round lets an interrupted turn resume where
+it stopped.
+
+A source means one thing per turn, but what it means is known only when the turn ends: any
+later tool round may write it again, pooling accounts into it or poisoning it. So the
+`citation` events wait for the end of the turn and go out just before `citations_summary`,
+each with its source's settled target, never one the turn would change afterwards. The
+packets go out as they come (numbers in first-cite order); their documents carry a
+source's target as of their writing, and the end of the turn sends the settled copies.
 """
 
 from __future__ import annotations
@@ -121,8 +128,7 @@ class _Turn:
         out = self.answer.finish_block(citations)
         for number, source in out.new_numbers:
             self.emitter.citation_info(number, source)
-        for citation in out.citations:
-            self.sink.emit("citation", {"citation": citation})
+        # The `citation` events wait for `finish`: a later round may change their targets.
         self.emitter.text(out.markers, self.round, self.docs)
 
     def tool_round(self, content: list[dict[str, Any]]) -> None:
@@ -172,6 +178,9 @@ class _Turn:
         settled = [search_doc(self.citables[c["source"]], self.registry, tuple(c["cited_texts"]))
                    for c in summary]
         self.emitter.documents_update(settled, self.round)
+        # Every source is settled now: each citation, in the answer's order, then the summary.
+        for citation in self.answer.citations():
+            self.sink.emit("citation", {"citation": citation})
         self.sink.emit("citations_summary", {"citations": summary})
         self.sink.emit("message", {"message": self.last_message})
         self.emitter.stop(self.round)

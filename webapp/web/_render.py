@@ -14,7 +14,7 @@ from typing import Literal
 
 from markupsafe import Markup
 
-from ..citations import match_account
+from ..citations import AccountsTarget, AccountTarget, match_account
 from ..packets import (
     AccountLabeler,
     BrowserTarget,
@@ -224,7 +224,7 @@ _CITE = {
     "file": Markup('<button type="button" class="cite" data-notice="{notice}" title="{title}"'
                    ' aria-label="Source {n}: {title}">{n}</button>'),
     "none": Markup('<span class="cite cite-static" title="{title}">{n}</span>'),
-    # A chooser's popover would close on the next re-render: it opens once the answer is done.
+    # Drawn, but opening nothing until the answer is done (see `_settles_late`).
     "pending": Markup('<span class="cite cite-pending" title="{title}">{n}</span>'),
 }
 
@@ -232,11 +232,25 @@ _CITE = {
 def citation_html(number: int, title: str, opener: Opener, *, pending: bool = False) -> Markup:
     """Return an inline citation: a link or button showing its number, opening its source.
 
-    A `pending` chooser citation (the answer is still streaming) is drawn but does not open.
+    A `pending` citation (its source not settled while the answer streams) is drawn but does
+    not open; one that opens nothing anyway is drawn as such.
     """
-    kind = "pending" if pending and opener.kind == "chooser" else opener.kind
+    kind = "pending" if pending and opener.kind != "none" else opener.kind
     return _CITE[kind].format(href=opener.href or "", title=title, n=number,
                               dom_id=opener.dom_id, notice=FILE_NOTICE)
+
+
+def _settles_late(doc: SearchDoc | None) -> bool:
+    """Tell whether where `doc` opens may change before its turn ends.
+
+    Seed 000, "One meaning per source per turn": a later tool round can add accounts under an
+    account label (pooled: one account's page becomes a chooser) or leave it untyped
+    (poisoned: nothing). Every other source opens the same place whatever a later round
+    writes: a URL its page, a ticker its quote, the portfolio its page. So an account
+    citation opens only once the answer is done, drawn with the turn's settled target; and
+    a chooser's popover would close on the next re-render anyway.
+    """
+    return doc is not None and isinstance(doc.target, AccountTarget | AccountsTarget)
 
 
 def _drawn(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
@@ -254,7 +268,8 @@ def _drawn(state: ProcessedMessageState, message_id: str, labeler: AccountLabele
             choosers.setdefault(opener.dom_id, opener)
         title = title_of(segment.doc) if segment.doc else f"Source {segment.number}"
         parts.append(placeholder(len(cites)))
-        cites.append(citation_html(segment.number, title, opener, pending=pending))
+        cites.append(citation_html(segment.number, title, opener,
+                                   pending=pending and _settles_late(segment.doc)))
     # One kind of line break, as markdown-it reads them: the stream counts lines.
     return _CR.sub("\n", "".join(parts)), tuple(cites), tuple(choosers.values())
 
@@ -286,8 +301,9 @@ def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountL
                 start: int = 0) -> AnswerView:
     """Return the answer (from `start`, see `answer_text`) with its inline citations.
 
-    While `streaming`, chooser citations wait: the stream may draw their block again, and
-    no popover could stay open; an `interrupted` answer is never streaming.
+    While `streaming`, account citations (one account's page, or a chooser) wait: a later
+    tool round may still change where they open (`_settles_late`), and no popover could stay
+    open through the stream's next redraw; an `interrupted` answer is never streaming.
     """
     streaming = streaming and not interrupted
     text, choosers = answer_text(state, message_id, labeler, streaming=streaming, start=start)
