@@ -99,16 +99,16 @@ def wait_for_wake(listener: Listener, wakeups: Wakeups, message_id: str,
                   write: threading.Event) -> Iterator[bool]:
     stop = threading.Event()
     thread = threading.Thread(target=listener.run, args=(wakeups, stop), daemon=True)
-    thread.start()
-    try:
-        with wakeups.watch(message_id) as flag:
+    with wakeups.watch(message_id) as flag:
+        thread.start()
+        try:
             flag.wait(WAIT)  # the listener's first (re)connect wakes everyone once
             flag.clear()
             write.set()
             yield flag.wait(WAIT)
-    finally:
-        stop.set()
-        thread.join(WAIT)
+        finally:
+            stop.set()
+            thread.join(WAIT)
 
 
 def test_sqlite_readers_hear_another_connections_write(sqlite_file_engine: Engine) -> None:

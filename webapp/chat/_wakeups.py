@@ -181,6 +181,7 @@ class SqlitePoller:
               stop: threading.Event) -> None:
         version: object = None
         seen: dict[str, int] = {}
+        wakeups.wake_all()  # as the other listeners do when they (re)connect
         while not stop.is_set():
             if not wakeups.wait_for_watchers(RECONNECT_SECONDS):
                 seen.clear()
