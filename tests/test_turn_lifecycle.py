@@ -148,3 +148,32 @@ def test_cancel_keeps_what_was_written_and_frees_the_session(slow_app: Flask) ->
     kept = stored[-1]["content"]
     assert stored[-1]["status"] == "cancelled" and kept and long_text.startswith(kept)
     assert kept != long_text  # stopped part-way
+
+
+def test_a_stopped_answer_keeps_its_text_and_citations_as_streamed() -> None:
+    from webapp.chat import StoredEvent
+    from webapp.chat._store import written_so_far
+
+    place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
+    target = {"kind": "accounts", "accounts": [{"accountId": "acc-1", "provider": "plaid"}]}
+    doc = {"document_id": "silvia://your-account/credit-card", "semantic_identifier": "Credit card",
+           "target": target}
+
+    def packet(seq: int, obj: dict[str, Any]) -> StoredEvent:
+        return StoredEvent(seq, "packet", json.dumps({"placement": place, "obj": obj}))
+
+    events = [
+        packet(1, {"type": "search_tool_documents_delta", "documents": [doc]}),
+        packet(2, {"type": "message_start", "final_documents": None}),
+        packet(3, {"type": "message_delta", "content": "You owe $4,782.07 "}),
+        packet(4, {"type": "citation_info", "citation_number": 1,
+                   "document_id": doc["document_id"]}),
+        packet(5, {"type": "message_delta", "content": "[[1]]() in all."}),
+        packet(6, {"type": "message_delta", "content": " Withdrawn."}),
+        StoredEvent(7, "reset", json.dumps({"after": 5})),
+        StoredEvent(8, "citation", "not json"),
+    ]
+    text, citations = written_so_far(events)
+    assert text == "You owe $4,782.07 [[1]]() in all."
+    assert citations == [{"number": 1, "source": doc["document_id"], "title": "Credit card",
+                          "target": target}]

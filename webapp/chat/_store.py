@@ -413,24 +413,44 @@ def end_running(engine: Engine, message_id: str, *, status: str, error: str | No
 
 
 def written_so_far(events: Sequence[StoredEvent]) -> tuple[str, list[Any]]:
-    """Return the answer text and the citations an unfinished stream has announced."""
-    kept: list[tuple[int, str, Any]] = []  # (seq, text delta or "", citation or None)
+    """Return the answer text and its citations as far as an unfinished stream got.
+
+    Citations come from the packets: each `citation_info` in order, with the title and
+    target of its document's latest copy (live `citation` events wait for the turn's end).
+    What a `reset` withdrew is dropped.
+    """
+    kept: list[tuple[int, dict[str, Any]]] = []
     for event in events:
-        try:
-            data = json.loads(event.data)
-        except ValueError:
-            continue
-        if not isinstance(data, dict):
-            continue
+        data = _object(event.data)
         if event.event == "reset" and isinstance(data.get("after"), int):
             kept = [k for k in kept if k[0] <= data["after"]]
-        elif event.event == "citation":
-            kept.append((event.seq, "", data.get("citation")))
-        elif event.event == "packet":
-            obj = data.get("obj")
-            if isinstance(obj, dict) and obj.get("type") == "message_delta":
-                kept.append((event.seq, str(obj.get("content", "")), None))
-    return "".join(k[1] for k in kept), [k[2] for k in kept if k[2] is not None]
+        elif event.event == "packet" and isinstance(data.get("obj"), dict):
+            kept.append((event.seq, data["obj"]))
+    text: list[str] = []
+    documents: dict[str, dict[str, Any]] = {}
+    cited: list[tuple[int, str]] = []
+    for _, obj in kept:
+        kind = obj.get("type")
+        if kind == "message_delta":
+            text.append(str(obj.get("content", "")))
+        elif kind == "citation_info" and isinstance(obj.get("document_id"), str):
+            cited.append((int(obj.get("citation_number") or 0), obj["document_id"]))
+        for doc in [*(obj.get("documents") or []), *(obj.get("final_documents") or [])]:
+            if isinstance(doc, dict) and isinstance(doc.get("document_id"), str):
+                documents[doc["document_id"]] = doc
+    citations = [{"number": number, "source": source,
+                  "title": documents.get(source, {}).get("semantic_identifier"),
+                  "target": documents.get(source, {}).get("target")}
+                 for number, source in cited]
+    return "".join(text), citations
+
+
+def _object(data: str) -> dict[str, Any]:
+    try:
+        loaded = json.loads(data)
+    except ValueError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def overdue_messages(engine: Engine, deadline: timedelta) -> list[str]:
