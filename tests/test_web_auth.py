@@ -151,6 +151,16 @@ def test_the_api_with_only_a_session_cookie_needs_the_csrf_token(
     assert response.status_code == 201
 
 
+def test_a_bearer_token_does_not_switch_off_csrf_on_browser_forms(app: Flask,
+                                                                  client: FlaskClient) -> None:
+    login(client)
+    token = create_api_token(get_engine(app), "demo")
+    response = client.post("/chat", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 400  # the form route wants its CSRF token all the same
+    response = client.post("/logout", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 400
+
+
 def test_pages_carry_a_strict_content_security_policy(client: FlaskClient) -> None:
     policy = client.get("/login").headers["Content-Security-Policy"]
     assert "default-src 'self'" in policy and "script-src 'self'" in policy

@@ -369,7 +369,17 @@ class ChatService:
 
     def events(self, user_id: int, session_id: str, message_id: str,
                after: int = 0) -> Iterator[StoredEvent | None]:
-        """Yield the answer's events after `after` until `done`; None is a heartbeat.
+        """Yield the answer's events one by one (see `event_batches`); None is a heartbeat."""
+        for batch in self.event_batches(user_id, session_id, message_id, after):
+            if not batch:
+                yield None
+            yield from batch
+
+    def event_batches(self, user_id: int, session_id: str, message_id: str,
+                      after: int = 0) -> Iterator[list[StoredEvent]]:
+        """Yield the answer's events after `after` until `done`, as stored together.
+
+        An empty list is a heartbeat.
 
         The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
         stream costs no query at all, heartbeats included.
@@ -379,11 +389,12 @@ class ChatService:
             while True:
                 news.clear()
                 batch = store.events_after(self.engine, message_id, after)
-                for event in batch:
-                    yield event
-                    after = event.seq
-                    if event.event == "done":
+                if batch:
+                    done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
+                    yield batch if done is None else batch[:done + 1]
+                    if done is not None:
                         return
+                    after = batch[-1].seq
                 # Look when the stream first goes quiet, and after a wake-up that brought
                 # nothing (the answer was deleted, or a listener reconnected): every end writes
                 # `done` and every takeover a `reset`, and both wake the reader.
@@ -392,7 +403,7 @@ class ChatService:
                     if not self._still_running(user_id, session_id, message_id, after):
                         return
                 while not (woke := news.wait(HEARTBEAT_SECONDS)):
-                    yield None  # a heartbeat costs no query
+                    yield []  # a heartbeat costs no query
 
     def _still_running(self, user_id: int, session_id: str, message_id: str,
                        after: int) -> bool:

@@ -15,12 +15,16 @@ R = TypeVar("R")
 
 
 def bearer_user() -> User | None:
-    """Return the user whose API token the request carries, if any."""
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return user_for_token(get_engine(), token.strip())
+    """Return the user whose API token the request carries, if any (looked up once)."""
+    if "bearer_user" not in g:
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        found = None
+        if scheme.lower() == "bearer" and token.strip():
+            found = user_for_token(get_engine(), token.strip())
+        g.bearer_user = found
+    user: User | None = g.bearer_user
+    return user
 
 
 def session_user() -> User | None:

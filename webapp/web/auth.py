@@ -43,9 +43,13 @@ CONTENT_SECURITY_POLICY = (
 
 
 def _check_csrf() -> None:
-    # API clients with a valid bearer token send no cookie a third party could ride on.
-    if current_app.config.get("WTF_CSRF_ENABLED", True) and bearer_user() is None:
-        csrf.protect()
+    # Only the JSON API skips it, and only for a valid bearer token: such a client sends no
+    # cookie a third party could ride on. Browser form routes check it whatever comes along.
+    if not current_app.config.get("WTF_CSRF_ENABLED", True):
+        return
+    if request.path.startswith("/api/") and bearer_user() is not None:
+        return
+    csrf.protect()
 
 
 def _security_headers(response: Response) -> Response:
