@@ -109,7 +109,8 @@
   // Read a finished answer out once: its text (without citation numbers), then what
   // went wrong or how many sources it has.
   function announceAnswer(article) {
-    var parts = [".answer-body", ".answer-error", ".answer-interrupted", ".sources-label"]
+    var parts = [".answer-body", ".answer-error", ".answer-stopped", ".answer-interrupted",
+      ".sources-label"]
       .map(function (selector) {
         var el = article.querySelector(selector);
         return el ? plainText(el) : "";
@@ -253,9 +254,11 @@
     if (count >= MAX_STREAM_FAILURES) giveUp(article, event.detail.source);
   });
 
+  // (Stop is what a person may want while an answer is being written.)
   document.addEventListener("htmx:beforeRequest", function (event) {
     var form = event.detail.elt;
-    if (busy() && form instanceof HTMLFormElement && form.closest(".chat")) {
+    if (busy() && form instanceof HTMLFormElement && form.closest(".chat") &&
+        !form.classList.contains("answer-stop")) {
       event.preventDefault();
       toast("Wait for the answer to finish.");
     }

@@ -15,10 +15,18 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from tests.support.apps import idle_after
-from webapp.chat import StoredEvent, create_session, list_sessions
+from webapp.chat import (
+    StoredEvent,
+    create_session,
+    get_message,
+    get_session,
+    list_sessions,
+    session_messages,
+)
 from webapp.chat._store import append_event, finish_message, start_message
 from webapp.sse import ServerSentEvent, SSEDecoder
 from webapp.store import authenticate, get_engine
+from webapp.web._extension import chat_service
 
 QUESTION = "What do I owe on my credit cards?"
 
@@ -379,3 +387,398 @@ def test_a_signed_out_event_stream_is_refused_not_redirected(
     response = client.get(f"/chat/{new_chat(app)}/messages/x/events", headers={"Accept": accept})
     assert response.status_code == status
     assert ("Location" in response.headers) is (status == 302)
+
+
+# Asking once per rendered form.
+
+
+def composer_key(page: BeautifulSoup) -> str:
+    field = page.select_one('#composer input[name="idempotency_key"]')
+    assert field is not None and field["id"] == "composer-key"
+    return str(field["value"])
+
+
+def ask_with_key(client: FlaskClient, session_id: str, message: str, key: str, *,
+                 htmx: bool = True) -> TestResponse:
+    headers = {"HX-Request": "true"} if htmx else {}
+    data = {"message": message, "csrf_token": csrf(client), "idempotency_key": key}
+    return client.post(f"/chat/{session_id}/messages", data=data, headers=headers)
+
+
+def exchanges(app: Flask, session_id: str) -> list[tuple[str, str]]:
+    return [(m["role"], m["content"])
+            for m in session_messages(get_engine(app), user_id(app), session_id)]
+
+
+def test_each_render_of_the_question_box_carries_a_fresh_key(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    first = soup(demo.get(f"/chat/{session_id}"))
+    second = soup(demo.get(f"/chat/{session_id}"))
+    assert composer_key(first) != composer_key(second)
+    chips = [str(f["value"]) for f in first.select('.suggestions input[name="idempotency_key"]')]
+    assert len(chips) == 4 and len(set(chips + [composer_key(first)])) == 5
+    # The answer sent to htmx brings the next key, out of band.
+    with idle_after(app):
+        response = ask_with_key(demo, session_id, QUESTION, composer_key(first))
+    fresh = soup(response).select_one('#composer-key[hx-swap-oob="true"]')
+    assert fresh is not None and fresh["name"] == "idempotency_key"
+    assert fresh["value"] not in (composer_key(first), composer_key(second))
+
+
+def test_a_form_sent_twice_without_js_asks_once_and_shows_the_answer(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    key = composer_key(soup(demo.get(f"/chat/{session_id}")))
+    with idle_after(app):
+        first = ask_with_key(demo, session_id, QUESTION, key, htmx=False)
+        second = ask_with_key(demo, session_id, QUESTION, key, htmx=False)
+    assert first.status_code == 302 and first.location == f"/chat/{session_id}"
+    answer_id = session_messages(get_engine(app), user_id(app), session_id)[1]["id"]
+    assert second.status_code == 302
+    assert second.location == f"/chat/{session_id}#message-{answer_id}"
+    # Resubmitted once the answer has finished: still once.
+    third = ask_with_key(demo, session_id, QUESTION, key, htmx=False)
+    assert third.location == second.location
+    assert [role for role, _ in exchanges(app, session_id)] == ["user", "assistant"]
+
+
+def test_a_repeated_htmx_ask_reloads_the_page_instead_of_asking(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        first = ask_with_key(demo, session_id, QUESTION, "form-1")
+        again = ask_with_key(demo, session_id, QUESTION, "form-1")
+    assert first.status_code == 200
+    answer_id = soup(first).select_one("article.message.assistant")["id"].removeprefix("message-")
+    assert again.status_code == 204 and again.get_data() == b""
+    assert again.headers["HX-Refresh"] == "true"
+    assert again.headers["HX-Redirect"] == f"/chat/{session_id}#message-{answer_id}"
+    assert len(exchanges(app, session_id)) == 2
+
+
+def test_an_old_page_sending_a_new_question_with_its_used_key_asks_it(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        ask_with_key(demo, session_id, QUESTION, "kept-page", htmx=False)
+    with idle_after(app):
+        response = ask_with_key(demo, session_id, "What are my holdings?", "kept-page")
+    assert response.status_code == 200
+    assert [content for role, content in exchanges(app, session_id) if role == "user"] == \
+        [QUESTION, "What are my holdings?"]
+
+
+# Stop and Retry.
+
+
+def running_answer(app: Flask, session_id: str, text: str = "Partial answer") -> str:
+    """Store a question and a running answer that has written `text` (no runner)."""
+    engine = get_engine(app)
+    lease = timedelta(minutes=5)
+    _, answer_id = start_message(engine, user_id(app), session_id, "What do I owe?", lease, "t")
+    for seq, obj in enumerate([{"type": "message_start", "final_documents": None},
+                               {"type": "message_delta", "content": text}], start=1):
+        append_event(engine, answer_id, "t", lease, StoredEvent(seq, "packet", _packet(obj)))
+    return answer_id
+
+
+def cancel(client: FlaskClient, session_id: str, answer_id: str, *, htmx: bool = False,
+           token: str | None = None) -> TestResponse:
+    headers = {"HX-Request": "true"} if htmx else {}
+    data = {"csrf_token": csrf(client) if token is None else token}
+    return client.post(f"/chat/{session_id}/messages/{answer_id}/cancel", data=data,
+                       headers=headers)
+
+
+def test_a_streaming_answer_has_a_stop_button_that_works_without_js(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    answer_id = running_answer(app, session_id)
+    article = soup(demo.get(f"/chat/{session_id}")).select_one("article.message.assistant")
+    form = article.select_one(".answer form.answer-stop")
+    assert form is not None and form["method"] == "post"
+    assert form["action"] == form["hx-post"] == f"/chat/{session_id}/messages/{answer_id}/cancel"
+    assert form.select_one('input[name="csrf_token"]')["value"]
+    assert form.select_one('button[type="submit"]').get_text() == "Stop"
+    assert article.select_one(".answer-retry") is None
+
+    response = cancel(demo, session_id, answer_id)
+    assert response.status_code == 302
+    assert response.location == f"/chat/{session_id}#message-{answer_id}"
+    article = soup(demo.get(f"/chat/{session_id}")).select_one("article.message.assistant")
+    assert not article.has_attr("sse-connect")
+    assert article.select_one(".answer-body").get_text().strip() == "Partial answer"
+    assert article.select_one(".answer-stopped").get_text() == "Stopped."
+    assert article.select_one(".answer-stop") is None
+    retry = article.select_one("form.answer-retry")
+    assert retry["action"] == f"/chat/{session_id}/messages/{answer_id}/retry"
+    assert retry.select_one("button").get_text() == "Retry"
+    assert retry.select_one('input[name="csrf_token"]')["value"]
+    stored = session_messages(get_engine(app), user_id(app), session_id)[1]
+    assert stored["status"] == "cancelled" and stored["content"] == "Partial answer"
+
+
+def test_stop_with_htmx_answers_no_content_and_the_stream_shows_it_stopped(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    answer_id = running_answer(app, session_id, "Your cards total")
+    response = cancel(demo, session_id, answer_id, htmx=True)
+    assert response.status_code == 204
+    # Stopping an answer that has already ended changes nothing.
+    assert cancel(demo, session_id, answer_id, htmx=True).status_code == 204
+    events = read_stream(demo, f"/chat/{session_id}/messages/{answer_id}/events")
+    answers = [soup(e.data) for e in events if e.event == "answer"]
+    # While it streamed, the answer had Stop; its final render has none, and says Stopped.
+    assert answers[0].select_one("form.answer-stop button").get_text() == "Stop"
+    final = answers[-1]
+    assert final.select_one(".answer-stop") is None
+    assert final.select_one(".answer-stopped").get_text() == "Stopped."
+    assert final.select_one(".answer-body").get_text().strip() == "Your cards total"
+    assert final.select_one("form.answer-retry button").get_text() == "Retry"
+    assert events[-1].event == "done"
+    for event in events[:-1]:
+        assert unbalanced(event.data) == [], event.data
+
+
+def test_a_complete_answer_has_neither_stop_nor_retry(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        placeholder = soup(ask(demo, session_id, QUESTION)).select_one("article.assistant")
+        events = read_stream(demo, str(placeholder["sse-connect"]))
+    assert placeholder.select_one("form.answer-stop button").get_text() == "Stop"
+    final = soup([e for e in events if e.event == "answer"][-1].data)
+    assert final.select_one(".answer-stop, .answer-retry, .answer-stopped") is None
+    page = soup(demo.get(f"/chat/{session_id}"))
+    assert page.select_one(".answer-stop, .answer-retry, .answer-stopped") is None
+
+
+def test_a_failed_answer_offers_retry(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    store_answer(app, session_id, "q", [{"type": "message_delta", "content": "Partial"}],
+                 status="error", error="The model service is unavailable.")
+    page = soup(demo.get(f"/chat/{session_id}"))
+    assert page.select_one("form.answer-retry button").get_text() == "Retry"
+    assert page.select_one(".answer-stopped") is None
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain-form"])
+def test_retry_asks_the_same_question_again(app: Flask, demo: FlaskClient, htmx: bool) -> None:
+    session_id = new_chat(app)
+    answer_id = running_answer(app, session_id)
+    cancel(demo, session_id, answer_id)
+    retry = soup(demo.get(f"/chat/{session_id}")).select_one("form.answer-retry")
+    data = {"csrf_token": csrf(demo),
+            "idempotency_key": retry.select_one('input[name="idempotency_key"]')["value"]}
+    headers = {"HX-Request": "true"} if htmx else {}
+    with idle_after(app):
+        response = demo.post(str(retry["action"]), data=data, headers=headers)
+        # The same Retry button twice asks once.
+        twice = demo.post(str(retry["action"]), data=data, headers=headers)
+    if htmx:
+        assert response.status_code == 200
+        page = soup(response)
+        assert page.select_one(".message.user .bubble").get_text() == "What do I owe?"
+        assert page.select_one("article.message.assistant")["sse-connect"]
+        assert twice.status_code == 204 and twice.headers["HX-Refresh"] == "true"
+    else:
+        assert response.status_code == 302 and response.location == f"/chat/{session_id}"
+        assert twice.status_code == 302 and "#message-" in twice.location
+    messages = session_messages(get_engine(app), user_id(app), session_id)
+    assert [(m["role"], m["content"]) for m in messages][::2] == [("user", "What do I owe?")] * 2
+    assert [m["status"] for m in messages][1::2] == ["cancelled", "complete"]
+
+
+def test_only_a_stopped_or_failed_answer_can_be_retried(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        ask(demo, session_id, QUESTION, htmx=False)
+    answer_id = session_messages(get_engine(app), user_id(app), session_id)[1]["id"]
+    url = f"/chat/{session_id}/messages/{answer_id}/retry"
+    response = demo.post(url, data={"csrf_token": csrf(demo)}, headers={"HX-Request": "true"})
+    assert response.status_code == 409
+    assert "stopped or failed" in soup(response).get_text()
+    assert len(session_messages(get_engine(app), user_id(app), session_id)) == 2
+
+
+@pytest.mark.parametrize("action", ["cancel", "retry"])
+def test_stop_and_retry_need_the_csrf_token_and_the_users_own_answer(
+    app: Flask, demo: FlaskClient, action: str
+) -> None:
+    mine = new_chat(app)
+    answer_id = running_answer(app, mine)
+    theirs = new_chat(app, "alex")
+    their_answer = start_message(get_engine(app), user_id(app, "alex"), theirs, "q",
+                                 timedelta(minutes=5), "t")[1]
+    token = csrf(demo)
+    assert demo.post(f"/chat/{mine}/messages/{answer_id}/{action}",
+                     data={"csrf_token": ""}).status_code == 400
+    for path in (f"/chat/{theirs}/messages/{their_answer}/{action}",
+                 f"/chat/{mine}/messages/{their_answer}/{action}",
+                 f"/chat/{mine}/messages/nope/{action}"):
+        assert demo.post(path, data={"csrf_token": token}).status_code == 404, path
+    statuses = [m["status"] for m in session_messages(get_engine(app), user_id(app), mine)]
+    assert statuses == ["complete", "running"]
+    alex = [m["status"] for m in session_messages(get_engine(app), user_id(app, "alex"), theirs)]
+    assert alex == ["complete", "running"]
+
+
+# Rename and delete in the sidebar.
+
+
+def sidebar_forms(page: BeautifulSoup, session_id: str) -> tuple[Any, Any]:
+    rename = page.select_one(f'#sessions form[action="/chat/{session_id}/rename"]')
+    delete = page.select_one(f'#sessions form[action="/chat/{session_id}/delete"]')
+    assert rename is not None and delete is not None
+    return rename, delete
+
+
+def post_form(client: FlaskClient, form: Any, *, htmx: bool = False,
+              **values: str) -> TestResponse:
+    data = {str(f["name"]): str(f.get("value", "")) for f in form.select("input[name]")}
+    headers = {"HX-Request": "true"} if htmx else {}
+    return client.post(str(form["action"]), data={**data, **values}, headers=headers)
+
+
+def test_each_chat_in_the_sidebar_can_be_renamed_and_deleted_without_js(
+    app: Flask, demo: FlaskClient
+) -> None:
+    first, second = new_chat(app), new_chat(app)
+    page = soup(demo.get(f"/chat/{second}"))
+    for session_id in (first, second):
+        rename, delete = sidebar_forms(page, session_id)
+        for form in (rename, delete):
+            assert form["method"] == "post" and form["hx-post"] == form["action"]
+            assert form["hx-target"] == "#sessions" and form["hx-swap"] == "outerHTML"
+            assert form.select_one('input[name="csrf_token"]')["value"]
+            assert form.select_one('input[name="open"]')["value"] == second
+        title = rename.select_one('input[name="title"]')
+        assert title["value"] == "New chat" and title["maxlength"] == "80"
+        assert page.select_one(f'label[for="{title["id"]}"]').get_text() == "Chat name"
+        # Delete asks first: its form is in a second popover, opened from the menu.
+        menu = page.select_one(f"#chat-menu-{session_id}")
+        assert menu.has_attr("popover") and rename in menu.select("form")
+        confirm = page.select_one(f"#chat-delete-{session_id}")
+        assert confirm.has_attr("popover") and delete.find_parent(id=confirm["id"])
+        assert menu.select_one(f'[popovertarget="{confirm["id"]}"]').get_text() == "Delete chat…"
+        assert delete.select_one("button").get_text() == "Delete"
+
+
+def test_renaming_without_js_returns_to_the_open_chat(app: Flask, demo: FlaskClient) -> None:
+    first, second = new_chat(app), new_chat(app)
+    rename, _ = sidebar_forms(soup(demo.get(f"/chat/{second}")), first)
+    response = post_form(demo, rename, title="  Taxes  ")
+    assert response.status_code == 302 and response.location == f"/chat/{second}"
+    assert get_session(get_engine(app), user_id(app), first)["title"] == "Taxes"
+    page = soup(demo.get(f"/chat/{first}"))
+    assert page.select_one("title").get_text() == "Taxes · Finance Chat"
+
+
+def test_renaming_with_htmx_swaps_the_sidebar_in_place(app: Flask, demo: FlaskClient) -> None:
+    first, second = new_chat(app), new_chat(app)
+    page = soup(demo.get(f"/chat/{second}"))
+    other = post_form(demo, sidebar_forms(page, first)[0], htmx=True, title="Budget <b>")
+    assert other.status_code == 200
+    swapped = soup(other)
+    assert swapped.select_one("nav#sessions") is not None and swapped.select_one("title") is None
+    links = {a["href"]: a for a in swapped.select("#sessions a")}
+    assert links[f"/chat/{first}"].get_text() == "Budget <b>"
+    assert links[f"/chat/{second}"]["aria-current"] == "page"
+    # Renaming the open chat renames the page as well.
+    own = soup(post_form(demo, sidebar_forms(page, second)[0], htmx=True, title="Open one"))
+    assert own.select_one("title").get_text() == "Open one · Finance Chat"
+
+
+@pytest.mark.parametrize("title", ["", "   ", "x" * 81, "line\nbreak", "\u202eevil"],
+                         ids=["empty", "blank", "too-long", "newline", "bidi"])
+def test_a_bad_title_gets_a_clear_message(app: Flask, demo: FlaskClient, title: str) -> None:
+    session_id = new_chat(app)
+    rename, _ = sidebar_forms(soup(demo.get(f"/chat/{session_id}")), session_id)
+    response = post_form(demo, rename, htmx=True, title=title)
+    assert response.status_code == 400 and soup(response).select_one(".notice").get_text()
+    plain = post_form(demo, rename, title=title)
+    assert plain.status_code == 302
+    assert soup(demo.get(plain.location)).select_one(".notice").get_text()
+    assert get_session(get_engine(app), user_id(app), session_id)["title"] == "New chat"
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain-form"])
+def test_deleting_another_chat_stays_on_the_open_one(app: Flask, demo: FlaskClient,
+                                                     htmx: bool) -> None:
+    first, second = new_chat(app), new_chat(app)
+    store_answer(app, first, "q", [{"type": "message_delta", "content": "a"}])
+    _, delete = sidebar_forms(soup(demo.get(f"/chat/{second}")), first)
+    response = post_form(demo, delete, htmx=htmx)
+    if htmx:
+        assert response.status_code == 200
+        assert [a["href"] for a in soup(response).select("#sessions a")] == [f"/chat/{second}"]
+    else:
+        assert response.status_code == 302 and response.location == f"/chat/{second}"
+    assert get_session(get_engine(app), user_id(app), first) is None
+    assert session_messages(get_engine(app), user_id(app), first) == []
+    assert demo.get(f"/chat/{first}").status_code == 404
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain-form"])
+def test_deleting_the_open_chat_goes_to_the_latest_other_chat_or_a_new_one(
+    app: Flask, demo: FlaskClient, htmx: bool
+) -> None:
+    older, latest, open_chat = new_chat(app), new_chat(app), new_chat(app)
+    store_answer(app, older, "old", [])
+    store_answer(app, latest, "new", [])  # used last: first in the list
+    store_answer(app, open_chat, "open", [])
+
+    def delete_open(session_id: str) -> str:
+        _, delete = sidebar_forms(soup(demo.get(f"/chat/{session_id}")), session_id)
+        response = post_form(demo, delete, htmx=htmx)
+        if htmx:
+            assert response.status_code == 204
+            return str(response.headers["HX-Redirect"])
+        assert response.status_code == 302
+        return str(response.location)
+
+    assert delete_open(open_chat) == f"/chat/{latest}"
+    assert delete_open(latest) == f"/chat/{older}"
+    where = delete_open(older)
+    remaining = list_sessions(get_engine(app), user_id(app))
+    assert [s["id"] for s in remaining] == [where.rsplit("/", 1)[1]]
+    assert remaining[0]["title"] == "New chat"
+
+
+def test_deleting_a_chat_stops_its_running_answer(app: Flask, demo: FlaskClient) -> None:
+    session_id = new_chat(app)
+    answer_id = running_answer(app, session_id)
+    stopped: list[str] = []
+    with app.app_context():
+        service = chat_service()
+    real_cancel = service.cancel
+
+    def spy(user: int, session: str, message: str) -> bool:
+        stopped.append(message)
+        return real_cancel(user, session, message)
+
+    service.cancel = spy  # type: ignore[method-assign]
+    _, delete = sidebar_forms(soup(demo.get(f"/chat/{session_id}")), session_id)
+    assert post_form(demo, delete).status_code == 302
+    assert stopped == [answer_id]
+    assert get_message(get_engine(app), user_id(app), session_id, answer_id) is None
+
+
+@pytest.mark.parametrize("action", ["rename", "delete"])
+def test_rename_and_delete_need_the_csrf_token_and_the_users_own_chat(
+    app: Flask, demo: FlaskClient, action: str
+) -> None:
+    mine, theirs = new_chat(app), new_chat(app, "alex")
+    token = csrf(demo)
+    assert demo.post(f"/chat/{mine}/{action}",
+                     data={"csrf_token": "", "title": "x"}).status_code == 400
+    for target in (theirs, "nope"):
+        response = demo.post(f"/chat/{target}/{action}",
+                             data={"csrf_token": token, "title": "Mine now", "open": mine})
+        assert response.status_code == 404
+    assert get_session(get_engine(app), user_id(app, "alex"), theirs)["title"] == "New chat"
+    assert get_session(get_engine(app), user_id(app), mine)["title"] == "New chat"

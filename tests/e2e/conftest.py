@@ -12,6 +12,7 @@ import pytest
 from flask import Flask
 from werkzeug.serving import make_server
 
+from tests.support.fake_claude import FakeClaude
 from webapp import create_app
 from webapp.store import close_engine, get_engine, seed_demo, upgrade_database
 from webapp.web._extension import chat_service
@@ -41,6 +42,11 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     folder: Path = tmp_path_factory.mktemp("e2e")
     app = create_app({"SECRET_KEY": "e2e", "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite'}",
                       "ANTHROPIC_API_KEY": None})
+    yield from _serve(app)
+
+
+def _serve(app: Flask) -> Iterator[LiveServer]:
+    """Seed `app`'s database and serve it on a free loopback port until the session ends."""
     upgrade_database(get_engine(app))
     seed_demo(get_engine(app), "demo")
     # No DNS and no fetch: every icon is the generic one, as on a machine without internet.
@@ -55,6 +61,24 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     with app.app_context():
         chat_service().wait_idle()
     close_engine(app)
+
+
+@pytest.fixture(scope="session")
+def slow_model() -> Iterator[FakeClaude]:
+    """A fake Claude API for the slow-model server: each test scripts its replies."""
+    with FakeClaude() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def slow_server(tmp_path_factory: pytest.TempPathFactory,
+                slow_model: FakeClaude) -> Iterator[LiveServer]:
+    """Serve the real app with Claude answering from `slow_model`, as slowly as it writes."""
+    folder: Path = tmp_path_factory.mktemp("e2e-slow")
+    app = create_app({"SECRET_KEY": "e2e-slow",
+                      "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite'}",
+                      "ANTHROPIC_API_KEY": "sk-e2e", "ANTHROPIC_BASE_URL": slow_model.url})
+    yield from _serve(app)
 
 
 @pytest.fixture(scope="session")

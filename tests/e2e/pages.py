@@ -7,8 +7,10 @@ import re
 from playwright.sync_api import Page, expect
 
 
-def sign_in(page: Page, username: str = "demo", password: str = "demo") -> None:
-    page.goto("/login")
+def sign_in(page: Page, username: str = "demo", password: str = "demo", *,
+            server: str = "") -> None:
+    """Sign in on `server` (the default test server when empty)."""
+    page.goto(f"{server}/login")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()

@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 from ._service import ChatService
+from ._sessions import (
+    KEY_CHARS,
+    Asked,
+    KeyConflict,
+    ask_once,
+    clean_key,
+    clean_title,
+    delete_session,
+    question_before,
+    remove_session,
+    rename_session,
+)
 from ._store import (
+    TITLE_CHARS,
     LeaseLost,
     SessionBusy,
     StoredEvent,
@@ -18,17 +31,28 @@ from ._tools import LocalTools
 from ._wakeups import Wakeups, listener_for
 
 __all__ = [
+    "KEY_CHARS",
+    "TITLE_CHARS",
+    "Asked",
     "ChatService",
+    "KeyConflict",
     "LeaseLost",
     "LocalTools",
     "Wakeups",
     "SessionBusy",
     "StoredEvent",
+    "ask_once",
+    "clean_key",
+    "clean_title",
     "create_session",
+    "delete_session",
     "get_message",
     "get_session",
     "list_sessions",
     "listener_for",
     "metadata",
+    "question_before",
+    "remove_session",
+    "rename_session",
     "session_messages",
 ]

@@ -9,11 +9,17 @@ from flask import Blueprint, Response, abort, jsonify, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from ..chat import (
+    KeyConflict,
     SessionBusy,
+    ask_once,
+    clean_key,
+    clean_title,
     create_session,
     get_message,
     get_session,
     list_sessions,
+    remove_session,
+    rename_session,
     session_messages,
 )
 from ..sse import format_comment, format_event
@@ -78,22 +84,60 @@ def show(session_id: str) -> Response:
                                                           session_id)})
 
 
+@bp.patch("/sessions/<session_id>")
+@api_user_required
+def rename(session_id: str) -> Response:
+    """Rename a session: `{"title": "..."}`, trimmed, 1 to 80 characters."""
+    _own_session(session_id)
+    try:
+        title = clean_title(_json_body().get("title"))
+    except ValueError as exc:
+        abort(400, str(exc))
+    renamed = rename_session(get_engine(), current_user().id, session_id, title)
+    if renamed is None:  # deleted meanwhile
+        abort(404, "No such chat session.")
+    return jsonify(renamed)
+
+
+@bp.delete("/sessions/<session_id>")
+@api_user_required
+def delete(session_id: str) -> Response:
+    """Delete a session with everything in it; a running answer is stopped first."""
+    _own_session(session_id)
+    if not remove_session(chat_service(), current_user().id, session_id):
+        abort(404, "No such chat session.")
+    return Response(status=204)
+
+
+def _idempotency_key() -> str | None:
+    raw = request.headers.get("Idempotency-Key")
+    if raw is None:
+        return None
+    try:
+        return clean_key(raw)
+    except ValueError as exc:
+        abort(400, str(exc))
+
+
 @bp.post("/sessions/<session_id>/messages")
 @api_user_required
 def ask(session_id: str) -> tuple[Response, int]:
-    """Ask a question; the turn runs in the background."""
+    """Ask a question; the turn runs in the background. A repeated Idempotency-Key asks once."""
     _own_session(session_id)
+    key = _idempotency_key()
     message = _json_body().get("message")
     if not isinstance(message, str) or not message.strip():
         abort(400, "`message` must be a non-empty string.")
     if len(message) > MAX_QUESTION_CHARS:
         abort(400, f"`message` is longer than {MAX_QUESTION_CHARS} characters.")
     try:
-        message_id = chat_service().ask(current_user().id, session_id, message.strip())
+        asked = ask_once(chat_service(), current_user().id, session_id, message.strip(), key)
     except SessionBusy:
         abort(409, "This session is still answering; wait for the answer to finish.")
-    stream_url = url_for("api.stream", session_id=session_id, message_id=message_id)
-    return jsonify(message_id=message_id, stream_url=stream_url), 202
+    except KeyConflict:
+        abort(422, "This Idempotency-Key was already used for another question.")
+    stream_url = url_for("api.stream", session_id=session_id, message_id=asked.message_id)
+    return jsonify(message_id=asked.message_id, stream_url=stream_url), 202
 
 
 @bp.post("/sessions/<session_id>/messages/<message_id>/cancel")
@@ -121,14 +165,13 @@ def stream(session_id: str, message_id: str) -> Response:
     user = current_user()
     if get_message(get_engine(), user.id, session_id, message_id) is None:
         abort(404, "No such message.")
-    events = chat_service().events(user.id, session_id, message_id, _after())
+    batches = chat_service().event_batches(user.id, session_id, message_id, _after())
 
     def body() -> Iterator[str]:
         yield format_comment("open")  # the headers go out now, even if the answer is quiet
-        for event in events:
-            if event is None:
-                yield format_comment("heartbeat")
-            else:
-                yield format_event(event.data, event=event.event, id=event.seq)
+        for batch in batches:
+            # Events stored together go out in one write.
+            yield "".join(format_event(e.data, event=e.event, id=e.seq) for e in batch) \
+                or format_comment("heartbeat")
 
     return sse_response(body())

@@ -1,7 +1,12 @@
-"""The chat page: sessions, asking (htmx or a plain form), and the answer's HTML stream."""
+"""The chat page: sessions, asking (htmx or a plain form), and the answer's HTML stream.
+
+Every form works as a plain form (it redirects back) and, with htmx, in place: ask, Stop and
+Retry an answer, rename and delete a chat.
+"""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from flask import (
@@ -15,14 +20,25 @@ from flask import (
     stream_with_context,
     url_for,
 )
+from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
 from ..chat import (
+    KEY_CHARS,
+    TITLE_CHARS,
+    Asked,
+    KeyConflict,
     SessionBusy,
+    ask_once,
+    clean_key,
+    clean_title,
     create_session,
     get_message,
     get_session,
     list_sessions,
+    question_before,
+    remove_session,
+    rename_session,
     session_messages,
 )
 from ..packets import PacketStream
@@ -39,6 +55,17 @@ from .auth import login_required
 bp = Blueprint("chat", __name__)
 
 BUSY = "This chat is still answering. Wait for the answer to finish."
+NOT_RETRYABLE = "Only a stopped or failed answer can be retried."
+
+
+def new_key() -> str:
+    """Return a fresh idempotency key for one rendered form."""
+    return uuid.uuid4().hex
+
+
+@bp.context_processor
+def _chat_globals() -> dict[str, Any]:
+    return {"idempotency_key": new_key, "title_chars": TITLE_CHARS}
 
 
 def _own_session(session_id: str) -> dict[str, Any]:
@@ -48,12 +75,19 @@ def _own_session(session_id: str) -> dict[str, Any]:
     return found
 
 
+def _actions(session_id: str, message_id: str) -> dict[str, str]:
+    """Return where an answer's Stop and Retry buttons post."""
+    return {"stop": url_for("chat.cancel", session_id=session_id, message_id=message_id),
+            "retry": url_for("chat.retry", session_id=session_id, message_id=message_id)}
+
+
 def _assistant(renderer: AnswerRenderer, message: dict[str, Any],
                session_id: str) -> dict[str, Any]:
     views = renderer.stored(message)
     stream_url = url_for("chat.events", session_id=session_id, message_id=message["id"])
     return {"role": "assistant", "id": message["id"], "views": views, "stream_url": stream_url,
-            "streaming": views.answer.streaming}
+            "streaming": views.answer.streaming,
+            "actions": _actions(session_id, str(message["id"]))}
 
 
 def _conversation(session_id: str) -> list[dict[str, Any]]:
@@ -110,43 +144,156 @@ def _question() -> str | None:
     return text if text and len(text) <= MAX_QUESTION_CHARS else None
 
 
-@bp.post("/chat/<session_id>/messages")
-@login_required
-def ask(session_id: str) -> BaseResponse | str | tuple[str, int]:
-    """Ask: htmx gets the question and a streaming placeholder; a plain form is redirected."""
-    chat = _own_session(session_id)
-    user, htmx = current_user(), htmx_details()
-    question = _question()
-    back = redirect(url_for("chat.show", session_id=session_id))
-    if question is None:
-        problem = f"Write a message of 1 to {MAX_QUESTION_CHARS} characters."
-        if htmx:
-            return render_template("_notice.html", message=problem), 400
-        flash(problem)
-        return back
+def _form_key() -> str | None:
+    raw = request.form.get("idempotency_key") or ""
     try:
-        message_id = chat_service().ask(user.id, session_id, question)
+        return clean_key(raw[:KEY_CHARS + 1]) if raw else None
+    except ValueError:
+        return None  # not one of ours: ask without it
+
+
+def _message_url(session_id: str, message_id: str) -> str:
+    return url_for("chat.show", session_id=session_id, _anchor=f"message-{message_id}")
+
+
+def _refused(problem: str, status: int, back: BaseResponse) -> BaseResponse | tuple[str, int]:
+    """Say what went wrong: a notice for htmx, a flashed one after the redirect otherwise."""
+    if htmx_details():
+        return render_template("_notice.html", message=problem), status
+    flash(problem)
+    return back
+
+
+def _send(chat: dict[str, Any], question: str) -> BaseResponse | str | tuple[str, int]:
+    """Ask once per form key: htmx gets the exchange, a plain form is redirected back."""
+    session_id, user, service = str(chat["id"]), current_user(), chat_service()
+    back = redirect(url_for("chat.show", session_id=session_id))
+    try:
+        try:
+            asked = ask_once(service, user.id, session_id, question, _form_key())
+        except KeyConflict:
+            # A page kept from before (the back button) sent a new question with its old
+            # key: the person means the new question.
+            asked = Asked(service.ask(user.id, session_id, question), False)
     except SessionBusy:
-        if htmx:
-            return render_template("_notice.html", message=BUSY), 409
-        flash(BUSY)
+        return _refused(BUSY, 409, back)
+    if asked.repeated:
+        # The same form again (a double submit, a resubmitted page): show what it asked.
+        where = _message_url(session_id, asked.message_id)
+        if htmx_details():
+            return Response(status=204, headers={"HX-Redirect": where, "HX-Refresh": "true"})
+        return redirect(where)
+    if not htmx_details():
         return back
-    if not htmx:
-        return back
+    message_id = asked.message_id
     renderer = AnswerRenderer(get_engine(), user.id)
     views = renderer.views(message_id, PacketStream(0), streaming=True)
     assistant = {"role": "assistant", "id": message_id, "views": views, "streaming": True,
                  "stream_url": url_for("chat.events", session_id=session_id,
-                                       message_id=message_id)}
+                                       message_id=message_id),
+                 "actions": _actions(session_id, message_id)}
     # The sidebar is sent along (out of band): the chat's title is now its first question.
     return render_template("_exchange.html", question={"role": "user", "text": question},
                            message=assistant, chat=chat,
                            sessions=list_sessions(get_engine(), user.id))
 
 
-def _fragments(views: AnswerViews) -> tuple[str, str]:
-    return (render_template("_answer.html", answer=views.answer).strip(),
-            render_template("_sources.html", sources=views.sources).strip())
+@bp.post("/chat/<session_id>/messages")
+@login_required
+def ask(session_id: str) -> BaseResponse | str | tuple[str, int]:
+    """Ask: htmx gets the question and a streaming placeholder; a plain form is redirected."""
+    chat = _own_session(session_id)
+    question = _question()
+    if question is None:
+        problem = f"Write a message of 1 to {MAX_QUESTION_CHARS} characters."
+        return _refused(problem, 400, redirect(url_for("chat.show", session_id=session_id)))
+    return _send(chat, question)
+
+
+def _own_answer(session_id: str, message_id: str) -> dict[str, Any]:
+    found = get_message(get_engine(), current_user().id, session_id, message_id)
+    if found is None or found["role"] != "assistant":
+        abort(404, "There is no such answer.")
+    return found
+
+
+@bp.post("/chat/<session_id>/messages/<message_id>/retry")
+@login_required
+def retry(session_id: str, message_id: str) -> BaseResponse | str | tuple[str, int]:
+    """Ask a stopped or failed answer's question again, as a new question."""
+    chat = _own_session(session_id)
+    answer = _own_answer(session_id, message_id)
+    question = question_before(get_engine(), current_user().id, session_id, message_id)
+    if question is None:
+        abort(404, "There is no such answer.")
+    if answer["status"] not in ("cancelled", "error"):
+        back = redirect(_message_url(session_id, message_id))
+        return _refused(NOT_RETRYABLE, 409, back)
+    return _send(chat, question)
+
+
+@bp.post("/chat/<session_id>/messages/<message_id>/cancel")
+@login_required
+def cancel(session_id: str, message_id: str) -> BaseResponse:
+    """Stop an answer being written; it keeps what it wrote, and the stream shows it stopped."""
+    _own_answer(session_id, message_id)
+    # An answer that has just finished needs no stopping: either way the page shows its end.
+    chat_service().cancel(current_user().id, session_id, message_id)
+    if htmx_details():
+        return Response(status=204)
+    return redirect(_message_url(session_id, message_id))
+
+
+def _open_chat() -> str | None:
+    """Return the chat the page that posted shows (a form's `open` field), if it is theirs."""
+    open_id = request.form.get("open") or ""
+    if open_id and get_session(get_engine(), current_user().id, open_id) is not None:
+        return open_id
+    return None
+
+
+def _sidebar(open_id: str | None, page_title: str | None = None) -> str:
+    return render_template("_sessions.html", chat={"id": open_id or ""},
+                           sessions=list_sessions(get_engine(), current_user().id),
+                           page_title=page_title)
+
+
+@bp.post("/chat/<session_id>/rename")
+@login_required
+def rename(session_id: str) -> BaseResponse | str | tuple[str, int]:
+    """Rename a chat: htmx gets the sidebar again; a plain form is redirected back."""
+    _own_session(session_id)
+    open_id = _open_chat()
+    back = redirect(url_for("chat.show", session_id=open_id or session_id))
+    try:
+        title = clean_title(request.form.get("title"))
+    except ValueError as exc:
+        return _refused(str(exc), 400, back)
+    rename_session(get_engine(), current_user().id, session_id, title)
+    if not htmx_details():
+        return back
+    # Renaming the open chat renames the page too (htmx takes a top-level <title>).
+    return _sidebar(open_id, title if open_id == session_id else None)
+
+
+@bp.post("/chat/<session_id>/delete")
+@login_required
+def delete(session_id: str) -> BaseResponse | str:
+    """Delete a chat (its running answer stops first); the open one gives way to another."""
+    _own_session(session_id)
+    user = current_user()
+    open_id = _open_chat()
+    remove_session(chat_service(), user.id, session_id)
+    if open_id is not None and open_id != session_id:
+        if htmx_details():
+            return _sidebar(open_id)
+        return redirect(url_for("chat.show", session_id=open_id))
+    sessions = list_sessions(get_engine(), user.id)
+    target = sessions[0]["id"] if sessions else create_session(get_engine(), user.id)["id"]
+    where = url_for("chat.show", session_id=target)
+    if htmx_details():
+        return Response(status=204, headers={"HX-Redirect": where})
+    return redirect(where)
 
 
 @bp.get("/chat/<session_id>/messages/<message_id>/events")
@@ -158,12 +305,18 @@ def events(session_id: str, message_id: str) -> Response:
         abort(404, "There is no such message.")
     renderer = AnswerRenderer(get_engine(), user.id)
     renderer.labeler()  # read the account names now, not inside the stream
+    actions = _actions(session_id, message_id)
+    generate_csrf()  # the buttons' token, made now: the session must not change in the stream
 
     def render(stream: PacketStream, phase: Phase, error: str | None,
                start: int) -> AnswerViews:
         return renderer.views(message_id, stream, streaming=phase == "streaming", error=error,
                               interrupted=phase == "interrupted", start=start)
 
+    def fragments(views: AnswerViews) -> tuple[str, str]:
+        return (render_template("_answer.html", answer=views.answer, actions=actions).strip(),
+                render_template("_sources.html", sources=views.sources).strip())
+
     source = chat_service().events(user.id, session_id, message_id, 0)
-    body = stream_with_context(answer_stream(source, render, _fragments))
+    body = stream_with_context(answer_stream(source, render, fragments))
     return sse_response(body)

@@ -1,0 +1,107 @@
+"""Stopping an answer while it is written, and asking its question again: with a model slow
+enough to stop (the fake Claude, writing a few characters every 50 ms)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from tests.e2e.pages import ask, new_chat, sign_in
+from tests.support.fake_claude import FakeClaude, Paced, text_reply
+from webapp.chat import session_messages
+from webapp.store import authenticate, get_engine
+
+if TYPE_CHECKING:
+    from tests.e2e.conftest import LiveServer
+
+pytestmark = pytest.mark.e2e
+
+TIMEOUT = 20_000
+QUESTION = "What do I owe on my credit cards?"
+# About a minute at 7 characters every 50 ms: it is still being written when Stop is pressed.
+LONG_TEXT = "Your cards add up slowly, one careful sentence after another. " * 150
+SHORT_ANSWER = "You owe $4,782.07 across your two cards."
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def slow_chat(page: Page, slow_server: LiveServer, slow_model: FakeClaude) -> Iterator[Page]:
+    """A new chat on the slow-model server; its first answer streams for about a minute."""
+    slow_model.replies = [Paced(text_reply((LONG_TEXT, [])), 0.05)]
+    sign_in(page, server=slow_server.url)
+    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
+    new_chat(page)
+    yield page
+    slow_model.replies = []
+
+
+def stop_while_streaming(page: Page) -> Locator:
+    """Ask, wait for the first words, press Stop; return the answer."""
+    ask(page, QUESTION)
+    answer = page.locator("article.message.assistant").last
+    expect(answer.locator(".answer-body")).to_contain_text("Your cards add up", timeout=TIMEOUT)
+    expect(answer).to_have_attribute("aria-busy", "true")
+    answer.get_by_role("button", name="Stop").click()
+    expect(answer.locator(".answer-stopped")).to_have_text("Stopped.", timeout=TIMEOUT)
+    return answer
+
+
+def stored_answers(server: LiveServer, session_id: str) -> list[dict[str, object]]:
+    engine = get_engine(server.app)
+    user = authenticate(engine, "demo", "demo")
+    assert user is not None
+    return [m for m in session_messages(engine, user.id, session_id) if m["role"] == "assistant"]
+
+
+def test_stop_an_answer_while_it_streams(slow_chat: Page, slow_server: LiveServer) -> None:
+    page = slow_chat
+    answer = stop_while_streaming(page)
+
+    # The stream has ended: no Stop, no cursor, the question box is free; Retry is offered.
+    expect(answer.get_by_role("button", name="Stop")).to_have_count(0)
+    expect(answer).not_to_have_attribute("aria-busy", "true")
+    expect(answer.locator(".answer-body")).not_to_have_class(re.compile("is-streaming"))
+    expect(answer.get_by_role("button", name="Retry")).to_be_visible()
+    expect(page.locator("#composer")).not_to_have_class(re.compile("is-busy"))
+    # What was written is kept: the start of the answer, not all of it.
+    shown = words(answer.locator(".answer-body").inner_text())
+    assert shown and words(LONG_TEXT).startswith(shown) and len(shown) < len(words(LONG_TEXT))
+
+    session_id = page.url.rsplit("/", 1)[1]
+    (stored,) = stored_answers(slow_server, session_id)
+    assert stored["status"] == "cancelled" and words(str(stored["content"])) == shown
+    # The page drawn from history says the same.
+    page.reload()
+    answer = page.locator("article.message.assistant").last
+    expect(answer.locator(".answer-stopped")).to_have_text("Stopped.")
+    expect(answer.get_by_role("button", name="Stop")).to_have_count(0)
+    expect(answer.get_by_role("button", name="Retry")).to_be_visible()
+    assert words(answer.locator(".answer-body").inner_text()) == shown
+
+
+def test_retry_a_stopped_answer(slow_chat: Page, slow_server: LiveServer,
+                                slow_model: FakeClaude) -> None:
+    page = slow_chat
+    slow_model.replies.append(text_reply((SHORT_ANSWER, [])))
+    stopped = stop_while_streaming(page)
+    stopped.get_by_role("button", name="Retry").click()
+
+    # The same question is asked again, below, and answered in full.
+    expect(page.locator(".message.user .bubble")).to_have_text([QUESTION, QUESTION])
+    retried = page.locator("article.message.assistant").nth(1)
+    expect(retried.locator(".answer-body")).to_have_text(SHORT_ANSWER, timeout=TIMEOUT)
+    expect(retried.get_by_role("button", name="Retry")).to_have_count(0)
+    expect(retried.get_by_role("button", name="Stop")).to_have_count(0)
+    asked = slow_model.requests[-1]["messages"][-1]
+    assert asked["role"] == "user" and QUESTION in json.dumps(asked["content"])
+    session_id = page.url.rsplit("/", 1)[1]
+    assert [a["status"] for a in stored_answers(slow_server, session_id)] == \
+        ["cancelled", "complete"]
