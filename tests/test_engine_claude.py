@@ -162,3 +162,14 @@ def test_a_round_that_only_pings_ends_at_its_deadline() -> None:
                   + [{"type": "ping"}] * 50, 0.05)
     with FakeClaude([pings]) as fake, pytest.raises(EngineError, match="too long"):
         run(fake, round_seconds=0.5)
+
+
+def test_closing_the_engine_mid_answer_ends_the_round_quietly() -> None:
+    slow = Paced(text_reply(("A long answer. " * 50, [])), 0.02)
+    with FakeClaude([slow]) as fake:
+        engine = ClaudeEngine("sk-test", base_url=fake.url, model="claude-test")
+        events = engine.stream(REQUEST)
+        next(events)
+        engine.close()  # as a cancelled turn does, from another thread
+        with pytest.raises(EngineError, match="stopped"):
+            list(events)

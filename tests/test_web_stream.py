@@ -92,6 +92,12 @@ def test_an_error_packet_shows_its_message() -> None:
     assert "sources" not in names(events)
 
 
+def test_a_stopped_answer_ends_its_stream_as_cancelled() -> None:
+    stop = packet({"type": "stop", "stop_reason": "user_cancelled"})
+    events, _ = run(stored(OPENING + deltas("Part of it") + [stop], status="cancelled"))
+    assert names(events)[-1] == "done" and events[-1].data == "cancelled"
+
+
 def test_a_failed_turn_without_an_error_packet_still_says_so() -> None:
     events, _ = run(stored(OPENING + deltas("Partial"), status="error"))
     final = [e for e in events if e.event == "answer"][-1].data

@@ -87,9 +87,11 @@ class ClaudeEngine:
         self._sleep = sleep
         self._session = requests.Session()
         self._response: requests.Response | None = None
+        self._closed = False
 
     def close(self) -> None:
         """Close the connection pool, and abandon a response being read (a cancelled turn)."""
+        self._closed = True
         response = self._response
         if response is not None:
             response.close()
@@ -172,7 +174,11 @@ class ClaudeEngine:
                     yield data
                     if kind == "message_stop":
                         return
-        except requests.RequestException as exc:
+        except Exception as exc:
+            if self._closed:  # abandoned on purpose: the turn was stopped
+                raise EngineError("The answer was stopped.") from None
+            if not isinstance(exc, requests.RequestException):
+                raise
             reason = f"The connection to Claude broke: {type(exc).__name__}"
             if not started:
                 raise _Retry(reason, None) from None

@@ -170,7 +170,7 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
     pump = _Pump(events)
     dirty, rendered_at = False, float("-inf")
     said_at = clock()  # when anything was last sent, heartbeats included
-    saw_done = False
+    saw_done, ended = False, None
 
     def update() -> str:
         nonlocal dirty, rendered_at, said_at
@@ -195,7 +195,8 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
                 continue
             if item.event == "done":
                 saw_done = True
-                if _status(item.data) == "error" and error is None:
+                ended = _status(item.data)
+                if ended == "error" and error is None:
                     error = GENERIC_ERROR
                 break
             if item.event == "reset":
@@ -229,7 +230,8 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
     yield format_event(answer_html, event="answer")
     if views.sources.visible:
         yield format_event(sources_html, event="sources")
-    status = "interrupted" if interrupted else "complete" if error is None else "error"
+    status = ("interrupted" if interrupted else "error" if error is not None
+              else "cancelled" if ended == "cancelled" else "complete")
     yield format_event(status, event="done")
 
 
