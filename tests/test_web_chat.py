@@ -67,7 +67,7 @@ def ask(client: FlaskClient, session_id: str, message: str, *, htmx: bool = True
 def read_stream(client: FlaskClient, url: str) -> list[ServerSentEvent]:
     response = client.get(url)
     assert response.status_code == 200 and response.mimetype == "text/event-stream"
-    assert response.headers["Cache-Control"] == "no-cache"
+    assert response.headers["Cache-Control"] == "no-store"  # a user's answer: never kept (DESIGN, service-grade contracts)
     decoder = SSEDecoder()
     return decoder.decode(response.get_data(as_text=True)) + decoder.flush()
 

@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask
 
 from . import store
-from .web import _extension, accounts, api, auth, chat, favicon
+from .web import _extension, accounts, api, auth, chat, favicon, responses
 
 # The settings read from the environment into the app's config (README.md, Configuration).
 ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
@@ -61,6 +61,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     store.init_app(app)
     _extension.init_app(app)
+    responses.init_app(app)
     auth.init_app(app)
     app.register_blueprint(api.bp)
     app.register_blueprint(auth.bp)

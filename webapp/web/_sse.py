@@ -6,8 +6,9 @@ from collections.abc import Iterable
 
 from flask import Response
 
-# No caching, and no buffering in a proxy in front (nginx honours X-Accel-Buffering).
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+# Never stored (a user's answer), and not buffered by a proxy in front (nginx honours
+# X-Accel-Buffering).
+SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
 
 def sse_response(body: Iterable[str]) -> Response:

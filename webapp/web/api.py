@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, abort, jsonify, request, url_for
-from werkzeug.exceptions import HTTPException
 
 from ..chat import (
     KeyConflict,
@@ -27,16 +26,11 @@ from ..store import get_engine
 from ._auth import api_user_required, current_user
 from ._extension import chat_service
 from ._sse import sse_response
+from .responses import is_text
 
 bp = Blueprint("api", __name__, url_prefix="/api/chat")
 
 MAX_QUESTION_CHARS = 8000
-
-
-@bp.errorhandler(HTTPException)
-def json_error(error: HTTPException) -> tuple[Response, int]:
-    """Answer API errors in JSON, with a message a client can show."""
-    return jsonify(error=error.description or error.name), error.code or 500
 
 
 def _json_body() -> dict[str, Any]:
@@ -62,10 +56,11 @@ def _own_session(session_id: str) -> dict[str, Any]:
 @api_user_required
 def create() -> tuple[Response, int]:
     """Create a chat session."""
-    title = _json_body().get("title", "New chat")
-    if not isinstance(title, str):
-        abort(400, "`title` must be a string.")
-    return jsonify(create_session(get_engine(), current_user().id, title.strip())), 201
+    try:
+        title = clean_title(_json_body().get("title", "New chat"))
+    except ValueError as exc:
+        abort(400, str(exc))
+    return jsonify(create_session(get_engine(), current_user().id, title)), 201
 
 
 @bp.get("/sessions")
@@ -130,6 +125,8 @@ def ask(session_id: str) -> tuple[Response, int]:
         abort(400, "`message` must be a non-empty string.")
     if len(message) > MAX_QUESTION_CHARS:
         abort(400, f"`message` is longer than {MAX_QUESTION_CHARS} characters.")
+    if not is_text(message):
+        abort(400, "`message` is not valid text.")
     try:
         asked = ask_once(chat_service(), current_user().id, session_id, message.strip(), key)
     except SessionBusy:
@@ -153,9 +150,15 @@ def cancel(session_id: str, message_id: str) -> tuple[Response, int]:
     return jsonify(status="cancelled"), 202
 
 
+MAX_EVENT_ID = 2**63 - 1  # what the database's integer holds
+
+
 def _after() -> int:
     raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or "0"
-    return int(raw) if raw.isascii() and raw.isdigit() else 0
+    after = int(raw) if raw.isascii() and raw.isdigit() else 0
+    if after > MAX_EVENT_ID:
+        abort(400, "Last-Event-ID is not an event id of this stream.")
+    return after
 
 
 @bp.get("/sessions/<session_id>/messages/<message_id>/stream")

@@ -20,7 +20,6 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFError, CSRFProtect
-from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response as BaseResponse
 
 from ..store import authenticate, get_engine
@@ -35,11 +34,6 @@ csrf = CSRFProtect()
 
 BAD_LOGIN = "Incorrect username or password."
 # Only this origin: no CDN, font or tracker, and nothing inline that an injection could use.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; "
-    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
-    "form-action 'self'; frame-ancestors 'none'"
-)
 
 
 def _check_csrf() -> None:
@@ -52,27 +46,13 @@ def _check_csrf() -> None:
     csrf.protect()
 
 
-def _security_headers(response: Response) -> Response:
-    response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "same-origin")
-    return response
-
-
 def _csrf_failed(error: CSRFError) -> tuple[str, int]:
     message = "This form has expired. Reload the page and try again."
     return render_template("error.html", title="Please try again", message=message), 400
 
 
-def _http_error(error: HTTPException) -> HTTPException | tuple[str, int]:
-    if error.code is None or error.code < 400:
-        return error
-    page = render_template("error.html", title=error.name, message=error.description)
-    return page, error.code
-
-
 def init_app(app: Flask) -> None:
-    """Set the session cookie flags, CSRF protection and the security headers."""
+    """Set the session cookie flags and CSRF protection."""
     app.config["SESSION_COOKIE_HTTPONLY"] = True
     # Flask's default is None (no attribute): Lax keeps the cookie off cross-site POSTs.
     app.config["SESSION_COOKIE_SAMESITE"] = app.config.get("SESSION_COOKIE_SAMESITE") or "Lax"
@@ -82,9 +62,7 @@ def init_app(app: Flask) -> None:
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)
     csrf.init_app(app)
     app.before_request(_check_csrf)
-    app.after_request(_security_headers)
     app.register_error_handler(CSRFError, _csrf_failed)
-    app.register_error_handler(HTTPException, _http_error)
 
 
 def _wants_event_stream() -> bool:

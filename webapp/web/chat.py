@@ -51,6 +51,7 @@ from ._sse import sse_response
 from ._stream import Phase, answer_stream
 from .api import MAX_QUESTION_CHARS
 from .auth import login_required
+from .responses import is_text
 
 bp = Blueprint("chat", __name__)
 
@@ -141,7 +142,7 @@ def show(session_id: str) -> str:
 def _question() -> str | None:
     text = request.form.get("message", "")
     text = text.strip() if isinstance(text, str) else ""
-    return text if text and len(text) <= MAX_QUESTION_CHARS else None
+    return text if text and len(text) <= MAX_QUESTION_CHARS and is_text(text) else None
 
 
 def _form_key() -> str | None:
