@@ -177,3 +177,22 @@ def test_a_stopped_answer_keeps_its_text_and_citations_as_streamed() -> None:
     assert text == "You owe $4,782.07 [[1]]() in all."
     assert citations == [{"number": 1, "source": doc["document_id"], "title": "Credit card",
                           "target": target}]
+
+
+def test_a_users_fourth_running_answer_is_refused_with_retry_after(slow_app: Flask) -> None:
+    stall = _stalling_reply(30)
+    with FakeClaude([stall, stall, stall, text_reply((ANSWER, []))]) as fake:
+        slow_app.config["ANTHROPIC_BASE_URL"] = fake.url
+        client = api_client(slow_app)
+        asked = [client.ask(client.new_session(), "What do I owe?") for _ in range(3)]
+        fourth = client.http.post(f"/api/chat/sessions/{client.new_session()}/messages",
+                                  json={"message": "And my checking?"})
+        other_user = api_client(slow_app, "alex")
+        theirs = other_user.http.post(f"/api/chat/sessions/{other_user.new_session()}/messages",
+                                      json={"message": "Hi"})
+        for one in asked:  # stop the three so the test ends promptly
+            client.http.post(one["stream_url"].removesuffix("/stream") + "/cancel")
+    close_engine(slow_app)
+    assert fourth.status_code == 429 and fourth.headers["Retry-After"] == "5"
+    assert "wait for one to finish" in fourth.json()["error"]
+    assert theirs.status_code == 202  # the cap is per user

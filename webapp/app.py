@@ -16,7 +16,7 @@ from .web import _extension, accounts, api, auth, chat, favicon, responses
 # The settings read from the environment into the app's config (README.md, Configuration).
 ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
                         "ANTHROPIC_MODEL", "REDIS_URL", "TURN_LEASE_SECONDS",
-                        "TURN_DEADLINE_SECONDS")
+                        "TURN_DEADLINE_SECONDS", "MAX_TURNS_PER_USER")
 
 
 def _secret_key(instance: Path) -> str:

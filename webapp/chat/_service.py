@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=30)
 DEADLINE = timedelta(seconds=600)
+MAX_TURNS_PER_USER = 3
 FLUSH_SECONDS = 0.03
 FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
@@ -177,9 +178,10 @@ class ChatService:
 
     def __init__(self, engine: Engine, model: Callable[[], ModelEngine],
                  tools: Callable[[int], ToolRunner], *, lease: timedelta = LEASE,
-                 deadline: timedelta = DEADLINE, listener: Listener | None = None) -> None:
+                 deadline: timedelta = DEADLINE, max_turns_per_user: int = MAX_TURNS_PER_USER,
+                 listener: Listener | None = None) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
-        self.deadline = deadline
+        self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
         self.wakeups = Wakeups()
         self.listener = listener
         self._threads: set[threading.Thread] = set()
@@ -190,7 +192,10 @@ class ChatService:
         self._background: list[threading.Thread] = []
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
-        """Store the question and start its turn; SessionBusy while one is still answering."""
+        """Store the question and start its turn.
+
+        SessionBusy while the session is still answering; TooManyTurns past the user's cap.
+        """
         running = store.running_message(self.engine, user_id, session_id)
         if running is not None:
             self._resume_if_expired(user_id, running["id"], running["lease_until"])
@@ -199,7 +204,8 @@ class ChatService:
         owner = store.new_id()
         checkpoint = start_checkpoint(history, question)
         _, message_id = store.start_message(self.engine, user_id, session_id, question,
-                                            self.lease, owner, checkpoint)
+                                            self.lease, owner, checkpoint,
+                                            max_running=self.max_turns_per_user)
         self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
         return message_id
 

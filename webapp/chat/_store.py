@@ -165,23 +165,35 @@ class SessionBusy(Exception):
     """The session is still answering its previous question."""
 
 
+class TooManyTurns(Exception):
+    """The user already has as many answers being written as one user may."""
+
+
 class LeaseLost(SinkClosed):
     """Another runner owns this answer now (this one was thought dead): stop writing."""
 
 
 def start_message(engine: Engine, user_id: int, session_id: str, question: str,
                   lease: timedelta, owner: str,
-                  checkpoint: dict[str, Any] | None = None) -> tuple[str, str]:
+                  checkpoint: dict[str, Any] | None = None,
+                  max_running: int | None = None) -> tuple[str, str]:
     """Store the question, a running answer row owned by `owner` and its first checkpoint.
 
-    One transaction; returns both message ids. SessionBusy while the session is answering.
+    One transaction; returns both message ids. SessionBusy while the session is answering;
+    TooManyTurns when the user would have more than `max_running` answers being written.
     """
     user_id_msg, answer_id = new_id(), new_id()
     at = now()
 
     def work(conn: sa.Connection) -> None:
+        if conn.dialect.name == "postgresql":
+            # One user's questions queue here, so concurrent ones cannot both pass the count.
+            conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"),
+                         {"id": user_id})
         _insert_exchange(conn, user_id, session_id, question, user_id_msg, answer_id, at,
                          at + lease, owner)
+        if max_running is not None and _running_count(conn, user_id) > max_running:
+            raise TooManyTurns
         if checkpoint is not None:
             _replace_checkpoint(conn, answer_id, checkpoint, 0)
     try:
@@ -210,6 +222,12 @@ def _insert_exchange(conn: sa.Connection, user_id: int, session_id: str, questio
     conn.execute(update.values(updated_at=at))
     if title:
         conn.execute(update.where(chat_sessions.c.title == "New chat").values(title=title))
+
+
+def _running_count(conn: sa.Connection, user_id: int) -> int:
+    query = (sa.select(sa.func.count()).select_from(ai_chat_logs)
+             .where(ai_chat_logs.c.user_id == user_id, ai_chat_logs.c.status == "running"))
+    return int(conn.execute(query).scalar() or 0)
 
 
 def running_message(engine: Engine, user_id: int, session_id: str) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from ..store import get_engine
 _EXTENSION = "webapp.chat"
 LEASE_SECONDS = 30
 DEADLINE_SECONDS = 600
+MAX_TURNS_PER_USER = 3
 _lock = threading.Lock()
 
 
@@ -38,6 +39,8 @@ def _make_service(app: Flask) -> ChatService:
     return ChatService(engine, lambda: model_engine(app),
                        lambda uid: LocalTools(engine, uid, hide=hide), lease=lease,
                        deadline=deadline,
+                       max_turns_per_user=int(app.config.get("MAX_TURNS_PER_USER")
+                                              or MAX_TURNS_PER_USER),
                        listener=listener_for(engine, app.config.get("REDIS_URL")))
 
 

@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, abort, jsonify, request, url_for
+from werkzeug.exceptions import TooManyRequests
 
 from ..chat import (
     KeyConflict,
     SessionBusy,
+    TooManyTurns,
     ask_once,
     clean_key,
     clean_title,
@@ -31,6 +33,9 @@ from .responses import is_text
 bp = Blueprint("api", __name__, url_prefix="/api/chat")
 
 MAX_QUESTION_CHARS = 8000
+TOO_MANY_TURNS = ("You already have as many answers being written as one person may; "
+                  "wait for one to finish.")
+TURN_RETRY_SECONDS = 5
 
 
 def _json_body() -> dict[str, Any]:
@@ -131,6 +136,8 @@ def ask(session_id: str) -> tuple[Response, int]:
         asked = ask_once(chat_service(), current_user().id, session_id, message.strip(), key)
     except SessionBusy:
         abort(409, "This session is still answering; wait for the answer to finish.")
+    except TooManyTurns:
+        raise TooManyRequests(TOO_MANY_TURNS, retry_after=TURN_RETRY_SECONDS) from None
     except KeyConflict:
         abort(422, "This Idempotency-Key was already used for another question.")
     stream_url = url_for("api.stream", session_id=session_id, message_id=asked.message_id)

@@ -29,6 +29,7 @@ from ..chat import (
     Asked,
     KeyConflict,
     SessionBusy,
+    TooManyTurns,
     ask_once,
     clean_key,
     clean_title,
@@ -49,7 +50,7 @@ from ._extension import chat_service
 from ._htmx import htmx_details
 from ._sse import sse_response
 from ._stream import Phase, answer_stream
-from .api import MAX_QUESTION_CHARS
+from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS
 from .auth import login_required
 from .responses import is_text
 
@@ -178,6 +179,8 @@ def _send(chat: dict[str, Any], question: str) -> BaseResponse | str | tuple[str
             asked = Asked(service.ask(user.id, session_id, question), False)
     except SessionBusy:
         return _refused(BUSY, 409, back)
+    except TooManyTurns:
+        return _refused(TOO_MANY_TURNS, 429, back)
     if asked.repeated:
         # The same form again (a double submit, a resubmitted page): show what it asked.
         where = _message_url(session_id, asked.message_id)
