@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from webapp.tools import LocalWebIndex, PythonResult, SandboxError, SnapshotMarket, run_python
-from webapp.tools._python import _launch, _run
+from webapp.tools._python import _isolate, _procs, _run
 
 ROOT = os.geteuid() == 0
 as_root = pytest.mark.skipif(not ROOT, reason="namespaces and a throwaway uid need root")
@@ -85,8 +85,23 @@ def test_the_parents_environment_cannot_be_read_through_proc(
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRETS["ANTHROPIC_API_KEY"])
     code = f"print(open('/proc/{os.getpid()}/environ', 'rb').read())"
     result = run(code)
-    assert result.error is not None and "PermissionError" in result.error
+    # Its /proc shows only its own pid namespace: the app's process is not even there.
+    assert result.error is not None and "FileNotFoundError" in result.error
     assert SECRETS["ANTHROPIC_API_KEY"] not in result.stdout + result.stderr
+
+
+@as_root
+def test_the_code_sees_only_its_own_processes() -> None:
+    code = (
+        "import os, subprocess\n"
+        "child = subprocess.Popen(['sleep', '30'])\n"
+        "print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()), os.getpid())\n"
+        "child.kill()"
+    )
+    result = run(code)
+    assert result.error is None
+    # 1 is the sandbox's init, 2 the code, 3 the child it started.
+    assert result.stdout == "[1, 2, 3] 2\n"
 
 
 def test_the_scratch_folder_is_fresh_and_removed() -> None:
@@ -325,11 +340,11 @@ def test_a_privileged_or_invalid_uid_is_never_used(
     ids=["root", "daemon", "system", "nobody-range", "default-range", "minus-one", "bool"],
 )
 def test_only_unprivileged_uids_count_as_sandbox_uids(uid: object, allowed: bool) -> None:
-    assert _launch.is_sandbox_uid(uid) is allowed
+    assert _procs.is_sandbox_uid(uid) is allowed
 
 
 def test_dropping_to_root_is_refused_before_any_change() -> None:
     groups = os.getgroups()
     with pytest.raises(PermissionError, match="privileged"):
-        _launch._drop_privileges(0)
+        _isolate.drop_privileges(0)
     assert os.getgroups() == groups

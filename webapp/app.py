@@ -11,6 +11,7 @@ from typing import Any
 from flask import Flask
 
 from . import store
+from .tools._python import sweep_leftovers
 from .web import _extension, accounts, api, auth, chat, favicon, responses
 
 # The settings read from the environment into the app's config (README.md, Configuration).
@@ -73,6 +74,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
 def start_worker(app: object) -> None:
     """Start a serving process's background jobs (gunicorn.conf.py calls this per worker)."""
+    # First, what sandboxed runs of a process that died (a killed worker) left behind.
+    sweep_leftovers()
     if isinstance(app, Flask) and _extension.owns(app):
         _extension.chat_service(app).start_background()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._claim import sweep_leftovers
 from ._market import (
     FinnhubLive,
     MarketData,
@@ -24,4 +25,5 @@ __all__ = [
     "SnapshotMarket",
     "default_market",
     "run_python",
+    "sweep_leftovers",
 ]

@@ -1,162 +1,76 @@
-"""The sandboxed child's entry point: isolate, limit, drop privileges, then run the code.
+"""The sandbox's entry point: a supervisor, the sandbox's init, and the code's own process.
 
-`run_python` starts it as `python -I _launch.py CONFIG_JSON` with an empty environment, a
-new session and two pipe fds for data requests. As root it first makes a private mount and
-network namespace (no network at all, not even loopback), lays fresh tmpfs over the folders
-the code must not see (the project, /root, /home, /tmp, /run, ... with the interpreter and
-the helper library bound back read-only), mounts a size-limited tmpfs as the scratch folder,
-and becomes a throwaway uid so that RLIMIT_NPROC applies and root-only files stay closed.
-Any failure there ends the run with SETUP_FAILED: it never runs the code with less isolation
-than it promised. Without root it can only set resource limits.
+`run_python` starts it as `python -I _launch.py CONFIG_JSON` with an empty environment, in a
+new session, with the data pipe fds and one end of a control socket. Three processes:
+
+- The supervisor (this one; root when the app is) runs no code of the model's. It adopts
+  orphans (a child subreaper), so the run's whole tree stays below it, and waits on the
+  control socket: end-of-file there means the app's process is gone, however it ended (a
+  SIGKILL included) and whichever of its threads started the run, since a socket closes with
+  the process, not the thread. Then it kills the whole tree, removes the run's folder and
+  exits. Without a cgroup memory limit it also sums the tree's memory every 20 ms and kills
+  the tree past the limit: one limit for the call, however many processes it forks. At the
+  end it kills whatever is left, reports on the control socket and exits as the code did.
+- As root, the init of a new pid namespace: it builds the code's view of the files
+  (`_isolate.py`), starts the code, reaps orphans and exits with it; the kernel then kills
+  every process left in the namespace, setsid or not. It dies with the supervisor
+  (PR_SET_PDEATHSIG: its parent is single-threaded, so the thread that forked it is the
+  process).
+- The code's process: resource limits, the throwaway uid, then the code. Without root it is
+  the supervisor's child and dies with it (PR_SET_PDEATHSIG).
+
+Any failure during setup ends the run with SETUP_FAILED: it never runs the code with less
+isolation than it promised.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import ctypes
 import importlib
 import json
 import linecache
 import os
 import resource
+import select
+import shutil
+import signal
 import sys
 import traceback
 import types
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+if __package__:
+    from ._isolate import (
+        CLONE_NEWPID,
+        Kernel,
+        drop_privileges,
+        isolate,
+        join_cgroup,
+        limit,
+    )
+    from ._procs import descendants, kill_descendants, kill_uid, memory_used
+else:  # run as a script by run_python: the sibling modules are top-level
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _isolate import (  # type: ignore[no-redef, import-not-found]
+        CLONE_NEWPID,
+        Kernel,
+        drop_privileges,
+        isolate,
+        join_cgroup,
+        limit,
+    )
+    from _procs import (  # type: ignore[no-redef, import-not-found]
+        descendants,
+        kill_descendants,
+        kill_uid,
+        memory_used,
+    )
 
 SETUP_FAILED = 125
-# Sandbox uids are unprivileged and unused: never root, never a system or login account.
-MIN_SANDBOX_UID = 10_000
-MAX_SANDBOX_UID = 2**31 - 2
 CODE_NAME = "<code>"
-
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWNET = 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_RDONLY = 2, 4, 1
-_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
-_PR_SET_NO_NEW_PRIVS = 38
-
-
-def user_pids(uid: int) -> list[int]:
-    """Return the live (not zombie) processes whose real uid is `uid`."""
-    pids: list[int] = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-        except OSError:
-            continue  # it exited while we looked
-        if fields.get("State", "").strip().startswith("Z"):
-            continue
-        if fields.get("Uid", "").split()[:1] == [str(uid)]:
-            pids.append(int(entry.name))
-    return pids
-
-
-def _under(path: str, folder: str) -> bool:
-    return path != folder and path.startswith(folder.rstrip("/") + "/")
-
-
-class _Mounts:
-    """The few mount(2) calls the isolation needs, through libc."""
-
-    def __init__(self) -> None:
-        self._libc = ctypes.CDLL(None, use_errno=True)
-
-    def _check(self, result: int, what: str) -> None:
-        if result != 0:
-            code = ctypes.get_errno()
-            raise OSError(code, f"{what}: {os.strerror(code)}")
-
-    def unshare(self, flags: int) -> None:
-        self._check(self._libc.unshare(flags), "unshare")
-
-    def mount(
-        self, source: str | None, target: str, fstype: str | None, flags: int, data: str | None
-    ) -> None:
-        def enc(value: str | None) -> bytes | None:
-            return None if value is None else value.encode()
-
-        result = self._libc.mount(
-            enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)
-        )
-        self._check(result, f"mount {target}")
-
-    def no_new_privileges(self) -> None:
-        self._check(self._libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
-
-
-def _hide(m: _Mounts, folder: str, keep: Iterable[str]) -> None:
-    """Lay an empty tmpfs over `folder`, binding the kept paths inside it back read-only."""
-    inside = [path for path in keep if _under(path, folder)]
-    # A kept path inside another kept one comes along with it (the bind is recursive).
-    inside = [path for path in inside if not any(_under(path, other) for other in inside)]
-    handles = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in inside]
-    world_writable = os.stat(folder).st_mode & 0o002
-    options = "size=16m,mode=1777" if world_writable else "size=1m,mode=0755"
-    m.mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, options)
-    for path, handle in handles:
-        os.makedirs(path, mode=0o755, exist_ok=True)
-        # The O_PATH handle still names the original folder, now hidden under the tmpfs.
-        m.mount(f"/proc/self/fd/{handle}", path, None, _MS_BIND | _MS_REC, None)
-        os.close(handle)
-        m.mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY, None)
-
-
-def _isolate(config: Mapping[str, Any]) -> None:
-    m = _Mounts()
-    m.unshare(_CLONE_NEWNS | _CLONE_NEWNET)
-    m.mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
-    keep = sorted({os.path.realpath(path) for path in config["keep"]})
-    hide = {os.path.realpath(path) for path in config["hide"] if os.path.isdir(path)}
-    outermost = sorted(h for h in hide if not any(_under(h, other) for other in hide))
-    for folder in outermost:
-        if folder not in keep:
-            _hide(m, folder, keep)
-    scratch, uid = config["scratch"], config["uid"]
-    os.makedirs(scratch, mode=0o700, exist_ok=True)
-    options = f"size={config['scratch_bytes']},mode=0700,uid={uid},gid={uid}"
-    m.mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV, options)
-    m.no_new_privileges()
-
-
-def _limit(config: Mapping[str, Any]) -> None:
-    def cap(kind: int, soft: int, hard: int | None = None) -> None:
-        wanted = soft if hard is None else hard
-        _, current = resource.getrlimit(kind)
-        if current != resource.RLIM_INFINITY:
-            wanted = min(wanted, current)  # without root a hard limit can only come down
-        resource.setrlimit(kind, (min(soft, wanted), wanted))
-
-    cap(resource.RLIMIT_AS, config["memory_bytes"])
-    cap(resource.RLIMIT_CPU, config["cpu_seconds"], config["cpu_seconds"] + 1)
-    cap(resource.RLIMIT_FSIZE, config["file_bytes"])
-    cap(resource.RLIMIT_NOFILE, 256)
-    cap(resource.RLIMIT_CORE, 0)
-    uid = config["uid"]
-    # A fresh uid owns no process yet; without one, the user's own processes count too.
-    base = 0 if uid is not None else len(user_pids(os.getuid()))
-    cap(resource.RLIMIT_NPROC, base + config["max_processes"])
-
-
-def is_sandbox_uid(uid: object) -> bool:
-    """Tell whether `uid` is in the range a sandbox may run as (and so may be reaped)."""
-    return isinstance(uid, int) and MIN_SANDBOX_UID <= uid <= MAX_SANDBOX_UID
-
-
-def _drop_privileges(uid: int) -> None:
-    if not is_sandbox_uid(uid):
-        raise PermissionError("refusing to run the code as a privileged or invalid uid")
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-    # (uid_t)-1 means "leave unchanged" to setresuid: make sure root is really gone.
-    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (uid, uid, uid):
-        raise PermissionError("could not drop privileges")
+WATCH_SECONDS = 0.02
 
 
 def _error_line(exc: BaseException, memory_mb: int) -> str:
@@ -204,25 +118,32 @@ def _run(code: str, memory_mb: int, lib_dir: str) -> str | None:
     return None
 
 
-def main(argv: list[str]) -> None:
-    """Set up the sandbox from argv[1] (JSON) and run the code; never returns."""
-    config = json.loads(argv[1])
-    with open(config["code_path"], encoding="utf-8") as f:
-        code = f.read()
-    try:
-        if config["uid"] is not None:
-            _isolate(config)
-        _limit(config)
-        if config["uid"] is not None:
-            _drop_privileges(config["uid"])
-        os.chdir(config["scratch"])
-        sys.path.insert(0, config["lib_dir"])
-        rpc = importlib.import_module("_sandbox_rpc")
-        rpc.connect(config["requests_fd"], config["replies_fd"])
-    except Exception as exc:  # reported to the parent, which fails closed
+def _setup_failed(exc: BaseException) -> NoReturn:
+    """Report a setup failure to the parent, which fails closed."""
+    with contextlib.suppress(Exception):
         sys.stderr.write(f"sandbox setup failed: {exc}\n")
         sys.stderr.flush()
-        os._exit(SETUP_FAILED)
+    os._exit(SETUP_FAILED)
+
+
+def _code(config: Mapping[str, Any], code: str, supervisor: int | None) -> NoReturn:
+    """Be the code's process: limits, the throwaway uid, then the code itself."""
+    try:
+        if supervisor is not None:  # no pid namespace: tie this process to the supervisor
+            Kernel().die_with_parent()
+            if os.getppid() != supervisor:
+                raise RuntimeError("the supervisor ended before the code started")
+            join_cgroup(config["cgroup"])
+        limit(config)
+        if config["uid"] is not None:
+            drop_privileges(config["uid"])
+        os.chdir(config["scratch"])
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path[:] = [config["lib_dir"], *(p for p in sys.path if p != here)]
+        rpc = importlib.import_module("_sandbox_rpc")
+        rpc.connect(config["requests_fd"], config["replies_fd"])
+    except Exception as exc:
+        _setup_failed(exc)
     error = _run(code, config["memory_bytes"] // (1024 * 1024), config["lib_dir"])
     rpc.report_exit(error)
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -230,6 +151,178 @@ def main(argv: list[str]) -> None:
             if stream is not None:
                 stream.flush()
     os._exit(0 if error is None else 1)
+
+
+def _reader_gone(fd: int) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(event & select.POLLERR for _, event in poller.poll(0))
+
+
+def _init(config: Mapping[str, Any], code: str, status_w: int) -> NoReturn:
+    """Be the pid namespace's init: set up the code's view, start it, exit with it."""
+    try:
+        Kernel().die_with_parent()
+        if _reader_gone(status_w):  # the supervisor ended before the tie was made
+            raise RuntimeError("the supervisor ended before the sandbox was set up")
+        join_cgroup(config["cgroup"])
+        isolate(config)
+    except Exception as exc:
+        _setup_failed(exc)
+    child = os.fork()
+    if child == 0:
+        os.close(status_w)
+        _code(config, code, None)
+    for fd in (config["requests_fd"], config["replies_fd"]):
+        os.close(fd)
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(SETUP_FAILED)
+        if pid == child:
+            # The code's own wait status, for the supervisor to exit as the code did. Exiting
+            # here ends the namespace: the kernel kills every process still in it.
+            with contextlib.suppress(OSError):
+                os.write(status_w, status.to_bytes(4, "little"))
+            os._exit(0)
+
+
+class _Children:
+    """Collects the supervisor's exited children, keeping its main child's wait status."""
+
+    def __init__(self, main: int) -> None:
+        self.main = main
+        self.status: int | None = None
+
+    def reap(self) -> None:
+        with contextlib.suppress(ChildProcessError):
+            while True:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    return
+                if pid == self.main:
+                    self.status = status
+
+
+def _end_tree(config: Mapping[str, Any], children: _Children) -> bool:
+    """Kill every process of the run; say whether none is left."""
+    done = kill_descendants(reap=children.reap)
+    if config["uid"] is not None:
+        done = kill_uid(config["uid"]) and done
+    return done
+
+
+def _abandon(config: Mapping[str, Any], children: _Children) -> NoReturn:
+    """The app's process is gone: end the run and remove what it made, then exit."""
+    if _end_tree(config, children):
+        # Only once nothing of the run is left; otherwise the start-up sweep finds it.
+        cgroup = config["cgroup"]
+        for _ in range(100):
+            if cgroup is None or not os.path.isdir(cgroup):
+                shutil.rmtree(config["workdir"], ignore_errors=True)
+                break
+            with contextlib.suppress(OSError):
+                os.rmdir(cgroup)
+            select.select([], [], [], 0.02)
+    os._exit(1)
+
+
+def _exit_as(status: int) -> NoReturn:
+    """Exit as a process with wait status `status` did: same exit code or same signal."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        with contextlib.suppress(OSError, ValueError):
+            Kernel().no_core_dumps()
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
+        with contextlib.suppress(OSError):
+            os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _code_memory(config: Mapping[str, Any], child: int, budget: int) -> int:
+    """Return what the code's processes use together (the sandbox's init is not the code's).
+
+    A process alone never goes past the budget here (RLIMIT_AS holds it to less), so it meets
+    its own MemoryError first; only processes together do.
+    """
+    init = child if config["uid"] is not None else None
+    return memory_used([p for p in descendants(os.getpid()) if p != init], budget)
+
+
+def _watch(config: Mapping[str, Any], child: int, children: _Children) -> bool:
+    """Wait for the child to end; say whether the tree went past the memory limit."""
+    control, budget = config["control_fd"], config["watch_memory_bytes"]
+    poller = select.poll()
+    poller.register(control, select.POLLIN)
+    pidfd: int | None = None
+    with contextlib.suppress(OSError):  # no pidfds (before Linux 5.3): check on a timer
+        pidfd = os.pidfd_open(child)
+        poller.register(pidfd, select.POLLIN)
+    tick = WATCH_SECONDS if budget is not None else (None if pidfd is not None else 0.05)
+    over = False
+    while True:
+        ready = {fd for fd, _ in poller.poll(None if tick is None else int(tick * 1000))}
+        children.reap()
+        if children.status is not None:
+            return over
+        if control in ready:
+            _abandon(config, children)
+        if budget is not None and not over and _code_memory(config, child, budget) > budget:
+            over = True
+            _end_tree(config, children)
+
+
+def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
+    """Be the supervisor: start the sandbox, watch it, end it, report, exit as the code did."""
+    kernel = Kernel()
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        kernel.adopt_orphans()
+        if config["uid"] is not None:
+            kernel.unshare(CLONE_NEWPID)  # our next child is the new namespace's init
+        status_r, status_w = os.pipe()
+    except Exception as exc:
+        _setup_failed(exc)
+    me = os.getpid()
+    child = os.fork()
+    if child == 0:
+        os.close(config["control_fd"])
+        os.close(status_r)
+        if config["uid"] is not None:
+            _init(config, code, status_w)
+        os.close(status_w)
+        _code(config, code, me)
+    os.close(status_w)
+    for fd in (config["requests_fd"], config["replies_fd"]):
+        os.close(fd)
+    children = _Children(child)
+    over = _watch(config, child, children)
+    status = children.status
+    assert status is not None
+    if config["uid"] is not None:
+        os.set_blocking(status_r, False)
+        with contextlib.suppress(OSError):
+            reported = os.read(status_r, 4)
+            # The init's own status only when it ended before the code did (setup failed).
+            status = int.from_bytes(reported, "little") if len(reported) == 4 else status
+    _end_tree(config, children)  # a child the code left running (setsid or not) ends here
+    with contextlib.suppress(OSError):
+        os.write(config["control_fd"], json.dumps({"memory_exceeded": over}).encode() + b"\n")
+    _exit_as(status)
+
+
+def main(argv: list[str]) -> None:
+    """Set up the sandbox from argv[1] (JSON) and run the code; never returns."""
+    config = json.loads(argv[1])
+    try:
+        with open(config["code_path"], encoding="utf-8") as f:
+            code = f.read()
+    except OSError as exc:
+        _setup_failed(exc)
+    supervise(config, code)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,116 @@
+"""Under the Procfile's server: a worker killed mid-`execute_python` leaves no sandbox behind.
+
+The fake Claude asks for code that sleeps; the test finds the worker whose child is the
+sandbox's launcher (through /proc parent links), kills it with SIGKILL and checks that
+nothing of the sandbox remains: no process of its throwaway uid, none in its session, and,
+once gunicorn has started a new worker (which sweeps at start-up), not its folder either.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
+from tests.support.gunicorn import Server, gunicorn
+from webapp.store import create_api_token, create_store_engine
+from webapp.tools._python import _procs, _run
+
+SLEEPER = "import time; time.sleep(60)"  # the call's own limit (10 s) must not end it first
+
+
+def _wait(check: Callable[[], object], what: str, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def _launcher_of(server: Server) -> tuple[int, int] | None:
+    """Return (worker, launcher) for the worker whose child is a sandbox launcher."""
+    for worker in server.workers():
+        for child in _procs.children(worker):
+            try:
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(_run.LAUNCHER).encode() in cmdline:
+                return worker, child
+    return None
+
+
+def _session_members(session: int) -> list[int]:
+    """Return the live processes in session `session` (the launcher's, and its group's)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                fields = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z" and session in (int(fields[2]), int(fields[3])):
+                found.append(int(entry.name))
+    return found
+
+
+def _folder_of(launcher: int) -> Path:
+    """Return the run's folder: the launcher starts in its scratch folder, inside it."""
+    return Path(os.readlink(f"/proc/{launcher}/cwd")).parent
+
+
+@pytest.mark.parametrize("killed", ["worker", "worker-and-launcher"])
+def test_a_killed_worker_leaves_no_sandbox_behind(
+    tmp_path: Path, seeded_sqlite_template: Path, killed: str
+) -> None:
+    database = tmp_path / "webapp.sqlite"
+    shutil.copyfile(seeded_sqlite_template, database)
+    url = f"sqlite:///{database}"
+    engine = create_store_engine(url)
+    token = create_api_token(engine, "demo")
+    engine.dispose()
+    replies = [tool_reply(("t1", "execute_python", {"code": SLEEPER})), text_reply(("Done.", []))]
+    with FakeClaude(replies) as fake:
+        env = {"DATABASE_URL": url, "SECRET_KEY": "test", "REDIS_URL": "",
+               "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url,
+               "TURN_LEASE_SECONDS": "600"}  # no other worker takes the turn over meanwhile
+        with gunicorn(env, tmp_path) as server, httpx.Client(
+            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+        ) as client:
+            session_id = client.post("/api/chat/sessions", json={}).json()["id"]
+            asked = client.post(f"/api/chat/sessions/{session_id}/messages",
+                                json={"message": "How are my stocks doing?"})
+            assert asked.status_code == 202, asked.text
+            _wait(lambda: _launcher_of(server), "the sandbox never started")
+            found = _launcher_of(server)
+            assert found is not None
+            worker, launcher = found
+            tree = [launcher, *_procs.descendants(launcher)]
+            uids = {_procs.real_uid(pid) for pid in tree} - {None, os.geteuid()}
+            folder = _folder_of(launcher)
+            assert folder.name.startswith("python-sandbox-") and folder.is_dir()
+            if killed == "worker-and-launcher":
+                # Stopped first, so that it cannot clean up: the start-up sweep must.
+                os.kill(launcher, signal.SIGSTOP)
+            os.kill(worker, signal.SIGKILL)
+            if killed == "worker-and-launcher":
+                os.kill(launcher, signal.SIGKILL)
+
+            _wait(lambda: all(_procs.real_uid(pid) is None for pid in tree),
+                  f"sandbox processes outlived their worker: {tree}")
+            assert _session_members(launcher) == []
+            for uid in uids:
+                assert _procs.user_pids(uid) == [], f"processes of sandbox uid {uid} remain"
+            _wait(lambda: [w for w in server.workers() if w != worker] and
+                  len(server.workers()) == 2, "gunicorn started no new worker")
+            _wait(lambda: client.get("/login").status_code == 200, "the server stopped answering")
+            _wait(lambda: not folder.exists(),
+                  f"the sandbox's folder outlived the start-up sweep: {folder}")
+        assert fake.requests, "the model was asked"
+    assert "could not sweep" not in server.log_text()
