@@ -100,7 +100,7 @@ def test_names_fold_like_sqlite() -> None:
          "window", "table-statement", "values", "cte-shadowing-is-its-own-name"],
 )
 def test_postgres_queries_pass(sql: str) -> None:
-    assert check_postgres_query(sql) is None
+    assert isinstance(check_postgres_query(sql), str)
 
 
 @pytest.mark.parametrize(
@@ -146,3 +146,19 @@ def test_postgres_queries_pass(sql: str) -> None:
 def test_postgres_rejections(sql: str, reason: str) -> None:
     with pytest.raises(QueryRejected, match=reason):
         check_postgres_query(sql)
+
+
+@pytest.mark.parametrize(
+    ("sql", "statement"),
+    [
+        ("SELECT 1", "SELECT 1"),
+        ("SELECT 1;", "SELECT 1"),
+        ("SELECT 'é€' AS x ;  -- done", "SELECT 'é€' AS x "),
+        ("-- first\nSELECT 1 -- last", "SELECT 1 -- last"),
+        ("SELECT ';' AS s;;", "SELECT ';' AS s"),
+    ],
+    ids=["bare", "semicolon", "non-ascii-then-comment", "comments", "semicolon-in-string"],
+)
+def test_postgres_check_returns_the_statement_alone(sql: str, statement: str) -> None:
+    # The query service reads the statement inside its own query: no `;` may come with it.
+    assert check_postgres_query(sql) == statement

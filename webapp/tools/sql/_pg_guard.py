@@ -40,11 +40,16 @@ def _visible_ctes(
 
 
 def _check_relation(node: ast.RangeVar, ctes: frozenset[str]) -> None:
-    name = node.relname
+    name = node.relname or ""
     if node.catalogname is None and node.schemaname is None and name in ctes:
         return
-    if node.catalogname is None and node.schemaname in _SCHEMAS and name in QUERY_VIEWS:
+    in_views_schema = node.catalogname is None and node.schemaname in _SCHEMAS
+    if in_views_schema and name in QUERY_VIEWS:
         return
+    if in_views_schema and name.lower() in QUERY_VIEWS:
+        # Only a quoted name keeps its capitals here, and PostgreSQL reads it case by case.
+        raise QueryRejected(f'"{name}" cannot be queried here; write the view\'s name as '
+                            f"{name.lower()}, without quotes.")
     raise QueryRejected(f'"{name}" cannot be queried here; {VIEWS_HINT}.')
 
 
@@ -85,15 +90,20 @@ def _walk(node: object, ctes: frozenset[str]) -> None:
             _walk(child, ctes)
 
 
-def check_postgres_query(query: str) -> None:
-    """Raise `QueryRejected` unless `query` is one SELECT over the views and allowed functions."""
+def check_postgres_query(query: str) -> str:
+    """Return the one SELECT in `query` (without a closing `;`), over the views and allowed
+    functions; raise `QueryRejected` for anything else."""
     try:
         statements = parse_sql(query)
     except ParseError as exc:
         raise QueryRejected(f"syntax error: {exc}") from None
     if len(statements) != 1:
         raise QueryRejected("send exactly one SQL statement (no `;` between statements).")
-    statement = statements[0].stmt
+    raw = statements[0]
+    statement = raw.stmt
     if not isinstance(statement, ast.SelectStmt):
         raise QueryRejected("only SELECT statements can run; nothing can be changed.")
     _walk(statement, frozenset())
+    # pglast gives the statement's place in characters; a length of 0 means "to the end".
+    start = raw.stmt_location or 0
+    return query[start:start + raw.stmt_len] if raw.stmt_len else query[start:]

@@ -10,11 +10,12 @@ from webapp.store import sqlite_file
 
 from .._offload import offload
 from ._postgres import run_postgres
-from ._result import QueryRejected, SqlResult
+from ._result import DEFAULT_MAX_BYTES, QueryRejected, SqlResult
 from ._sqlite import run_sqlite
 
 MAX_QUERY_LENGTH = 20_000
 MAX_ROWS_LIMIT = 10_000
+MIN_MAX_BYTES = 1024
 DEFAULT_TIMEOUT = 2.0
 
 _log = logging.getLogger(__name__)
@@ -43,20 +44,28 @@ def run_sql(
     *,
     max_rows: int = 200,
     timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> SqlResult:
-    """Run the model's `query` read-only over `user_id`'s rows of the views; never raise."""
+    """Run the model's `query` read-only over `user_id`'s rows of the views; never raise.
+
+    At most `max_rows` rows and about `max_bytes` of text are read: values past their
+    share are cut as they are read, and reading stops once the bytes are spent.
+    """
     problem = _input_error(user_id, query)
     if problem is not None:
         return SqlResult.failed(problem)
     rows = max(1, min(int(max_rows), MAX_ROWS_LIMIT))
+    size = max(MIN_MAX_BYTES, int(max_bytes))
     try:
         if engine.dialect.name == "postgresql":
-            return run_postgres(engine, user_id, query, max_rows=rows, timeout=timeout)
+            return run_postgres(engine, user_id, query, max_rows=rows, timeout=timeout,
+                                max_bytes=size)
         database = sqlite_file(engine)
         if database is None:
             return SqlResult.failed("the query service needs a database file or PostgreSQL.")
         # SQLite runs in C without yielding: off the event loop under gevent.
-        return offload(run_sqlite, database, user_id, query, max_rows=rows, timeout=timeout)
+        return offload(run_sqlite, database, user_id, query, max_rows=rows, timeout=timeout,
+                       max_bytes=size)
     except QueryRejected as exc:
         return SqlResult.failed(str(exc))
     except Exception as exc:  # the tool must answer, whatever went wrong underneath

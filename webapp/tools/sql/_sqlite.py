@@ -7,7 +7,10 @@ Layers, each enough for most attacks and together for all we know of:
   of exactly the base-table columns each view itself reads, through that view;
 - the token checks in `_sqlite_lex` (a query must start as one; no CTE may take the name of a
   table or view, so the authorizer can tell a CTE's rows from a table's);
-- a progress handler that stops the query at a wall-clock deadline, and a row cap.
+- a progress handler that stops the query at a wall-clock deadline, a row cap, and a byte
+  bound: rows are read one at a time, values cut to their share of it (`_result.read_rows`).
+A view's name may be written in any case, as SQLite reads it; the authorizer names the view a
+read goes through as the query spelled it, so that name is folded before it is compared.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ from urllib.parse import quote
 from webapp.store import QUERY_VIEWS, USER_FUNCTION
 
 from ._allowed import SQLITE_FUNCTIONS
-from ._result import VIEWS_HINT, SqlResult, build_result
+from ._result import VIEWS_HINT, SqlResult, read_rows
 from ._sqlite_lex import check_sqlite_query, fold_name
 
 _LIMITS = (
     (sqlite3.SQLITE_LIMIT_LENGTH, 1_000_000),  # no value (string or blob) past 1 MB
     (sqlite3.SQLITE_LIMIT_SQL_LENGTH, 100_000),
     (sqlite3.SQLITE_LIMIT_ATTACHED, 0),
+    # Each result column may hold a 1 MB value; 100 columns bound one row to 100 MB
+    # (SQLite's default, 2000, would allow 2 GB). The views have a dozen columns each.
+    (sqlite3.SQLITE_LIMIT_COLUMN, 100),
 )
 _WRITES = {
     sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE,
@@ -65,7 +71,7 @@ class _Guard:
         if action == sqlite3.SQLITE_FUNCTION:
             name = (arg2 or "").lower()
             # The views call current_user_id(); the model's own SQL has no need to.
-            if name in SQLITE_FUNCTIONS or (name == USER_FUNCTION and inner in QUERY_VIEWS):
+            if name in SQLITE_FUNCTIONS or (name == USER_FUNCTION and _view(inner)):
                 return sqlite3.SQLITE_OK
             return self._deny(f'the function "{arg2}" is not available in these queries.')
         if action == sqlite3.SQLITE_PRAGMA:
@@ -79,12 +85,17 @@ class _Guard:
         return self._deny("only SELECT statements can run here.")
 
     def _read(self, table: str, column: str, inner: str) -> int:
-        if table in QUERY_VIEWS or (table, column, inner) in self.view_reads:
+        if table in QUERY_VIEWS or (table, column, fold_name(inner)) in self.view_reads:
             return sqlite3.SQLITE_OK
         # A WITH query's own rows; no WITH query may take a real table's name (_sqlite_lex).
         if fold_name(table) in self.cte_names:
             return sqlite3.SQLITE_OK
         return self._deny(f'"{table}" cannot be queried here; {VIEWS_HINT}.')
+
+
+def _view(inner: str | None) -> bool:
+    """Tell whether `inner`, as the query spelled it, names one of the views."""
+    return inner is not None and fold_name(inner) in QUERY_VIEWS
 
 
 def _view_reads(connection: sqlite3.Connection) -> frozenset[Read]:
@@ -93,7 +104,7 @@ def _view_reads(connection: sqlite3.Connection) -> frozenset[Read]:
 
     def record(action: int, arg1: str | None, arg2: str | None, _db: object, inner: object) -> int:
         if action == sqlite3.SQLITE_READ and isinstance(inner, str):
-            seen.add((arg1 or "", arg2 or "", inner))
+            seen.add((arg1 or "", arg2 or "", fold_name(inner)))
         return sqlite3.SQLITE_OK
 
     connection.set_authorizer(record)
@@ -137,7 +148,7 @@ def _prepare(connection: sqlite3.Connection, user_id: int, query: str, guard: _G
 
 
 def run_sqlite(
-    database: str, user_id: int, query: str, *, max_rows: int, timeout: float
+    database: str, user_id: int, query: str, *, max_rows: int, timeout: float, max_bytes: int
 ) -> SqlResult:
     """Run `query` for `user_id` on the SQLite file `database`."""
     check_sqlite_query(query, ())  # fail fast, before opening the file
@@ -154,7 +165,7 @@ def run_sqlite(
         names = [column[0] for column in cursor.description or ()]
         if not names:
             return SqlResult.failed("the statement returned no columns; send a SELECT.")
-        return build_result(names, cursor.fetchmany(max_rows + 1), max_rows)
+        return read_rows(names, cursor.fetchmany, max_rows=max_rows, max_bytes=max_bytes)
     except (sqlite3.Error, sqlite3.Warning) as exc:
         timed_out = time.monotonic() > deadline
         return SqlResult.failed(_message(exc, guard, timed_out, timeout))
