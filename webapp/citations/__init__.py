@@ -51,7 +51,7 @@ from ._targets import (
     target_for_accounts,
     target_to_json,
 )
-from ._urls import humanize_citation_url
+from ._urls import humanize_citation_url, marker_safe_link
 
 __all__ = [
     "ACCOUNT_SOURCE_PREFIX",
@@ -87,6 +87,7 @@ __all__ = [
     "humanize_citation_url",
     "is_account_id",
     "is_http_url",
+    "marker_safe_link",
     "market_data_source",
     "match_account",
     "parse_citation_target",

@@ -6,11 +6,15 @@
 - US Code release point ZIP: https://uscode.house.gov/download/releasepoints/.../xml_usc<NN>@....zip
   opens as the section's view.xhtml page, or the title's browse page without a section; the
   title loses its zero padding there (`usc05` is `title5`, `usc50a` is `title50A`).
+
+And a link as an answer's `[[n]](link)` marker carries it (DESIGN.md "Packets"): what would
+end or break a markdown link destination is percent-encoded (`marker_safe_link`).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import parse_qs, urlsplit
 
 _ECFR_PATH = re.compile(
@@ -79,3 +83,25 @@ def humanize_citation_url(url: str, section: str | None = None) -> str:
             title = str(int(match["number"])) + match["appendix"].upper()
             return _uscode_page(title, section)
     return url
+
+
+# Characters that end a markdown link destination or that markdown readers take apart
+# (CommonMark 0.31, "link destination"), and ones no URL may hold as they are (RFC 3986).
+_LINK_BREAKERS = frozenset(' <>()\\"`{}|^')
+_UNSEEN = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})
+
+
+def _breaks_links(char: str) -> bool:
+    return char in _LINK_BREAKERS or unicodedata.category(char) in _UNSEEN
+
+
+def marker_safe_link(url: str) -> str:
+    """Return `url` with every character that would break a `[[n]](link)` marker (spaces,
+    `<`, `>`, parentheses, controls, bidi controls, ...) percent-encoded as UTF-8."""
+    if not any(_breaks_links(char) for char in url):
+        return url
+    return "".join(
+        "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+        if _breaks_links(char) else char
+        for char in url
+    )

@@ -6,6 +6,7 @@ implemented here; `EXA_BASE_URL` points it elsewhere, as the tests do with a loo
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from typing import Protocol
@@ -23,6 +24,10 @@ from ._web_index import (
 EXA_BASE_URL = "https://api.exa.ai"
 SNIPPET_CHARS = 240
 MAX_TEXT_CHARS = 8000
+MAX_TITLE_CHARS = 300
+# Twenty results of MAX_TEXT_CHARS each, escaped as JSON, fit many times over; an answer
+# larger than this is refused before it is parsed (a tool result is bounded: DESIGN.md).
+MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 
 
 class WebSearchProvider(Protocol):
@@ -54,11 +59,21 @@ def _result(item: Mapping[str, object]) -> WebResult | None:
     body = text[:MAX_TEXT_CHARS] if isinstance(text, str) else ""
     return WebResult(
         url=url,
-        title=title.strip() if isinstance(title, str) and title.strip() else url,
+        title=title.strip()[:MAX_TITLE_CHARS] if isinstance(title, str) and title.strip() else url,
         snippet=_snippet(body),
         text=body,
         published_date=date if isinstance(date, str) and date else None,
     )
+
+
+def _read_at_most(response: requests.Response, limit: int) -> bytes | None:
+    """Return the body, or None as soon as it is longer than `limit` bytes."""
+    body = bytearray()
+    for chunk in response.iter_content(64 * 1024):
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
 
 
 class ExaSearch:
@@ -85,20 +100,24 @@ class ExaSearch:
             "contents": {"text": {"maxCharacters": MAX_TEXT_CHARS}},
         }
         try:
-            response = self._session.post(
+            with self._session.post(
                 self._url,
                 json=body,
                 headers={"x-api-key": self._api_key, "accept": "application/json"},
                 timeout=self._timeout,
-            )
+                stream=True,
+            ) as response:
+                if response.status_code != 200:
+                    raise WebSearchError(
+                        f"The web search service answered with HTTP {response.status_code}."
+                    )
+                raw = _read_at_most(response, MAX_RESPONSE_BYTES)
         except requests.RequestException:
             raise WebSearchError("The web search service could not be reached.") from None
-        if response.status_code != 200:
-            raise WebSearchError(
-                f"The web search service answered with HTTP {response.status_code}."
-            )
+        if raw is None:
+            raise WebSearchError("The web search service sent too large an answer.")
         try:
-            payload = response.json()
+            payload = json.loads(raw)
         except ValueError:
             raise WebSearchError("The web search service sent an unreadable answer.") from None
         items = payload.get("results") if isinstance(payload, dict) else None

@@ -37,7 +37,9 @@ def _make_service(app: Flask) -> ChatService:
     deadline = timedelta(seconds=float(app.config.get("TURN_DEADLINE_SECONDS")
                                        or DEADLINE_SECONDS))
     return ChatService(engine, lambda: model_engine(app),
-                       lambda uid: LocalTools(engine, uid, hide=hide), lease=lease,
+                       lambda uid: LocalTools(engine, uid, hide=hide,
+                                              max_bytes=LocalTools.max_bytes_from(app.config)),
+                       lease=lease,
                        deadline=deadline,
                        max_turns_per_user=int(app.config.get("MAX_TURNS_PER_USER")
                                               or MAX_TURNS_PER_USER),
