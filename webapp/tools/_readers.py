@@ -3,13 +3,17 @@
 DESIGN.md "Tools and data": `read_tax_authority`, `read_credit_card_document` and
 `read_mortgage_authority` share this reader. A path is the model's input, so it is treated
 as hostile: it is decoded first and then checked, and whatever it names must resolve inside
-its own corpus.
+its own corpus. So must its `.meta.json` sidecar: a sidecar that is a symlink out of the
+corpus (or not a plain file, or larger than MAX_SIDECAR_BYTES) is not read, and the document
+reads as if it had none.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +35,7 @@ SIDECAR_SUFFIX = ".meta.json"
 MAX_PATH_CHARS = 512
 MAX_SEGMENTS = 16
 MAX_DOCUMENT_BYTES = 1_000_000
+MAX_SIDECAR_BYTES = 64 * 1024
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -122,11 +127,23 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def _sidecar(path: Path) -> dict[str, object]:
+def _sidecar(path: Path, root: Path) -> dict[str, object]:
     sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
     try:
-        data = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        # Resolved first: whatever the sidecar's name points at must be a file in the corpus.
+        resolved = sidecar.resolve(strict=True)
+        if not resolved.is_relative_to(root):
+            return {}
+        # No link followed after the check, and never a FIFO or device to block on.
+        fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return {}
+            raw = f.read(MAX_SIDECAR_BYTES + 1)
+        if len(raw) > MAX_SIDECAR_BYTES:
+            return {}
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, RuntimeError, ValueError):
         return {}  # no sidecar, or one we cannot read: the document still reads, untitled
     return data if isinstance(data, dict) else {}
 
@@ -159,16 +176,17 @@ def _list(tool: str, corpus: CorpusName, rel: str, folder: Path, root: Path) -> 
         is_folder = child.is_dir()
         if not is_folder and not child.is_file():
             continue
-        entries.append(FolderEntry(child.name, is_folder, _text_field(_sidecar(child), "title")))
+        title = _text_field(_sidecar(child, root), "title")
+        entries.append(FolderEntry(child.name, is_folder, title))
     entries.sort(key=lambda entry: (not entry.is_folder, entry.name))
     return FolderListing(tool, corpus, rel, tuple(entries))
 
 
-def _read(tool: str, corpus: CorpusName, rel: str, path: Path) -> DocumentRead:
+def _read(tool: str, corpus: CorpusName, rel: str, path: Path, root: Path) -> DocumentRead:
     if path.stat().st_size > MAX_DOCUMENT_BYTES:
         raise ReaderError("The document is too large to read.")
     text = path.read_bytes().decode("utf-8", errors="replace")
-    meta = _sidecar(path)
+    meta = _sidecar(path, root)
     heading = _HEADING.search(text)
     title = _text_field(meta, "title") or (heading.group(1) if heading else path.name)
     return DocumentRead(
@@ -201,7 +219,7 @@ def read_document(
         if target.is_dir():
             return _list(tool, corpus, rel, target, corpus_root)
         if target.is_file():
-            return _read(tool, corpus, rel, target)
+            return _read(tool, corpus, rel, target, corpus_root)
     except OSError:
         raise ReaderError(f"'{rel}' in {corpus} could not be read.") from None
     raise ReaderError(f"'{rel}' in {corpus} is neither a document nor a folder.")
