@@ -1,4 +1,5 @@
-"""Signing in and out: labelled form, CSRF on every form, no user enumeration, safe redirects."""
+"""Signing in and out: labelled form, CSRF on every form, no user enumeration, safe redirects,
+sign-out that ends the session on the server."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from webapp.store import create_api_token, get_engine
+from webapp.store import authenticate, create_api_token, get_engine
 from webapp.web.auth import BAD_LOGIN
 
 
@@ -122,6 +123,64 @@ def test_sign_out_needs_the_csrf_token_and_ends_the_session(client: FlaskClient)
     response = client.post("/logout", data={"csrf_token": csrf_from(client, "/accounts")})
     assert response.status_code == 302 and response.location == "/login"
     assert client.get("/accounts").status_code == 302
+
+
+def _copy_of(app: Flask, client: FlaskClient) -> FlaskClient:
+    """Return another browser holding a copy of `client`'s session cookie."""
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    thief = app.test_client()
+    thief.set_cookie("session", cookie.value)
+    return thief
+
+
+def sign_out(client: FlaskClient) -> TestResponse:
+    return client.post("/logout", data={"csrf_token": csrf_from(client, "/accounts")})
+
+
+def test_sign_out_ends_the_session_on_the_server_so_a_copied_cookie_stops_working(
+        app: Flask, client: FlaskClient) -> None:
+    login(client)
+    thief = _copy_of(app, client)
+    assert thief.get("/accounts").status_code == 200
+    assert sign_out(client).status_code == 302
+    assert thief.get("/accounts").status_code == 302
+    assert thief.get("/api/chat/sessions").status_code == 401
+    assert thief.get("/login").status_code == 200  # the sign-in page, not a redirect past it
+
+
+def test_sign_out_ends_every_session_of_the_user_and_only_that_user(
+        app: Flask, client: FlaskClient) -> None:
+    login(client)
+    laptop = _copy_of(app, client)  # stands for a second sign-in: same user, same version
+    other = app.test_client()
+    login(other, "alex")
+    sign_out(client)
+    assert laptop.get("/accounts").status_code == 302
+    assert other.get("/accounts").status_code == 200
+
+
+def test_signing_in_again_after_sign_out_works_and_old_cookies_stay_ended(
+        app: Flask, client: FlaskClient) -> None:
+    login(client)
+    old = _copy_of(app, client)
+    sign_out(client)
+    assert login(client).status_code == 302
+    assert client.get("/accounts").status_code == 200
+    assert old.get("/accounts").status_code == 302
+
+
+def test_a_session_signed_in_before_session_versions_works_until_sign_out(
+        app: Flask, client: FlaskClient) -> None:
+    # A cookie made by the code before this change names only the user id.
+    demo = authenticate(get_engine(app), "demo", "demo")
+    assert demo is not None
+    with client.session_transaction() as session:
+        session["user_id"] = demo.id
+    assert client.get("/accounts").status_code == 200
+    thief = _copy_of(app, client)
+    sign_out(client)
+    assert thief.get("/accounts").status_code == 302
 
 
 def test_oversize_bodies_are_refused(client: FlaskClient) -> None:

@@ -12,12 +12,12 @@ from flask import Flask
 
 from . import store
 from .tools._python import sweep_leftovers
-from .web import _extension, accounts, api, auth, chat, favicon, responses
+from .web import _extension, accounts, api, auth, chat, favicon, proxy, responses
 
 # The settings read from the environment into the app's config (README.md, Configuration).
 ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
                         "ANTHROPIC_MODEL", "REDIS_URL", "TURN_LEASE_SECONDS",
-                        "TURN_DEADLINE_SECONDS", "MAX_TURNS_PER_USER")
+                        "TURN_DEADLINE_SECONDS", "MAX_TURNS_PER_USER", "FORWARDED_ALLOW_IPS")
 
 
 def _secret_key(instance: Path) -> str:
@@ -61,6 +61,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _secret_key(instance)
 
     store.init_app(app)
+    proxy.init_app(app)
     _extension.init_app(app)
     responses.init_app(app)
     auth.init_app(app)

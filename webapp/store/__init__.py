@@ -1,4 +1,5 @@
-"""Storage: users, API tokens, the financial data model, and schema migrations.
+"""Storage: users, sessions, API tokens, sign-in throttling, the financial data model, and
+schema migrations.
 
 SQLAlchemy Core (no ORM) over SQLite (the default) or PostgreSQL (psycopg 3). The model's
 SQL never runs here; it goes through `webapp.tools.sql.run_sql`, which reads only the
@@ -28,6 +29,17 @@ from ._schema import (
     VIEW_OWNER_ROLE,
     metadata,
 )
+from ._throttle import (
+    MAX_SIGN_IN_FAILURES,
+    SIGN_IN_WINDOW_SECONDS,
+    Attempt,
+    DatabaseFailureLog,
+    FailureLog,
+    RedisFailureLog,
+    SignInThrottle,
+    retry_after,
+    throttle_key,
+)
 from ._users import (
     InvalidUsernameError,
     UnknownUserError,
@@ -35,9 +47,12 @@ from ._users import (
     authenticate,
     create_api_token,
     create_user,
+    end_sessions,
     get_user,
     hash_token,
     is_valid_username,
+    session_version,
+    user_for_session,
     user_for_token,
 )
 from ._values import JsonValue, json_safe
@@ -45,16 +60,23 @@ from ._values import JsonValue, json_safe
 __all__ = [
     "DEMO_USERNAMES",
     "FINANCIAL_TABLES",
+    "MAX_SIGN_IN_FAILURES",
     "MIGRATIONS_DIR",
     "NATIVE_ID_COLUMN",
     "QUERY_ROLE",
     "QUERY_VIEWS",
+    "SIGN_IN_WINDOW_SECONDS",
     "USER_FUNCTION",
     "USER_SETTING",
     "VIEW_OWNER_ROLE",
+    "Attempt",
+    "DatabaseFailureLog",
     "DatabaseURLError",
+    "FailureLog",
     "InvalidUsernameError",
     "JsonValue",
+    "RedisFailureLog",
+    "SignInThrottle",
     "UnknownUserError",
     "User",
     "alembic_config",
@@ -65,6 +87,7 @@ __all__ = [
     "create_user",
     "current_revision",
     "downgrade_database",
+    "end_sessions",
     "find_account",
     "get_engine",
     "get_user",
@@ -77,11 +100,15 @@ __all__ = [
     "list_holdings",
     "metadata",
     "normalize_url",
+    "retry_after",
     "seed_demo",
     "seeded_token",
     "seeded_uuid",
+    "session_version",
     "sqlite_file",
+    "throttle_key",
     "upgrade_database",
+    "user_for_session",
     "user_for_token",
     "user_scope",
 ]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -21,6 +24,10 @@ POOL_SIZE = 10
 POOL_OVERFLOW = 20
 POOL_TIMEOUT = 30
 SQLITE_BUSY_SECONDS = 0.2
+# The SQLite file holds Plaid access tokens: readable and writable by the app's user alone.
+SQLITE_FILE_MODE = 0o600
+
+_log = logging.getLogger(__name__)
 
 
 class DatabaseURLError(ValueError):
@@ -71,6 +78,34 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: object) ->
         cursor.close()
 
 
+def restrict_sqlite_file(path: str) -> None:
+    """Create the database file as owner-only, or narrow it (and its -wal, -shm) to that."""
+    try:
+        # O_CREAT with the mode, before SQLite creates it with the umask's (often 0644).
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, SQLITE_FILE_MODE)
+    except OSError:
+        return  # a missing folder or a read-only file: SQLite's own error says it better
+    os.close(fd)
+    # SQLite gives a new -wal or -shm the main file's mode; one left by older code may be wider.
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        try:
+            if stat.S_IMODE(os.stat(name).st_mode) & ~SQLITE_FILE_MODE:
+                os.chmod(name, SQLITE_FILE_MODE)
+        except FileNotFoundError:
+            continue
+        except PermissionError:
+            _log.warning("could not make %s readable by its owner only", name)
+
+
+def _on_sqlite_do_connect(dialect: object, record: object, cargs: list[object],
+                          cparams: dict[str, object]) -> None:
+    # Before every new connection: a file deleted and made again is narrowed as well.
+    database = cargs[0] if cargs else cparams.get("database")
+    if isinstance(database, str) and database and database != ":memory:" \
+            and not database.startswith("file:"):
+        restrict_sqlite_file(database)
+
+
 def create_store_engine(url: str) -> Engine:
     """Create the engine for `url`, with the per-connection set-up each backend needs."""
     normalized = normalize_url(url)
@@ -93,6 +128,7 @@ def create_store_engine(url: str) -> Engine:
         options["pool_pre_ping"] = True
     engine = sa.create_engine(normalized, **options)
     if engine.dialect.name == "sqlite":
+        sa.event.listen(engine, "do_connect", _on_sqlite_do_connect)
         sa.event.listen(engine, "connect", _on_sqlite_connect)
     return engine
 

@@ -1,4 +1,4 @@
-"""Users, passwords and API tokens; a `User` never carries the secret `clerk_id` out."""
+"""Users, passwords, sessions and API tokens; a `User` never carries the secret `clerk_id` out."""
 
 from __future__ import annotations
 
@@ -9,15 +9,27 @@ from dataclasses import dataclass
 from functools import cache
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ._schema import api_tokens, users
+from ._schema import api_tokens, metadata, users
 
 _USERNAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 _TOKEN_PREFIX = "wat_"
 _TOKEN = re.compile(r"wat_[A-Za-z0-9_-]{32,64}", re.ASCII)
 _MAX_PASSWORD_LENGTH = 1024
+
+# A browser session names the user and the version it was signed in at; bumping the version
+# (sign-out, or a password change) ends every session signed in before, copied cookies too.
+# No row means version 0, so users made before this table keep their sessions.
+session_versions = sa.Table(
+    "session_versions",
+    metadata,
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("version", sa.Integer, nullable=False),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +122,44 @@ def get_user(engine: Engine, user_id: object) -> User | None:
             sa.select(users.c.id, users.c.username).where(users.c.id == user_id)
         ).first()
     return None if row is None else User(row.id, row.username)
+
+
+def session_version(engine: Engine, user_id: int) -> int:
+    """Return the version a new browser session of `user_id` is signed in at."""
+    with engine.connect() as connection:
+        version = connection.execute(
+            sa.select(session_versions.c.version).where(session_versions.c.user_id == user_id)
+        ).scalar_one_or_none()
+    return int(version or 0)
+
+
+def user_for_session(engine: Engine, user_id: object, version: object) -> User | None:
+    """Return the user a browser session names, or None when its version has been ended."""
+    if not isinstance(user_id, int) or isinstance(user_id, bool):
+        return None
+    if not isinstance(version, int) or isinstance(version, bool):
+        return None
+    current = sa.func.coalesce(session_versions.c.version, 0)
+    query = (
+        sa.select(users.c.id, users.c.username)
+        .select_from(users.outerjoin(session_versions, session_versions.c.user_id == users.c.id))
+        .where(users.c.id == user_id, current == version)
+    )
+    with engine.connect() as connection:
+        row = connection.execute(query).first()
+    return None if row is None else User(row.id, row.username)
+
+
+def end_sessions(engine: Engine, user_id: int) -> None:
+    """End every browser session `user_id` has signed in so far, on every device."""
+    insert = (postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert)
+    statement = insert(session_versions).values(user_id=user_id, version=1)
+    statement = statement.on_conflict_do_update(
+        index_elements=[session_versions.c.user_id],
+        set_={"version": session_versions.c.version + 1},
+    )
+    with engine.begin() as connection:
+        connection.execute(statement)
 
 
 def create_api_token(engine: Engine, username: str) -> str:

@@ -8,7 +8,7 @@ from typing import ParamSpec, TypeVar
 
 from flask import abort, g, request, session
 
-from ..store import User, get_engine, get_user, user_for_token
+from ..store import User, get_engine, user_for_session, user_for_token
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -28,9 +28,11 @@ def bearer_user() -> User | None:
 
 
 def session_user() -> User | None:
-    """Return the user signed in with the session cookie, if any."""
+    """Return the user signed in with the session cookie, if the session has not been ended."""
     user_id = session.get("user_id")
-    return get_user(get_engine(), user_id) if isinstance(user_id, int) else None
+    # A cookie from before session versions existed is at version 0 until its user signs out.
+    version = session.get("session_version", 0)
+    return user_for_session(get_engine(), user_id, version) if isinstance(user_id, int) else None
 
 
 def api_user_required(view: Callable[P, R]) -> Callable[P, R]:

@@ -1,7 +1,8 @@
-"""Sign in and out with the session cookie; CSRF on every form; security headers."""
+"""Sign in and out with the session cookie; CSRF on every form; sign-in throttling."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
@@ -13,16 +14,27 @@ from flask import (
     Response,
     current_app,
     g,
+    has_request_context,
     redirect,
     render_template,
     request,
     session,
     url_for,
 )
+from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.wrappers import Response as BaseResponse
 
-from ..store import authenticate, get_engine
+from ..store import (
+    DatabaseFailureLog,
+    FailureLog,
+    RedisFailureLog,
+    SignInThrottle,
+    authenticate,
+    end_sessions,
+    get_engine,
+    session_version,
+)
 from ._auth import bearer_user, session_user
 from ._htmx import htmx_details
 
@@ -32,6 +44,7 @@ R = TypeVar("R")
 bp = Blueprint("auth", __name__)
 csrf = CSRFProtect()
 
+_REDIS_FAILURE_LOG = "webapp.sign_in_failures.redis"
 BAD_LOGIN = "Incorrect username or password."
 # Only this origin: no CDN, font or tracker, and nothing inline that an injection could use.
 
@@ -51,8 +64,17 @@ def _csrf_failed(error: CSRFError) -> tuple[str, int]:
     return render_template("error.html", title="Please try again", message=message), 400
 
 
+class _SessionInterface(SecureCookieSessionInterface):
+    """Flask's signed-cookie session, its cookie `Secure` whenever the request came over HTTPS
+    (directly or through a trusted proxy); plain HTTP on localhost keeps working."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return super().get_cookie_secure(app) or (has_request_context() and request.is_secure)
+
+
 def init_app(app: Flask) -> None:
     """Set the session cookie flags and CSRF protection."""
+    app.session_interface = _SessionInterface()
     app.config["SESSION_COOKIE_HTTPONLY"] = True
     # Flask's default is None (no attribute): Lax keeps the cookie off cross-site POSTs.
     app.config["SESSION_COOKIE_SAMESITE"] = app.config.get("SESSION_COOKIE_SAMESITE") or "Lax"
@@ -108,22 +130,58 @@ def login() -> str | BaseResponse:
     return render_template("login.html", next=request.args.get("next", ""))
 
 
+def _failure_log() -> FailureLog:
+    """Return where failed sign-ins are counted: Redis when `REDIS_URL` is set, else the
+    app's database; either way every worker and host shares the counts."""
+    url = current_app.config.get("REDIS_URL")
+    if not url:
+        return DatabaseFailureLog(get_engine())
+    log = current_app.extensions.get(_REDIS_FAILURE_LOG)
+    if not isinstance(log, RedisFailureLog):
+        log = current_app.extensions.setdefault(_REDIS_FAILURE_LOG, RedisFailureLog(str(url)))
+    return log
+
+
+def too_many_failures(retry_after: int) -> str:
+    """Say, in plain words, that sign-in is paused and for how long."""
+    minutes = max(1, math.ceil(retry_after / 60))
+    wait = "1 minute" if minutes == 1 else f"{minutes} minutes"
+    return f"Too many failed sign-ins. Wait {wait}, then try again."
+
+
 @bp.post("/login")
-def sign_in() -> tuple[str, int] | BaseResponse:
+def sign_in() -> tuple[str, int] | tuple[str, int, dict[str, str]] | BaseResponse:
     """Sign in; a wrong username and a wrong password get the same answer."""
     username = request.form.get("username", "").strip()
-    user = authenticate(get_engine(), username, request.form.get("password", ""))
     next_url = request.form.get("next", "")
-    if user is None:
+    throttle = SignInThrottle(_failure_log())
+    # ProxyFix sets remote_addr from X-Forwarded-For when a trusted proxy sent the request.
+    attempt = throttle.attempt(username, request.remote_addr)
+    if attempt.retry_after is not None:
+        # Refused before the password is looked at: no hashing cost, and nothing learnt.
+        message = too_many_failures(attempt.retry_after)
+        page = render_template("login.html", error=message, username=username, next=next_url)
+        return page, 429, {"Retry-After": str(attempt.retry_after)}
+    try:
+        user = authenticate(get_engine(), username, request.form.get("password", ""))
+    except BaseException:
+        throttle.forget(attempt)  # an error is not a wrong password
+        raise
+    if user is None:  # the attempt stays counted: a failure
         page = render_template("login.html", error=BAD_LOGIN, username=username, next=next_url)
         return page, 401
+    throttle.forget(attempt)
     session.clear()
     session["user_id"] = user.id
+    session["session_version"] = session_version(get_engine(), user.id)
     return redirect(safe_next(next_url))
 
 
 @bp.post("/logout")
 def logout() -> BaseResponse:
-    """Sign out."""
+    """Sign out: the user's sessions end on the server, so no copy of a cookie still works."""
+    user = session_user()
+    if user is not None:
+        end_sessions(get_engine(), user.id)
     session.clear()
     return redirect(url_for("auth.login"))

@@ -16,6 +16,8 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
+# Sent on HTTPS only (a plain-HTTP localhost must not be pinned to HTTPS): a year, this host.
+STRICT_TRANSPORT_SECURITY = "max-age=31536000"
 # Shared caches may keep these: they show nobody's data.
 CACHEABLE_PREFIXES = ("/static/", "/favicon/")
 
@@ -35,6 +37,8 @@ def _headers(response: Response) -> Response:
     response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "same-origin")
+    if request.is_secure:
+        response.headers.setdefault("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY)
     if not request.path.startswith(CACHEABLE_PREFIXES):
         # Financial pages and answers: never kept by the browser (Back reloads) or a proxy.
         response.headers["Cache-Control"] = "no-store"
