@@ -196,3 +196,41 @@ def test_a_users_fourth_running_answer_is_refused_with_retry_after(slow_app: Fla
     assert fourth.status_code == 429 and fourth.headers["Retry-After"] == "5"
     assert "wait for one to finish" in fourth.json()["error"]
     assert theirs.status_code == 202  # the cap is per user
+
+
+def test_a_stopped_turns_sandbox_ends_instead_of_running_on(slow_app: Flask) -> None:
+    from webapp.chat import LocalTools
+    from webapp.store import get_engine
+
+    tools = LocalTools(get_engine(slow_app), 1)
+    tools.stop()
+    outcome = tools.run("execute_python", {"code": "import time\ntime.sleep(30)\nprint('late')"})
+    close_engine(slow_app)
+    text = json.dumps(outcome.content)
+    assert "cancelled" in text and "late" not in text
+
+
+def test_cancelling_a_turn_stops_its_tools(slow_app: Flask) -> None:
+    from webapp.chat import LocalTools
+    from webapp.store import get_engine
+    from webapp.web._extension import chat_service
+
+    made: list[LocalTools] = []
+    with slow_app.app_context():
+        service = chat_service()
+
+    def tools(user_id: int) -> LocalTools:
+        made.append(LocalTools(get_engine(slow_app), user_id))
+        return made[-1]
+
+    service.tools = tools
+    with FakeClaude([_stalling_reply(30)]) as fake:
+        slow_app.config["ANTHROPIC_BASE_URL"] = fake.url
+        client = api_client(slow_app)
+        session_id = client.new_session()
+        asked = client.ask(session_id, "What is AAPL at?")
+        _wait_for(lambda: True if made and len(fake.requests) == 1 else None, timeout=30)
+        client.http.post(asked["stream_url"].removesuffix("/stream") + "/cancel")
+        service.wait_idle()
+    close_engine(slow_app)
+    assert made[0].stopped.is_set()

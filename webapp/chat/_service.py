@@ -340,10 +340,17 @@ class ChatService:
         flusher = threading.Thread(target=sink.run_flusher, daemon=True,
                                    name=f"flush-{sink.message_id[:8]}")
         flusher.start()
-        model = self.model()
-        sink.on_abort = model.close
+        model, tools = self.model(), self.tools(user_id)
+        stop_tools = getattr(tools, "stop", None)  # LocalTools ends a running sandbox with it
+
+        def abandon() -> None:
+            model.close()
+            if callable(stop_tools):
+                stop_tools()
+
+        sink.on_abort = abandon
         try:
-            result = run_turn(model, self.tools(user_id), sink, checkpoint)
+            result = run_turn(model, tools, sink, checkpoint)
             sink.finish(result)
         except LeaseLost:
             log.info("a turn was ended or taken over elsewhere; this runner stops")

@@ -10,6 +10,7 @@ small: memory, the checkpoint and the events stay bounded.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -186,6 +187,12 @@ class LocalTools:
     web: WebSearchProvider | None = None
     # The most text one call's result may hand the model (TOOL_RESULT_MAX_BYTES).
     max_bytes: int = DEFAULT_TOOL_RESULT_MAX_BYTES
+    # Set when the turn is stopped (cancelled, past its deadline): a sandbox ends at once.
+    stopped: threading.Event = field(default_factory=threading.Event)
+
+    def stop(self) -> None:
+        """End what is running for this turn now; later calls still run (and are ignored)."""
+        self.stopped.set()
 
     @staticmethod
     def max_bytes_from(config: Mapping[str, Any]) -> int:
@@ -242,7 +249,7 @@ class LocalTools:
         return out
 
     def _execute_python(self, tool_input: dict[str, Any]) -> _Result:
-        result = run_python(self._field(tool_input, "code"), hide=self.hide,
+        result = run_python(self._field(tool_input, "code"), hide=self.hide, cancel=self.stopped,
                             output_limit=min(PYTHON_OUTPUT_BYTES, self.max_bytes))
         citables = from_python(result.stdout, result.finnhub, result.articles, _stamp())
         out = _Result(citables, is_error=result.error is not None and not citables)
