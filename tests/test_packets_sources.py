@@ -12,6 +12,7 @@ from webapp.packets import (
     PacketStream,
     SearchDoc,
     citation_packet,
+    display_title,
     documents_packet,
     domain_of,
     favicon_url,
@@ -233,3 +234,36 @@ def test_time_ago(updated_at: object, now: datetime, expected: str | None) -> No
 def test_time_ago_defaults_to_the_current_time() -> None:
     recent = (datetime.now(UTC) - timedelta(days=2)).isoformat()
     assert time_ago(recent) == "2 days ago"
+
+
+@pytest.mark.parametrize(
+    ("updated_at", "expected"),
+    [
+        ("9999-12-30T00:00:00Z", "on 9999-12-30"),
+        ("9999-12-31T23:59:59+01:00", "on 9999-12-31"),
+        ("2031-05-01", "on 2031-05-01"),
+        ("2024-05-18T12:00:01Z", "on 2024-05-18"),
+        ("2024-05-17T12:00:00Z", "7 days from now"),
+        ("2024-05-12T12:00:00Z", "2 days from now"),
+        ("1950-01-01T00:00:00Z", "74 years ago"),
+        ("1900-01-01T00:00:00Z", "on 1900-01-01"),
+        ("0001-01-01T00:00:00Z", "on 0001-01-01"),
+    ],
+    ids=["year-9999", "year-9999-offset", "years-ahead", "just-past-the-horizon",
+         "at-the-horizon", "days-ahead", "decades-ago", "past-a-century", "year-one"],
+)
+def test_time_ago_reads_as_a_date_past_a_sane_horizon(updated_at: str, expected: str) -> None:
+    # Issue 10: "7,978 years from now" said nothing a date would not say better.
+    assert time_ago(updated_at, NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [("plain", "plain"), ("a\u202eb", "ab"), ("\u2067x\u2069 \u200fy\u200e", "x y"),
+     ("\u061c", ""), ("tab\there\x00", "tab here"), ("  kept  inner  ", "kept  inner"),
+     ("zero\u200bwidth", "zero\u200bwidth")],
+    ids=["plain", "override", "isolates-and-marks", "arabic-letter-mark", "controls",
+         "spaces", "other-format-characters-kept"],
+)
+def test_display_title_takes_out_bidi_controls(title: str, shown: str) -> None:
+    assert display_title(title) == shown

@@ -9,6 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 from flask import Flask, render_template
 
+from webapp.citations import parse_citation_target
 from webapp.packets import PacketStream, ProcessedMessageState, SearchDoc
 from webapp.web._render import (
     FILE_NOTICE,
@@ -491,3 +492,49 @@ def test_while_streaming_only_an_account_citation_waits_for_its_settled_target(
             assert shown == ("span", None) and "cite-pending" in cite["class"]
         else:
             assert shown == opens
+
+
+# Titles people read carry no bidi controls (issue 10): U+202E would show "gpj.exe" as
+# "exe.jpg"; and no date reads "7,978 years from now".
+
+BIDI = "\u202e\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [("Invoice \u202eexe.pdf", "Invoice exe.pdf"), (f"{BIDI}IRS{BIDI} guide", "IRS guide"),
+     (f"{BIDI}", "a.com"), ("Line one\nline two\r\u2028end", "Line one line two end")],
+    ids=["override", "every-bidi-control", "nothing-but-controls", "line-breaks"],
+)
+def test_source_titles_are_shown_without_bidi_controls(title: str, shown: str) -> None:
+    docs = [wire_doc("d", link="https://a.com/x", semantic_identifier=title)]
+    state = state_of("x [[1]]()", docs, [(1, "d")])
+    row = sources_view(state, MID, None, icon_for).sections[0].rows[0]
+    assert row.title == shown
+    chip = soup(str(answer_text(state, MID, None, streaming=False)[0].citations[0])).a
+    assert chip is not None and chip["title"] == shown
+    assert not any(ch in chip["aria-label"] for ch in BIDI)
+
+
+def test_chooser_options_are_shown_without_bidi_controls() -> None:
+    target = {"kind": "accounts", "accounts": [{"accountId": CARD_A, "provider": None},
+                                               {"accountId": CARD_B, "provider": None}]}
+    doc = SearchDoc("silvia://your-account/cards", "\u202eCredit card",
+                    target=parse_citation_target(target))
+    named = account_labeler([{**ACCOUNTS[0], "account_name": "Pl\u202eaid card"}])
+    labels = [o.label for o in opener_for(doc, named, "x").options]
+    assert labels == ["Credit card (1 of 2)", "Credit card (2 of 2)"]
+
+
+@pytest.mark.parametrize(
+    ("updated_at", "meta"),
+    [("9999-12-30T00:00:00Z", "a.com · Updated on 9999-12-30"),
+     ("2100-01-01", "a.com · Updated on 2100-01-01"),
+     ("0005-06-01T00:00:00Z", "a.com · Updated on 0005-06-01")],
+    ids=["year-9999", "next-century", "year-5"],
+)
+def test_a_date_past_the_horizon_reads_as_a_date(updated_at: str, meta: str) -> None:
+    docs = [wire_doc("d", link="https://a.com/x", semantic_identifier="A",
+                     updated_at=updated_at)]
+    row = sources_view(state_of("x [[1]]()", docs, [(1, "d")]), MID, None, icon_for)
+    assert row.sections[0].rows[0].meta == meta

@@ -14,7 +14,14 @@ from ._documents import (
     search_doc_from_json,
     search_doc_to_json,
 )
-from ._links import FAVICON_ROUTE, browser_url, domain_of, favicon_url, time_ago
+from ._links import (
+    FAVICON_ROUTE,
+    browser_url,
+    display_title,
+    domain_of,
+    favicon_url,
+    time_ago,
+)
 from ._markers import CitationSegment, Segment, TextSegment, answer_segments
 from ._models import (
     USER_CANCELLED,
@@ -100,6 +107,7 @@ __all__ = [
     "browser_url",
     "citation_packet",
     "create_initial_state",
+    "display_title",
     "document_target",
     "documents_packet",
     "domain_of",

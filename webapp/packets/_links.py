@@ -1,13 +1,17 @@
-"""Which links may open in a browser, the host a source row shows, its icon and its age.
+"""Which links may open in a browser, the host a source row shows, its icon, its age, and
+how its title reads.
 
 DESIGN.md: `domain_of` is the lower-cased host only; icons come from the app's own
-`/favicon/<host>` route, never from a third-party service.
+`/favicon/<host>` route, never from a third-party service. A title comes from a tool (a web
+page, a sidecar, a SQL row), so bidi controls that would reorder what people read around it
+(U+202E RIGHT-TO-LEFT OVERRIDE and the rest) are taken out before it is shown.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import SplitResult, urlsplit
 
 import humanize
@@ -16,6 +20,19 @@ from webapp.citations import encode_uri_component
 
 FAVICON_ROUTE = "/favicon/"
 _TRICK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Unicode's bidi formatting characters (UAX #9, "Explicit Directional Formatting Characters"
+# and the implicit marks): ALM, LRM, RLM, LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI.
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# How far from now a time still reads as "3 days from now" or "5 years ago"; past this it is
+# shown as its date ("on 9999-12-30"), never as "7,978 years from now".
+FUTURE_HORIZON = timedelta(days=7)
+PAST_HORIZON = timedelta(days=100 * 365)
+
+
+def display_title(title: str) -> str:
+    """Return `title` as people should read it: no bidi controls, controls as spaces."""
+    return _BREAKS.sub(" ", _BIDI_CONTROLS.sub("", title)).strip()
 
 
 def _has_tricks(link: str) -> bool:
@@ -79,7 +96,11 @@ def _as_utc(value: datetime) -> datetime:
 
 
 def time_ago(updated_at: object, now: datetime | None = None) -> str | None:
-    """Return how long ago an ISO-8601 time was ("3 days ago"); None when missing or bad."""
+    """Return how long ago an ISO-8601 time was ("3 days ago"); None when missing or bad.
+
+    A time more than FUTURE_HORIZON ahead (or PAST_HORIZON back) reads as its date instead:
+    "on 2031-05-01".
+    """
     if not isinstance(updated_at, str) or not updated_at.strip():
         return None
     then = _parse_iso(updated_at)
@@ -89,5 +110,7 @@ def time_ago(updated_at: object, now: datetime | None = None) -> str | None:
         reference = _as_utc(now) if now is not None else datetime.now(UTC)
     except OverflowError:
         return None
+    if then - reference > FUTURE_HORIZON or reference - then > PAST_HORIZON:
+        return f"on {then.date().isoformat()}"
     # humanize compares naive datetimes; both are UTC here.
     return humanize.naturaltime(then.replace(tzinfo=None), when=reference.replace(tzinfo=None))

@@ -26,7 +26,7 @@ from webapp.citations import (
 )
 
 from ._documents import SearchDoc
-from ._links import browser_url
+from ._links import browser_url, display_title
 
 PORTFOLIO_PATH = "/portfolio"
 MARKETS_PREFIX = "/markets/"
@@ -83,9 +83,10 @@ AccountLabeler: TypeAlias = Callable[[str], str | None]
 
 
 def _safe_label(label: str | None) -> str | None:
-    if label is None or not label.strip() or _PROVIDER_WORD.search(label):
+    shown = display_title(label) if label is not None else ""
+    if not shown or _PROVIDER_WORD.search(shown):
         return None
-    return label.strip()
+    return shown
 
 
 def _chooser(

@@ -26,6 +26,7 @@ from ..packets import (
     ProcessedMessageState,
     SearchDoc,
     answer_segments,
+    display_title,
     document_target,
     domain_of,
     select_sources,
@@ -180,8 +181,8 @@ def _where(doc: SearchDoc) -> str:
 
 
 def title_of(doc: SearchDoc) -> str:
-    """Return the row's title: the document's name, else its domain."""
-    return doc.semantic_identifier.strip() or domain_of(doc.link) or "Untitled source"
+    """Return the row's title: the document's name (bidi controls taken out), else its domain."""
+    return display_title(doc.semantic_identifier) or domain_of(doc.link) or "Untitled source"
 
 
 def source_row(doc: SearchDoc, labeler: AccountLabeler | None, icon_for: IconFor,
