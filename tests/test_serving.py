@@ -101,7 +101,8 @@ def test_sign_in_page_answers_while_a_hundred_streams_wait(
     url = _sqlite(tmp_path, seeded_sqlite_template)
     with FakeClaude([_stalling_reply(40)]) as fake, ExitStack() as stack:
         server = stack.enter_context(gunicorn(
-            _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url), tmp_path))
+            _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url,
+                 MAX_STREAMS_PER_USER="200"), tmp_path))
         token = _token(url)
         client = stack.enter_context(_client(server, token))
         _, stream_url = _ask(client)
@@ -237,3 +238,24 @@ def _wait_for(check: Callable[[], T], timeout: float = 60) -> T:
             return result
         time.sleep(0.1)
     raise AssertionError("gave up waiting")
+
+
+def test_a_users_21st_open_stream_is_refused_across_both_workers(
+        tmp_path: Path, seeded_sqlite_template: Path) -> None:
+    url = _sqlite(tmp_path, seeded_sqlite_template)
+    with FakeClaude([_stalling_reply(40), _stalling_reply(40)]) as fake, ExitStack() as stack:
+        server = stack.enter_context(gunicorn(
+            _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url), tmp_path))
+        token, theirs = _token(url), _token(url, "alex")
+        client = stack.enter_context(_client(server, token))
+        _, stream_url = _ask(client)
+        for _ in range(20):  # new connections: gunicorn spreads them over its two workers
+            stack.enter_context(closing(_open_raw_stream(server, token, stream_url)))
+        refused = httpx.get(f"{server.url}{stream_url}", timeout=10,
+                            headers={"Authorization": f"Bearer {token}"})
+        alex = stack.enter_context(_client(server, theirs))
+        _, their_url = _ask(alex)
+        allowed = _open_raw_stream(server, theirs, their_url)
+        allowed.close()
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "5"
+    assert "as many answers open" in refused.json()["error"]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from webapp.store import create_api_token, get_engine
+from webapp import create_app
+from webapp.store import close_engine, create_api_token, get_engine
+from webapp.web._extension import chat_service
 
 
 @pytest.fixture
@@ -76,3 +80,25 @@ def test_an_event_id_past_any_stream_is_a_400(client: FlaskClient, bearer: dict[
     by_header = client.get(asked["stream_url"], headers={**bearer, "Last-Event-ID": last})
     by_query = client.get(f"{asked['stream_url']}?last_event_id={last}", headers=bearer)
     assert by_header.status_code == by_query.status_code == 400
+
+
+def test_a_closed_stream_stops_counting_toward_the_users_cap(tmp_path: Path,
+                                                               seeded_sqlite_template: Path) -> None:
+    database = tmp_path / "webapp.sqlite"
+    shutil.copyfile(seeded_sqlite_template, database)
+    app = create_app({"TESTING": True, "SECRET_KEY": "test", "ANTHROPIC_API_KEY": None,
+                      "DATABASE_URL": f"sqlite:///{database}", "MAX_STREAMS_PER_USER": 1})
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {create_api_token(get_engine(app), 'demo')}"}
+    session_id = client.post("/api/chat/sessions", json={}, headers=headers).get_json()["id"]
+    url = client.post(f"/api/chat/sessions/{session_id}/messages", json={"message": "Hi"},
+                      headers=headers).get_json()["stream_url"]
+    first = client.get(url, headers=headers, buffered=False)
+    second = client.get(url, headers=headers)
+    first.close()
+    third = client.get(url, headers=headers)
+    with app.app_context():
+        chat_service().wait_idle()
+    close_engine(app)
+    assert first.status_code == 200 and second.status_code == 429
+    assert third.status_code == 200

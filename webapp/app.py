@@ -17,7 +17,8 @@ from .web import _extension, accounts, api, auth, chat, favicon, proxy, response
 # The settings read from the environment into the app's config (README.md, Configuration).
 ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
                         "ANTHROPIC_MODEL", "REDIS_URL", "TURN_LEASE_SECONDS",
-                        "TURN_DEADLINE_SECONDS", "MAX_TURNS_PER_USER", "FORWARDED_ALLOW_IPS")
+                        "TURN_DEADLINE_SECONDS", "MAX_TURNS_PER_USER", "MAX_STREAMS_PER_USER",
+                        "FORWARDED_ALLOW_IPS")
 
 
 def _secret_key(instance: Path) -> str:

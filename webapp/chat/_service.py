@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 LEASE = timedelta(seconds=30)
 DEADLINE = timedelta(seconds=600)
 MAX_TURNS_PER_USER = 3
+MAX_STREAMS_PER_USER = 20
 FLUSH_SECONDS = 0.03
 FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
@@ -179,9 +180,12 @@ class ChatService:
     def __init__(self, engine: Engine, model: Callable[[], ModelEngine],
                  tools: Callable[[int], ToolRunner], *, lease: timedelta = LEASE,
                  deadline: timedelta = DEADLINE, max_turns_per_user: int = MAX_TURNS_PER_USER,
+                 max_streams_per_user: int = MAX_STREAMS_PER_USER,
                  listener: Listener | None = None) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
+        self.max_streams_per_user = max_streams_per_user
+        self.worker_id = store.new_id()  # this process, for counting its open streams
         self.wakeups = Wakeups()
         self.listener = listener
         self._threads: set[threading.Thread] = set()
@@ -248,9 +252,31 @@ class ChatService:
             sink.hand_over()
         for thread in self._background:
             thread.join(5)
+        try:
+            store.worker_gone(self.engine, self.worker_id)
+        except Exception:
+            log.exception("could not forget this worker's streams; they lapse in a minute")
+
+    def open_stream(self, user_id: int) -> str | None:
+        """Count one more open stream of the user's; None when they have as many as allowed."""
+        return store.open_stream(self.engine, user_id, self.worker_id,
+                                 self.max_streams_per_user)
+
+    def close_stream(self, stream_id: str) -> None:
+        """Stop counting a stream (it ended, or its client went away)."""
+        try:
+            store.close_stream(self.engine, stream_id)
+        except Exception:  # it stops counting when this worker is next seen gone
+            log.exception("could not forget a closed stream")
 
     def _sweep_forever(self) -> None:
-        while not self._stop.wait(SWEEP_SECONDS):
+        while True:
+            try:
+                store.worker_seen(self.engine, self.worker_id)
+            except Exception:
+                log.exception("could not say this worker is alive")
+            if self._stop.wait(SWEEP_SECONDS):
+                return
             try:
                 self.end_overdue()
                 self.resume_stale()

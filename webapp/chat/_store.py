@@ -18,7 +18,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..turn import SinkClosed
-from ._tables import ai_chat_logs, chat_checkpoints, chat_events, chat_sessions
+from ._tables import (
+    ai_chat_logs,
+    chat_checkpoints,
+    chat_events,
+    chat_open_streams,
+    chat_sessions,
+    chat_workers,
+)
 
 TITLE_CHARS = 80
 # How long a write keeps retrying a locked database or a dropped connection before it gives up.
@@ -492,3 +499,54 @@ def release_lease(engine: Engine, message_id: str, owner: str) -> None:
 def renew_lease(engine: Engine, message_id: str, owner: str, lease: timedelta) -> None:
     """Extend `owner`'s lease on a running answer; LeaseLost if it is not the owner."""
     write(engine, lambda conn: _hold(conn, message_id, owner, lease))
+
+
+WORKER_GONE = timedelta(seconds=60)  # a worker not seen for this long holds no streams
+
+
+def open_stream(engine: Engine, user_id: int, worker: str, limit: int) -> str | None:
+    """Count a new open stream of the user's, or None when they already have `limit`."""
+    stream_id = new_id()
+
+    def work(conn: sa.Connection) -> str | None:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"),
+                         {"id": user_id})
+        alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - WORKER_GONE)
+        held = (sa.select(sa.func.count()).select_from(chat_open_streams)
+                .where(chat_open_streams.c.user_id == user_id,
+                       sa.or_(chat_open_streams.c.worker == worker,
+                              chat_open_streams.c.worker.in_(alive))))
+        if int(conn.execute(held).scalar() or 0) >= limit:
+            return None
+        conn.execute(chat_open_streams.insert().values(id=stream_id, user_id=user_id,
+                                                       worker=worker, opened_at=now()))
+        return stream_id
+    return write(engine, work)
+
+
+def close_stream(engine: Engine, stream_id: str) -> None:
+    """Stop counting a stream that ended."""
+    write(engine, lambda conn: conn.execute(
+        chat_open_streams.delete().where(chat_open_streams.c.id == stream_id)))
+
+
+def worker_seen(engine: Engine, worker: str) -> None:
+    """Say this worker is alive, and forget the streams of workers that are not."""
+    def work(conn: sa.Connection) -> None:
+        at = now()
+        if conn.execute(chat_workers.update().where(chat_workers.c.id == worker)
+                        .values(seen_at=at)).rowcount == 0:
+            conn.execute(chat_workers.insert().values(id=worker, seen_at=at))
+        gone = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at < at - WORKER_GONE)
+        conn.execute(chat_open_streams.delete().where(chat_open_streams.c.worker.in_(gone)))
+        conn.execute(chat_workers.delete().where(chat_workers.c.seen_at < at - WORKER_GONE))
+    write(engine, work)
+
+
+def worker_gone(engine: Engine, worker: str) -> None:
+    """Forget a worker that stops, with its streams."""
+    def work(conn: sa.Connection) -> None:
+        conn.execute(chat_open_streams.delete().where(chat_open_streams.c.worker == worker))
+        conn.execute(chat_workers.delete().where(chat_workers.c.id == worker))
+    write(engine, work)

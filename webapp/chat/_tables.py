@@ -69,3 +69,22 @@ chat_idempotency_keys = sa.Table(
     sa.Column("message_id", sa.String(32), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+# Every serving process that holds streams says it is alive here (its sweeper, every few
+# seconds); the streams of a process that stopped saying so no longer count.
+chat_workers = sa.Table(
+    "chat_workers",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("seen_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+# One row per open answer stream, so a user's cap holds across every worker and host.
+chat_open_streams = sa.Table(
+    "chat_open_streams",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.Integer, nullable=False),
+    sa.Column("worker", sa.String(32), nullable=False),
+    sa.Column("opened_at", sa.DateTime(timezone=True), nullable=False),
+)

@@ -15,6 +15,7 @@ _EXTENSION = "webapp.chat"
 LEASE_SECONDS = 30
 DEADLINE_SECONDS = 600
 MAX_TURNS_PER_USER = 3
+MAX_STREAMS_PER_USER = 20
 _lock = threading.Lock()
 
 
@@ -43,6 +44,8 @@ def _make_service(app: Flask) -> ChatService:
                        deadline=deadline,
                        max_turns_per_user=int(app.config.get("MAX_TURNS_PER_USER")
                                               or MAX_TURNS_PER_USER),
+                       max_streams_per_user=int(app.config.get("MAX_STREAMS_PER_USER")
+                                                or MAX_STREAMS_PER_USER),
                        listener=listener_for(engine, app.config.get("REDIS_URL")))
 
 

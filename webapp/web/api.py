@@ -27,7 +27,7 @@ from ..sse import format_comment, format_event
 from ..store import get_engine
 from ._auth import api_user_required, current_user
 from ._extension import chat_service
-from ._sse import sse_response
+from ._sse import counted_sse_response
 from .responses import is_text
 
 bp = Blueprint("api", __name__, url_prefix="/api/chat")
@@ -175,7 +175,8 @@ def stream(session_id: str, message_id: str) -> Response:
     user = current_user()
     if get_message(get_engine(), user.id, session_id, message_id) is None:
         abort(404, "No such message.")
-    batches = chat_service().event_batches(user.id, session_id, message_id, _after())
+    service = chat_service()
+    batches = service.event_batches(user.id, session_id, message_id, _after())
 
     def body() -> Iterator[str]:
         yield format_comment("open")  # the headers go out now, even if the answer is quiet
@@ -184,4 +185,4 @@ def stream(session_id: str, message_id: str) -> Response:
             yield "".join(format_event(e.data, event=e.event, id=e.seq) for e in batch) \
                 or format_comment("heartbeat")
 
-    return sse_response(body())
+    return counted_sse_response(service, user.id, body())

@@ -48,7 +48,7 @@ from ._answers import AnswerRenderer, AnswerViews
 from ._auth import current_user
 from ._extension import chat_service
 from ._htmx import htmx_details
-from ._sse import sse_response
+from ._sse import counted_sse_response
 from ._stream import Phase, answer_stream
 from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS
 from .auth import login_required
@@ -321,6 +321,7 @@ def events(session_id: str, message_id: str) -> Response:
         return (render_template("_answer.html", answer=views.answer, actions=actions).strip(),
                 render_template("_sources.html", sources=views.sources).strip())
 
-    source = chat_service().events(user.id, session_id, message_id, 0)
+    service = chat_service()
+    source = service.events(user.id, session_id, message_id, 0)
     body = stream_with_context(answer_stream(source, render, fragments))
-    return sse_response(body)
+    return counted_sse_response(service, user.id, body)
