@@ -223,3 +223,16 @@ def test_a_marker_survives_any_url(app: Flask, url: str) -> None:
     assert [(s.number, s.document_id) for s in cited] == [(1, url)]
     # Nothing of the marker is left over as text (a `)` in the URL would end it early).
     assert "".join(getattr(s, "text", "") for s in segments).strip() == "Per the page."
+
+
+def test_the_setting_is_read_from_the_environment(app: Flask,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOL_RESULT_MAX_BYTES", "6000")
+    configured = create_app({"TESTING": True, "SECRET_KEY": "t",
+                             "DATABASE_URL": app.config["DATABASE_URL"],
+                             "ANTHROPIC_API_KEY": None})
+    try:
+        runner = _extension.chat_service(configured).tools(1)
+        assert isinstance(runner, LocalTools) and runner.max_bytes == 6000
+    finally:
+        close_engine(configured)

@@ -18,7 +18,7 @@ from .web import _extension, accounts, api, auth, chat, favicon, proxy, response
 ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
                         "ANTHROPIC_MODEL", "REDIS_URL", "TURN_LEASE_SECONDS",
                         "TURN_DEADLINE_SECONDS", "MAX_TURNS_PER_USER", "MAX_STREAMS_PER_USER",
-                        "FORWARDED_ALLOW_IPS")
+                        "FORWARDED_ALLOW_IPS", "TOOL_RESULT_MAX_BYTES")
 
 
 def _secret_key(instance: Path) -> str:
