@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -12,6 +15,7 @@ from werkzeug.test import TestResponse
 
 from webapp.citations import account_path
 from webapp.store import authenticate, get_engine, list_accounts, list_holdings
+from webapp.tools import FinnhubLive, SnapshotMarket
 
 PROVIDERS = ("plaid", "snaptrade", "manual")
 
@@ -94,17 +98,188 @@ def test_hostile_account_ids_are_not_found(demo: FlaskClient, path: str) -> None
     assert "<script>" not in response.get_data(as_text=True)
 
 
-def test_the_portfolio_lists_holdings_with_a_total(app: Flask, demo: FlaskClient) -> None:
-    user = authenticate(get_engine(app), "demo", "demo")
+def holdings_of(app: Flask, username: str) -> list[dict[str, Any]]:
+    user = authenticate(get_engine(app), username, "demo")
     assert user is not None
-    holdings = list_holdings(get_engine(app), user.id)
+    return list_holdings(get_engine(app), user.id)
+
+
+def dollars(amount: Decimal) -> str:
+    """Spell an amount the way the pages must: "$1,842.17", "-$20.00"."""
+    return f"-${-amount:,.2f}" if amount < 0 else f"${amount:,.2f}"
+
+
+def text(page: BeautifulSoup, selector: str) -> str:
+    node = page.select_one(selector)
+    assert node is not None, selector
+    return " ".join(node.get_text().split())
+
+
+def test_the_portfolio_lists_holdings_with_a_total(app: Flask, demo: FlaskClient) -> None:
+    holdings = holdings_of(app, "demo")
     response = demo.get("/portfolio")
     page = soup(response)
-    tickers = [row.select_one("td").get_text().split()[0] for row in page.select("tbody tr")]
-    assert tickers == [str(h["ticker"]) for h in holdings]
-    total = sum(float(str(h["market_value"])) for h in holdings)
-    assert f"{total:,.2f} USD" in page.select_one(".portfolio-total").get_text()
+    rows = page.select(".holdings tbody tr")
+    assert [row.select_one("td").get_text().split()[0] for row in rows] == [
+        str(h["ticker"]) for h in holdings]
+    total = sum(Decimal(str(h["market_value"])) for h in holdings)
+    assert text(page, ".portfolio-total .amount") == dollars(total)
     assert_no_provider(response)
+
+
+# Balances follow Plaid: a credit or loan account's balance is what is owed.
+DEBT_TYPES = ("credit", "loan")
+
+
+def test_the_accounts_page_groups_assets_and_debts_with_totals_and_net_worth(
+    app: Flask, demo: FlaskClient
+) -> None:
+    accounts = accounts_of(app, "demo")
+    assets = [a for a in accounts if a["account_type"] not in DEBT_TYPES]
+    debts = [a for a in accounts if a["account_type"] in DEBT_TYPES]
+    assert assets and debts and {a["currency"] for a in accounts} == {"USD"}
+    have = sum(Decimal(str(a["current_balance"])) for a in assets)
+    owe = sum(abs(Decimal(str(a["current_balance"]))) for a in debts)
+    page = soup(demo.get("/accounts"))
+
+    for group, members in (("#assets", assets), ("#debts", debts)):
+        names = [n.get_text() for n in page.select(f"{group} .account-name")]
+        assert sorted(names) == sorted(str(a["account_name"]) for a in members)
+    assert text(page, "#assets .group-total") == dollars(have)
+    assert text(page, "#debts .group-total") == dollars(owe)
+    assert text(page, ".summary-assets dd") == dollars(have)
+    assert text(page, ".summary-debts dd") == dollars(owe)
+    assert text(page, ".net-worth dt") == "Net worth"
+    assert text(page, ".net-worth dd") == dollars(have - owe)
+    note = text(page, ".net-worth-note")
+    assert "assets minus debts" in note
+    assert f"{len(assets)} asset accounts" in note and f"{len(debts)} credit and loan" in note
+
+
+def test_a_debt_reads_as_owed(app: Flask, demo: FlaskClient) -> None:
+    card = next(a for a in accounts_of(app, "demo") if a["account_name"] == "Sapphire Preferred")
+    owed = dollars(Decimal(str(card["current_balance"])))
+    page = soup(demo.get(account_path(str(card["source_account_id"]))))
+    assert (text(page, ".current-balance dt"), text(page, ".current-balance dd")) == (
+        "Balance owed", owed)
+    listing = soup(demo.get("/accounts"))
+    balances = [text(li, ".account-balance") for li in listing.select("#debts li")]
+    assert f"{owed} owed" in balances
+
+
+# An amount on a page: "$1,842.17", "-$20.00", "+$0.09"; a bare or "USD"-suffixed one fails.
+AMOUNT = re.compile(r"[-+]?\$?(?<![\d.,])\d{1,3}(?:,\d{3})*\.\d{2}(?![\d%])")
+DOLLARS = re.compile(r"[-+]?\$\d{1,3}(?:,\d{3})*\.\d{2}")
+
+
+def page_paths(app: Flask) -> list[str]:
+    accounts = {str(a["account_name"]): a for a in accounts_of(app, "demo")}
+    return ["/accounts", "/portfolio", "/markets/AAPL", "/markets/VTI",
+            *(account_path(str(accounts[name]["source_account_id"]))
+              for name in ("Sapphire Preferred", "Individual", "Home"))]
+
+
+def test_money_reads_one_way_on_every_page(app: Flask, demo: FlaskClient) -> None:
+    for path in page_paths(app):
+        main = soup(demo.get(path)).select_one("main")
+        assert main is not None, path
+        words = " ".join(main.get_text().split())
+        amounts = AMOUNT.findall(words)
+        assert amounts, path
+        assert [a for a in amounts if not DOLLARS.fullmatch(a)] == [], path
+        assert "USD" not in words, path
+
+
+def test_every_seeded_amount_is_shown_as_dollars(app: Flask, demo: FlaskClient) -> None:
+    listing = " ".join(soup(demo.get("/accounts")).get_text().split())
+    for account in accounts_of(app, "demo"):
+        balance = abs(Decimal(str(account["current_balance"])))
+        assert dollars(balance) in listing, account["account_name"]
+    portfolio = " ".join(soup(demo.get("/portfolio")).get_text().split())
+    for holding in holdings_of(app, "demo"):
+        assert dollars(Decimal(str(holding["market_value"]))) in portfolio
+
+
+def test_the_portfolio_charts_one_bar_per_holding_with_shares_adding_up_to_100(
+    app: Flask, demo: FlaskClient
+) -> None:
+    holdings = holdings_of(app, "demo")
+    values = {str(h["ticker"]): Decimal(str(h["market_value"])) for h in holdings}
+    total = sum(values.values())
+    page = soup(demo.get("/portfolio"))
+    charts = page.select("svg.allocation-chart")
+    assert len(charts) == 1
+    chart = charts[0]
+    bars = chart.select(".allocation-bar")
+    assert sorted(text(bar, ".bar-label") for bar in bars) == sorted(values)
+    assert len(chart.select("rect.bar")) == len(holdings)
+    shares = {text(bar, ".bar-label"): Decimal(text(bar, ".bar-share").rstrip("%"))
+              for bar in bars}
+    assert sum(shares.values()) == 100
+    for ticker, share in shares.items():
+        assert abs(share - values[ticker] * 100 / total) <= Decimal("0.1"), ticker
+    widths = {text(bar, ".bar-label"): float(bar.select_one("rect")["width"]) for bar in bars}
+    largest = max(values, key=lambda t: values[t])
+    assert max(widths, key=lambda t: widths[t]) == largest
+    # The picture is for the eye; the table says the same to a screen reader.
+    assert chart.get("aria-hidden") == "true" and not chart.get("style")
+    table = page.select_one("table.allocation-table")
+    assert table is not None and table.select_one("caption") is not None
+    rows = table.select("tbody tr")
+    assert len(rows) == len(holdings)
+    assert sorted(Decimal(text(r, ".share").rstrip("%")) for r in rows) == sorted(
+        shares.values())
+    assert not page.select("[style]")  # the CSP allows no inline styles
+
+
+def snapshot_day(ticker: str) -> tuple[str, str]:
+    """Return the snapshot quote's day as the page must say it, and its ISO stamp."""
+    moment = datetime.fromtimestamp(int(str(SnapshotMarket().quote(ticker)["t"])), UTC)
+    return f"{moment.day} {moment:%b %Y}", moment.isoformat().replace("+00:00", "Z")
+
+
+@pytest.mark.parametrize("ticker", ["AAPL", "VTI"])
+def test_a_snapshot_quote_says_its_date_and_that_it_is_not_live(
+    demo: FlaskClient, ticker: str
+) -> None:
+    day, stamp = snapshot_day(ticker)
+    page = soup(demo.get(f"/markets/{ticker}"))
+    warning = text(page, ".quote-warning")
+    assert warning.startswith("Not a live price.")
+    assert "snapshot" in warning and day in warning
+    assert text(page, ".quote-age") == f"Quote as of {day}."
+    assert page.select_one(".quote-age time")["datetime"] == stamp
+
+
+def test_the_bundled_snapshot_is_dated_27_june_2025(demo: FlaskClient) -> None:
+    assert "as of 27 Jun 2025" in text(soup(demo.get("/markets/AAPL")), ".quote-age")
+
+
+class FrozenLive(FinnhubLive):
+    """A live source that answers one stored quote (no network)."""
+
+    def __init__(self, stamp: int) -> None:
+        super().__init__("test-key", base_url="http://127.0.0.1:9")
+        self.stamp = stamp
+
+    def quote(self, symbol: str) -> dict[str, object]:
+        return {"c": 1234.5, "d": -2.0, "dp": -0.16, "h": 1240, "l": 1230, "o": 1236,
+                "pc": 1236.5, "t": self.stamp}
+
+    def profile(self, symbol: str) -> dict[str, object]:
+        return {"name": "Example Corp", "currency": "EUR"}
+
+
+def test_an_old_quote_from_the_live_source_is_not_called_live(
+    app: Flask, demo: FlaskClient
+) -> None:
+    stamp = int(datetime(2024, 3, 8, 21, 0, tzinfo=UTC).timestamp())
+    app.extensions["webapp.market"] = FrozenLive(stamp)
+    page = soup(demo.get("/markets/EXMP"))
+    warning = text(page, ".quote-warning")
+    assert warning.startswith("Not a live price.") and "8 Mar 2024 at 21:00 UTC" in warning
+    # Another currency keeps its code: one format, the dollar's sign only for dollars.
+    assert text(page, ".quote-price").startswith("1,234.50 EUR -2.00 EUR (-0.16%)")
 
 
 @pytest.mark.parametrize("ticker", ["AAPL", "aapl", "VTI"], ids=["upper", "lower", "etf"])

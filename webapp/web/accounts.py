@@ -11,11 +11,18 @@ from flask import Blueprint, abort, current_app, render_template
 
 from ..citations import account_path, is_account_id
 from ..store import JsonValue, find_account, get_engine, list_accounts, list_holdings
-from ..tools import MarketData, MarketDataError, default_market
+from ..tools import FinnhubLive, MarketData, MarketDataError, default_market
+from ._allocation import allocations
 from ._auth import current_user
+from ._balances import balance_sheet, side_of
+from ._money import format_money, format_percent
+from ._quote_age import quote_age
 from .auth import login_required
 
 bp = Blueprint("accounts", __name__)
+# One money format for every page (`_money.html`'s macro calls it): "$1,842.17", "5.00 EUR".
+bp.add_app_template_global(format_money, "format_money")
+bp.add_app_template_global(format_percent, "format_percent")
 
 _TICKER = re.compile(r"[A-Z0-9][A-Z0-9.\-]{0,19}", re.ASCII)
 # Securities with a quote page; a crypto position has no market data here.
@@ -30,6 +37,7 @@ def _account_view(account: Mapping[str, JsonValue]) -> dict[str, Any]:
     view: dict[str, Any] = {name: account.get(name) for name in _ACCOUNT_FIELDS}
     account_id = account.get("source_account_id")
     is_id = isinstance(account_id, str) and is_account_id(account_id)
+    view["side"] = side_of(account.get("account_type"))
     view["path"] = account_path(account_id) if is_id and isinstance(account_id, str) else None
     return view
 
@@ -49,8 +57,8 @@ def _holding_view(holding: Mapping[str, JsonValue]) -> dict[str, Any]:
 @login_required
 def index() -> str:
     """List the user's accounts."""
-    accounts = list_accounts(get_engine(), current_user().id)
-    return render_template("accounts.html", accounts=[_account_view(a) for a in accounts])
+    accounts = [_account_view(a) for a in list_accounts(get_engine(), current_user().id)]
+    return render_template("accounts.html", accounts=accounts, sheet=balance_sheet(accounts))
 
 
 @bp.get("/accounts/<path:account_id>")
@@ -72,14 +80,11 @@ def show(account_id: str) -> str:
 @bp.get("/portfolio")
 @login_required
 def portfolio() -> str:
-    """Show the user's holdings across accounts."""
+    """Show the user's holdings across accounts, with a chart of how the value is spread."""
     holdings = [_holding_view(h) for h in list_holdings(get_engine(), current_user().id)]
-    totals: dict[str, float] = {}
-    for holding in holdings:
-        value = holding["market_value"]
-        if isinstance(value, int | float) and isinstance(holding["currency"], str):
-            totals[holding["currency"]] = totals.get(holding["currency"], 0.0) + value
-    return render_template("portfolio.html", holdings=holdings, totals=totals)
+    charts, left_out = allocations(holdings)
+    return render_template("portfolio.html", holdings=holdings, charts=charts,
+                           left_out=left_out)
 
 
 def _market() -> MarketData:
@@ -87,12 +92,6 @@ def _market() -> MarketData:
     if data is None:
         data = current_app.extensions["webapp.market"] = default_market()
     return data
-
-
-def _date(stamp: object) -> str | None:
-    if isinstance(stamp, bool) or not isinstance(stamp, int) or not 0 < stamp < 2**37:
-        return None
-    return datetime.fromtimestamp(stamp, UTC).strftime("%b %d, %Y")
 
 
 def _number(value: object) -> float | None:
@@ -122,5 +121,8 @@ def market(ticker: str) -> tuple[str, int] | str:
     name = profile.get("name") if isinstance(profile.get("name"), str) else None
     info = {key: profile.get(key) for key in ("exchange", "currency", "country", "ipo")
             if isinstance(profile.get(key), str)}
+    # Only the live feed can be live; the bundled snapshot (or anything else) never is.
+    age = quote_age(quote.get("t"), live_source=isinstance(data, FinnhubLive),
+                    now=datetime.now(UTC))
     return render_template("market.html", symbol=symbol, name=name, quote=fields, info=info,
-                           as_of=_date(quote.get("t")))
+                           age=age)
