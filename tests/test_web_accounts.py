@@ -298,3 +298,45 @@ def test_unknown_or_invalid_tickers_are_not_found(demo: FlaskClient, ticker: str
     response = demo.get(f"/markets/{ticker}")
     assert response.status_code == 404
     assert "<script>" not in response.get_data(as_text=True)
+
+
+def test_other_currencies_and_missing_balances_are_said_not_mixed(
+    demo: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows: list[dict[str, Any]] = [
+        {"account_name": "Giro", "account_type": "depository", "current_balance": 1200.5,
+         "currency": "EUR"},
+        {"account_name": "Karte", "account_type": "credit", "current_balance": 200,
+         "currency": "EUR"},
+        {"account_name": "Checking", "account_type": "depository", "current_balance": 10,
+         "currency": "USD"},
+        {"account_name": "Old loan", "account_type": "loan", "current_balance": None,
+         "currency": "USD"},
+    ]
+    monkeypatch.setattr("webapp.web.accounts.list_accounts", lambda engine, user_id: rows)
+    page = soup(demo.get("/accounts"))
+    assert text(page, ".net-worth dd") == "1,000.50 EUR · $10.00"
+    assert text(page, "#debts .group-total") == "200.00 EUR"
+    note = text(page, ".net-worth-note")
+    assert "Not counted, with no balance on record: Old loan." in note
+    assert "nothing is converted" in note
+    assert "No balance on record" in text(page, "#debts")
+
+
+def test_the_chart_leaves_out_what_has_no_value_and_charts_each_currency(
+    demo: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows: list[dict[str, Any]] = [
+        {"ticker": "SAP", "security_type": "equity", "market_value": 300, "currency": "EUR"},
+        {"ticker": "ASML", "security_type": "equity", "market_value": 100, "currency": "EUR"},
+        {"ticker": "AAPL", "security_type": "equity", "market_value": 50, "currency": "USD"},
+        {"ticker": "GONE", "security_type": "equity", "market_value": 0, "currency": "USD"},
+    ]
+    monkeypatch.setattr("webapp.web.accounts.list_holdings", lambda engine, user_id: rows)
+    page = soup(demo.get("/portfolio"))
+    charts = page.select("svg.allocation-chart")
+    assert [[text(b, ".bar-share") for b in c.select(".allocation-bar")] for c in charts] == [
+        ["75.0%", "25.0%"], ["100.0%"]]
+    assert text(page, ".portfolio-total") == "400.00 EUR · $50.00 in 4 holdings"
+    assert text(page, ".allocation-left-out") == (
+        "Not in the chart, with no positive market value: GONE.")
