@@ -85,14 +85,38 @@ def pg_admin_url() -> str:
     return base
 
 
+# The app connects as this role in every PostgreSQL test, as in production: it owns its
+# database, and is no superuser, cannot bypass row-level security, and cannot make roles.
+APP_ROLE = "webapp_app_owner"
+_ROLES = f"""
+DO $$
+BEGIN
+  BEGIN CREATE ROLE webapp_views NOLOGIN;
+  EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  BEGIN CREATE ROLE webapp_query NOLOGIN;
+  EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  BEGIN CREATE ROLE {APP_ROLE} LOGIN;
+  EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  ALTER ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB;
+  GRANT webapp_views, webapp_query TO {APP_ROLE};
+END $$"""
+
+
 @pytest.fixture(scope="module")
 def pg_url(pg_admin_url: str) -> Iterator[str]:
-    """Return the URL of a new, empty PostgreSQL database, dropped after the test module."""
+    """Return the URL of a new, empty PostgreSQL database, dropped after the test module.
+
+    The URL names the app's own login (`APP_ROLE`), which owns the database; an operator
+    makes the roles once, as `_ROLES` does (README.md, "Security").
+    """
     name = f"webapp_test_{secrets.token_hex(6)}"
     with psycopg.connect(_conninfo(pg_admin_url), autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        admin.execute(_ROLES)
+        admin.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(
+            sql.Identifier(name), sql.Identifier(APP_ROLE)))
     try:
-        yield make_url(pg_admin_url).set(database=name).render_as_string(hide_password=False)
+        yield (make_url(pg_admin_url).set(database=name, username=APP_ROLE, password=None)
+               .render_as_string(hide_password=False))
     finally:
         with psycopg.connect(_conninfo(pg_admin_url), autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))

@@ -193,3 +193,14 @@ def test_an_owner_who_is_not_a_superuser_gets_the_same_walls(pg_admin_url: str) 
         finally:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             admin.execute(f"DROP ROLE IF EXISTS {name}")
+
+
+def test_the_app_logs_in_as_an_owner_that_is_no_superuser(postgres_backend: SqlBackend) -> None:
+    with postgres_backend.engine.connect() as conn:
+        flags = conn.execute(sa.text(
+            "SELECT rolsuper, rolbypassrls, rolcreaterole FROM pg_roles"
+            " WHERE rolname = current_user")).one()
+        owner = conn.execute(sa.text(
+            "SELECT pg_get_userbyid(datdba) = current_user FROM pg_database"
+            " WHERE datname = current_database()")).scalar()
+    assert tuple(flags) == (False, False, False) and owner is True

@@ -182,14 +182,19 @@ SELECT source, source_account_id, account_name, ticker, quantity, market_value, 
     return [account_details, holding_details, public_holding_details]
 
 
-# Roles are cluster-wide: create them once, tolerate another database having made them.
+# Roles are cluster-wide: create them once, tolerate another database having made them. A
+# login without CREATEROLE works when an administrator made them (and granted them) first.
 _PG_ROLES = """
 DO $$
 BEGIN
-  BEGIN CREATE ROLE webapp_views NOLOGIN;
-  EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
-  BEGIN CREATE ROLE webapp_query NOLOGIN;
-  EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'webapp_views') THEN
+    BEGIN CREATE ROLE webapp_views NOLOGIN;
+    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'webapp_query') THEN
+    BEGIN CREATE ROLE webapp_query NOLOGIN;
+    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
+  END IF;
   IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname IN ('webapp_views', 'webapp_query')
              AND (rolsuper OR rolbypassrls OR rolcanlogin OR rolcreaterole OR rolcreatedb)) THEN
     ALTER ROLE webapp_views NOSUPERUSER NOBYPASSRLS NOLOGIN NOCREATEROLE NOCREATEDB;
