@@ -11,8 +11,11 @@ from flask import Flask, render_template
 
 from webapp.citations import parse_citation_target
 from webapp.packets import PacketStream, ProcessedMessageState, SearchDoc
+from webapp.web._answers import LIBRARY
 from webapp.web._render import (
     FILE_NOTICE,
+    Library,
+    Opener,
     account_labeler,
     answer_text,
     answer_view,
@@ -538,3 +541,77 @@ def test_a_date_past_the_horizon_reads_as_a_date(updated_at: str, meta: str) -> 
                      updated_at=updated_at)]
     row = sources_view(state_of("x [[1]]()", docs, [(1, "d")]), MID, None, icon_for)
     assert row.sections[0].rows[0].meta == meta
+
+
+# Library documents open in the app's reader (DESIGN.md "Routes": `/library/<corpus>/<path>`).
+
+RECORDS = "silvia://tax-authority/guides/recordkeeping.md"
+P526 = "https://www.irs.gov/publications/p526"
+
+
+def library_docs() -> list[dict[str, Any]]:
+    return [
+        wire_doc(RECORDS, semantic_identifier="How long to keep tax records",
+                 source_type="tax_reference", target={"kind": "tax_reference", "url": None},
+                 match_highlights=["| The usual case | 3 years from the date you filed |"]),
+        wire_doc(P526, semantic_identifier="Publication 526", link=P526,
+                 source_type="tax_reference", target={"kind": "tax_reference", "url": P526},
+                 match_highlights=["You can deduct <hi>contributions</hi>"]),
+    ]
+
+
+def library_state() -> ProcessedMessageState:
+    return state_of("Keep them [[1]](). Deduct them [[2]]().", library_docs(),
+                    [(1, RECORDS), (2, P526)])
+
+
+def test_without_a_library_a_document_with_no_url_is_still_a_dead_end() -> None:
+    row = sources_view(library_state(), MID, None, icon_for).sections[0].rows[0]
+    assert (row.opener.kind, row.opener.href) == ("none", None)
+
+
+def test_rows_and_chips_of_library_documents_open_the_reader(app: Flask) -> None:
+    with app.test_request_context():
+        sources = sources_view(library_state(), MID, None, icon_for, LIBRARY)
+        text, _ = answer_text(library_state(), MID, None, streaming=False, library=LIBRARY)
+        html = render_template("_sources.html", sources=sources)
+    records, p526 = sources.sections[0].rows
+    reader = "/library/tax-authority/guides/recordkeeping.md"
+    assert records.opener == Opener(
+        "page", href=f"{reader}?cite=%7C+The+usual+case+%7C+3+years+from+the+date+you+filed"
+        "+%7C#cited")
+    assert p526.opener.kind == "page" and p526.opener.original == P526
+    assert p526.opener.href == ("/library/tax-authority/irs/publication-526.md"
+                                "?cite=You+can+deduct+contributions#cited")
+    # Inline numbers open the same place as their rows.
+    chips = [soup(str(c)).a for c in text.citations]
+    assert [c["href"] if c else None for c in chips] == [records.opener.href, p526.opener.href]
+    assert all(c is not None and not c.has_attr("target") for c in chips)
+    # In the sheet: the row opens the reader; a public URL stays one click away beside it.
+    items = soup(html).select(".source-list li")
+    assert [i.select_one("a.source-row")["href"] for i in items] == [
+        records.opener.href, p526.opener.href]
+    assert items[0].select_one(".source-original") is None
+    original = items[1].select_one("a.source-original")
+    assert original is not None and original["href"] == P526
+    assert original.get_text() == "Open the original at irs.gov"
+    assert (original["target"], original["rel"]) == ("_blank", ["noopener", "noreferrer"])
+
+
+def test_a_url_the_library_does_not_hold_still_opens_in_a_new_tab(app: Flask) -> None:
+    url = "https://www.irs.gov/publications/p17"
+    doc = SearchDoc(url, "Publication 17", link=url,
+                    target=parse_citation_target({"kind": "tax_reference", "url": url}))
+    with app.test_request_context():
+        opener = opener_for(doc, None, "dom", LIBRARY)
+    assert (opener.kind, opener.href, opener.original) == ("browser", url, None)
+
+
+def test_a_reader_link_is_spelled_by_the_library_given() -> None:
+    library = Library(path_for=lambda corpus, url: None,
+                      href=lambda t: f"/read/{t.corpus}/{t.path}?{t.cite}")
+    doc = SearchDoc(RECORDS, target=parse_citation_target({"kind": "tax_reference",
+                                                           "url": None}),
+                    match_highlights=["<hi>Keep</hi> it"])
+    assert opener_for(doc, None, "d", library).href == (
+        "/read/tax-authority/guides/recordkeeping.md?Keep it")

@@ -12,7 +12,7 @@ from flask import Flask
 
 from . import store
 from .tools._python import sweep_leftovers
-from .web import _extension, accounts, api, auth, chat, favicon, proxy, responses
+from .web import _extension, accounts, api, auth, chat, favicon, library, proxy, responses
 
 # The settings read from the environment into the app's config (README.md, Configuration).
 ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
@@ -71,6 +71,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(chat.bp)
     app.register_blueprint(accounts.bp)
     app.register_blueprint(favicon.bp)
+    app.register_blueprint(library.bp)
     return app
 
 

@@ -13,10 +13,20 @@ from sqlalchemy.engine import Engine
 from ..chat._store import events_after
 from ..packets import AccountLabeler, PacketStream, SearchDoc, domain_of
 from ..store import list_accounts
-from ._render import AnswerView, SourcesView, account_labeler, answer_view, sources_view
+from ._render import (
+    AnswerView,
+    Library,
+    SourcesView,
+    account_labeler,
+    answer_view,
+    sources_view,
+)
+from .library import library_path, reader_href
 
 GENERIC_ERROR = "Something went wrong while answering. Please try again."
 MAX_ERROR_CHARS = 300
+# Tax, card and mortgage citations open in the app's library reader.
+LIBRARY = Library(path_for=library_path, href=reader_href)
 
 
 def icon_for(doc: SearchDoc) -> str:
@@ -63,8 +73,8 @@ class AnswerRenderer:
         state = stream.state
         labeler = self.labeler()
         answer = answer_view(state, message_id, labeler, streaming=streaming, error=error,
-                             interrupted=interrupted, start=start)
-        return AnswerViews(answer, sources_view(state, message_id, labeler, icon_for))
+                             interrupted=interrupted, start=start, library=LIBRARY)
+        return AnswerViews(answer, sources_view(state, message_id, labeler, icon_for, LIBRARY))
 
     def stored(self, message: dict[str, Any]) -> AnswerViews:
         """Return a stored answer, folded from its packets (running ones are still streaming)."""

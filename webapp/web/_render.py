@@ -2,7 +2,9 @@
 
 Seed 001 "CitedSources"/"SourceRow" and DESIGN.md "Where a source opens", rendered by the
 server. Every string from a tool or the model is escaped; only `<hi>` emphasis in a
-highlight becomes markup, and citation links are built here with `Markup.format`.
+highlight becomes markup, and citation links are built here with `Markup.format`. A library
+document opens in the app's reader when a `Library` says how to spell its link; its public
+URL, if any, stays one click away beside its row.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..packets import (
     select_sources,
     time_ago,
 )
+from ..packets._open import LibraryPathFinder, LibraryTarget
 from ._markdown import placeholder, render_markdown, strip_placeholders
 from ._snippet import snippet
 
@@ -51,13 +54,34 @@ _SOURCE_TYPES = {
 
 
 @dataclass(frozen=True, slots=True)
+class Library:
+    """How library citations open in the app's reader.
+
+    `path_for` finds the document a corpus cites under a URL; `href` spells the reader's
+    link for a target (the web layer's `url_for`).
+    """
+
+    path_for: LibraryPathFinder
+    href: Callable[[LibraryTarget], str]
+
+
+@dataclass(frozen=True, slots=True)
 class Opener:
-    """How a source opens: a link, a chooser popover, the file notice, or nothing."""
+    """How a source opens: a link, a chooser popover, the file notice, or nothing.
+
+    `original` is a library document's public URL, offered beside the reader's link.
+    """
 
     kind: OpenKind
     href: str | None = None
     options: tuple[ChooserOption, ...] = ()
     dom_id: str = ""
+    original: str | None = None
+
+    @property
+    def original_host(self) -> str | None:
+        """Return the host of `original`, as a row names it."""
+        return domain_of(self.original)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,11 +177,20 @@ def account_labeler(accounts: Iterable[Mapping[str, object]]) -> AccountLabeler:
     return label
 
 
-def opener_for(doc: SearchDoc | None, labeler: AccountLabeler | None, dom_id: str) -> Opener:
-    """Return how `doc` opens, from `document_target`."""
+def opener_for(doc: SearchDoc | None, labeler: AccountLabeler | None, dom_id: str,
+               library: Library | None = None) -> Opener:
+    """Return how `doc` opens, from `document_target`.
+
+    A library document opens in the reader through `library`; without one, at its URL.
+    """
     if doc is None:
         return Opener("none")
-    match document_target(doc, account_label=labeler):
+    finder = library.path_for if library is not None else None
+    match document_target(doc, account_label=labeler, library_path=finder):
+        case LibraryTarget(url=url) as target:
+            if library is not None:
+                return Opener("page", href=library.href(target), original=url)
+            return Opener("browser", href=url) if url else Opener("none")
         case BrowserTarget(url=url):
             return Opener("browser", href=url)
         case PageTarget(path=path):
@@ -186,18 +219,19 @@ def title_of(doc: SearchDoc) -> str:
 
 
 def source_row(doc: SearchDoc, labeler: AccountLabeler | None, icon_for: IconFor,
-               dom_id: str) -> SourceRow:
+               dom_id: str, library: Library | None = None) -> SourceRow:
     """Return one row of the sheet: icon, title, where · updated, and a snippet."""
     ago = time_ago(doc.updated_at)
     ago = "just now" if ago == "now" else ago
     meta = " · ".join(part for part in (_where(doc), ago and f"Updated {ago}") if part)
     text = next((h for h in doc.match_highlights if h.strip()), doc.blurb)
     return SourceRow(title_of(doc), meta, snippet(text), icon_for(doc),
-                     opener_for(doc, labeler, dom_id))
+                     opener_for(doc, labeler, dom_id, library))
 
 
 def sources_view(state: ProcessedMessageState, message_id: str,
-                 labeler: AccountLabeler | None, icon_for: IconFor) -> SourcesView:
+                 labeler: AccountLabeler | None, icon_for: IconFor,
+                 library: Library | None = None) -> SourcesView:
     """Return the bar and sheet: shown only when the message is complete and has sources."""
     selected = select_sources(state)
     if not (state.is_complete and selected.has_sources and selected.count):
@@ -207,7 +241,8 @@ def sources_view(state: ProcessedMessageState, message_id: str,
                           ("User Files", selected.files)):
         rows = []
         for doc in docs:
-            rows.append(source_row(doc, labeler, icon_for, f"src-{message_id}-{index}"))
+            rows.append(source_row(doc, labeler, icon_for, f"src-{message_id}-{index}",
+                                   library))
             index += 1
         if rows:
             sections.append(Section(heading, tuple(rows)))
@@ -255,7 +290,8 @@ def _settles_late(doc: SearchDoc | None) -> bool:
 
 
 def _drawn(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-           pending: bool) -> tuple[str, tuple[Markup, ...], tuple[Opener, ...]]:
+           pending: bool, library: Library | None = None,
+           ) -> tuple[str, tuple[Markup, ...], tuple[Opener, ...]]:
     """Return the state's text as markdown with placeholders, its citations, and choosers."""
     parts: list[str] = []
     cites: list[Markup] = []
@@ -264,7 +300,8 @@ def _drawn(state: ProcessedMessageState, message_id: str, labeler: AccountLabele
         if not isinstance(segment, CitationSegment):
             parts.append(strip_placeholders(segment.text))
             continue
-        opener = opener_for(segment.doc, labeler, f"cite-{message_id}-{segment.number}")
+        opener = opener_for(segment.doc, labeler, f"cite-{message_id}-{segment.number}",
+                            library)
         if opener.kind == "chooser" and not pending:
             choosers.setdefault(opener.dom_id, opener)
         title = title_of(segment.doc) if segment.doc else f"Source {segment.number}"
@@ -276,30 +313,31 @@ def _drawn(state: ProcessedMessageState, message_id: str, labeler: AccountLabele
 
 
 def _numbers(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-             pending: bool) -> dict[int, Markup]:
+             pending: bool, library: Library | None = None) -> dict[int, Markup]:
     # Each known number drawn as a marker alone would be: the same code as in the text.
     numbers = sorted(n for n in state.citation_map if 0 <= n <= MAX_MARKER_NUMBER)
     probe = replace(state, deltas=[" ".join(f"[[{n}]]()" for n in numbers)], is_complete=True)
-    _, chips, _ = _drawn(probe, message_id, labeler, pending)
+    _, chips, _ = _drawn(probe, message_id, labeler, pending, library)
     return dict(zip(numbers, chips, strict=True))
 
 
 def answer_text(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-                *, streaming: bool, start: int = 0) -> tuple[AnswerText, tuple[Opener, ...]]:
+                *, streaming: bool, start: int = 0, library: Library | None = None,
+                ) -> tuple[AnswerText, tuple[Opener, ...]]:
     """Return the answer's text from `start` with its citations, and the choosers they open.
 
     `start` is 0, or where `settled_lines` ended the settled blocks of the text: the text is
     read from there alone, with the whole answer's citations and documents.
     """
     read = replace(state, deltas=[state.text[start:]]) if start else state
-    markdown, cites, choosers = _drawn(read, message_id, labeler, streaming)
-    numbers = _numbers(state, message_id, labeler, streaming)
+    markdown, cites, choosers = _drawn(read, message_id, labeler, streaming, library)
+    numbers = _numbers(state, message_id, labeler, streaming, library)
     return AnswerText(markdown, cites, numbers), choosers
 
 
 def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
                 *, streaming: bool, error: str | None = None, interrupted: bool = False,
-                start: int = 0) -> AnswerView:
+                start: int = 0, library: Library | None = None) -> AnswerView:
     """Return the answer (from `start`, see `answer_text`) with its inline citations.
 
     While `streaming`, account citations (one account's page, or a chooser) wait: a later
@@ -307,6 +345,7 @@ def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountL
     open through the stream's next redraw; an `interrupted` answer is never streaming.
     """
     streaming = streaming and not interrupted
-    text, choosers = answer_text(state, message_id, labeler, streaming=streaming, start=start)
+    text, choosers = answer_text(state, message_id, labeler, streaming=streaming, start=start,
+                                 library=library)
     stopped = state.stop_reason == "user_cancelled"
     return AnswerView(message_id, text, choosers, streaming, error, stopped, interrupted)
