@@ -225,6 +225,7 @@ def test_the_portfolio_charts_one_bar_per_holding_with_shares_adding_up_to_100(
     assert chart.get("aria-hidden") == "true" and not chart.get("style")
     table = page.select_one("table.allocation-table")
     assert table is not None and table.select_one("caption") is not None
+    assert table.find_parent(class_="visually-hidden") is not None
     rows = table.select("tbody tr")
     assert len(rows) == len(holdings)
     assert sorted(Decimal(text(r, ".share").rstrip("%")) for r in rows) == sorted(

@@ -114,7 +114,7 @@ def test_allocation_charts_positive_holdings_largest_first_per_currency() -> Non
     charts, left_out = allocations(holdings)
     assert [c.currency for c in charts] == ["USD", "EUR"]
     usd = charts[0]
-    assert [b.label for b in usd.bars] == ["BBB", "AAA", "A very l…"]
+    assert [b.label for b in usd.bars] == ["BBB", "AAA", "A very …"]
     assert [b.share for b in usd.bars] == [Decimal("60.0"), Decimal("20.0"), Decimal("20.0")]
     assert usd.total == 500 and usd.height == 3 * 32
     assert [b.y for b in usd.bars] == sorted(b.y for b in usd.bars)

@@ -17,14 +17,14 @@ from ._money import as_decimal, currency_code
 
 __all__ = ["Allocation", "Bar", "allocations", "shares"]
 
-# The SVG's own units (its viewBox), drawn 1:1 on a wide screen (pages.css caps its width)
-# and scaled down no further than about 3/4 on a phone, so its 15-unit text stays readable.
-WIDTH = 440
-LABEL_WIDTH = 88
-BAR_SPACE = 284  # the length of a 100 % bar; "100.0%" still fits after it
+# The SVG's own units (its viewBox): pages.css caps its width near 1:1 on a wide screen, and
+# a phone's column scales it by about 5/6 at worst, so its 15-unit text stays readable.
+WIDTH = 360
+LABEL_WIDTH = 80
+BAR_SPACE = 220  # the length of a 100 % bar; "100.0%" still fits after it
 ROW = 32
 BAR_HEIGHT = 20
-_LABEL_CHARS = 9
+_LABEL_CHARS = 8
 
 
 def shares(values: Sequence[Decimal], places: int = 1) -> list[Decimal]:
