@@ -210,10 +210,20 @@ def test_the_project_and_private_folders_are_hidden(tmp_path: Path) -> None:
 
 @as_root
 def test_files_outside_the_scratch_folder_cannot_be_written() -> None:
-    target = Path("/var/lib/python-sandbox-test-marker")
+    target = Path("/etc/python-sandbox-test-marker")  # a folder the code still sees
     result = run(f"open({str(target)!r}, 'w').write('x')")
     assert result.error is not None and "PermissionError" in result.error
     assert not target.exists()
+
+
+@as_root
+def test_services_data_logs_and_other_software_are_out_of_sight() -> None:
+    code = ("import os\nfor folder in ('/var', '/opt', '/srv', '/mnt', '/boot'):\n"
+            "    print(folder, os.listdir(folder) if os.path.isdir(folder) else [])")
+    result = run(code)
+    assert result.error is None
+    assert result.stdout.splitlines() == [f"{f} []" for f in ("/var", "/opt", "/srv", "/mnt",
+                                                                "/boot")]
 
 
 @as_root

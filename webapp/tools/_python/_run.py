@@ -64,7 +64,10 @@ MAX_PROCESSES = 32
 CANCEL_CHECK_S = 0.1
 SUPERVISOR_GRACE_S = 2.0  # for the supervisor to end the tree itself before it is killed
 SANDBOX_UIDS = range(40_000, 50_000)  # a throwaway uid per run; no account uses these
-HIDDEN = ("/root", "/home", "/tmp", "/var/tmp", "/dev/shm", "/run", "/var/run")
+# What the code never sees: homes, temporary and run-time folders, and every folder that holds
+# services' data, logs or other software (/etc stays: the loader and Python read it).
+HIDDEN = ("/root", "/home", "/tmp", "/var", "/dev/shm", "/run", "/opt", "/srv", "/mnt",
+          "/media", "/boot")
 
 
 def _check(code: object, timeout_s: object, memory_mb: object, output_limit: object) -> str:
