@@ -56,12 +56,25 @@ def test_a_document_with_no_url_reads_with_its_title_and_says_it_has_no_copy_onl
 def test_the_cited_passage_is_marked_and_is_what_the_link_aims_at(demo: FlaskClient) -> None:
     page = soup(demo.get(RECORDS, query_string={"cite": ROW}))
     marks = page.select(".library-body mark")
-    assert [m.get_text() for m in marks] == [
-        "The usual case", "3 years from the date you filed (a return filed early counts as "
-        "filed on the due date)"]
-    assert marks[0]["id"] == "cited" and not marks[1].has_attr("id")
-    assert all(m.parent.name == "td" for m in marks)
+    # The row's words sit in the table: the table is the passage, so all of it is marked.
+    assert [m.get_text() for m in marks[:4]] == [
+        "Your situation", "Keep the records for", "The usual case",
+        "3 years from the date you filed (a return filed early counts as filed on the due "
+        "date)"]
+    assert marks[0]["id"] == "cited" and not any(m.has_attr("id") for m in marks[1:])
+    assert all(m.parent.name in ("td", "th") for m in marks)
+    # Nothing outside it.
+    assert not page.select(".library-body p mark")
     assert page.select_one(".library-notice") is None
+
+
+def test_a_table_cited_by_its_first_words_is_marked_whole(demo: FlaskClient) -> None:
+    page = soup(demo.get(RECORDS, query_string={"cite": "| Your situation | Keep"}))
+    marks = page.select(".library-body mark")
+    assert len(marks) == 2 * 7  # the header and six rows, two cells each
+    assert marks[-1].get_text() == (
+        "At least 4 years after the tax was due or paid, whichever is later")
+    assert all(m.find_parent("table") is not None for m in marks)
 
 
 def test_a_paragraph_cited_across_its_lines_is_marked_whole(demo: FlaskClient) -> None:

@@ -4,7 +4,8 @@ DESIGN.md "Routes": `GET /library/<corpus>/<path>`. A tax, card or mortgage cita
 here, so a document with no public URL is never a dead end, and one with a URL keeps it one
 click away. The path is read through the library readers (`read_document`), so every guard
 they keep against paths that leave their corpus keeps this page too: anything they refuse is
-a 404. `?cite=<words>` (repeatable) marks the blocks holding those words; the first mark is
+a 404. `?cite=<words>` (repeatable) marks the blocks of the passage holding those words (a
+passage: blank-line-bounded, as the readers cut documents for citing); the first mark is
 `#cited`, which links aim at, so the browser scrolls to it with no script.
 """
 
@@ -95,7 +96,10 @@ def reader_href(target: LibraryTarget) -> str:
 
 
 def _passage_lines(text: str, cite: str) -> tuple[int, int] | None:
-    """Return the first and last line of `cite` in `text`, whitespace read loosely."""
+    """Return the lines of the blank-line-bounded part(s) of `text` holding `cite`.
+
+    Whitespace is read loosely: a run of it matches any other.
+    """
     needle = " ".join(cite.split())
     if not needle:
         return None
@@ -112,8 +116,16 @@ def _passage_lines(text: str, cite: str) -> tuple[int, int] | None:
     start = "".join(kept).find(needle)
     if start < 0:
         return None
-    first, last = where[start], where[start + len(needle) - 1]
-    return text.count("\n", 0, first), text.count("\n", 0, last)
+    lines = text.split("\n")
+    top = text.count("\n", 0, where[start])
+    bottom = text.count("\n", 0, where[start + len(needle) - 1])
+    # A passage is cited as the readers cut it, by blank lines: the whole of each such part
+    # it touches is marked (a link carries only its first words: the rest of a table too).
+    while top > 0 and lines[top - 1].strip():
+        top -= 1
+    while bottom < len(lines) - 1 and lines[bottom + 1].strip():
+        bottom += 1
+    return top, bottom
 
 
 def _insertions(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, bool]]:
