@@ -147,23 +147,32 @@ def test_an_inline_citation_of_two_cards_opens_the_chooser(signed_in: Page) -> N
     expect(chooser).to_have_count(0)
 
 
-def test_a_tax_answer_cites_an_official_page_that_opens_in_a_new_tab(signed_in: Page) -> None:
+def test_a_tax_answer_cites_an_official_page_read_in_the_app_with_the_original_a_click_away(
+    signed_in: Page,
+) -> None:
     page = signed_in
     ask(page, TAX_QUESTION)
     bar = page.get_by_role("button", name=re.compile(r"^Sources · \d+$"))
     expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
+    reader = re.compile(r"^/library/tax-authority/usc/title-26/section-121\.md\?cite=.+#cited$")
     inline = page.locator(".answer-body a.cite").first
-    expect(inline).to_have_attribute("target", "_blank")
-    expect(inline).to_have_attribute("rel", "noopener noreferrer")
-    expect(inline).to_have_attribute("href", re.compile(r"^https://uscode\.house\.gov/"))
+    expect(inline).to_have_attribute("href", reader)
+    expect(inline).not_to_have_attribute("target", "_blank")
     bar.click()
-    row = page.get_by_role("dialog", name="Sources").locator("a.source-row").first
-    expect(row).to_have_attribute("href", re.compile(r"^https://uscode\.house\.gov/"))
-    expect(row).to_have_attribute("target", "_blank")
-    expect(row).to_have_attribute("rel", "noopener noreferrer")
-    expect(row.locator(".source-meta")).to_have_text(re.compile(r"^uscode\.house\.gov"))
+    item = page.get_by_role("dialog", name="Sources").locator(".source-list li").first
+    expect(item.locator("a.source-row")).to_have_attribute("href", reader)
+    expect(item.locator(".source-meta")).to_have_text(re.compile(r"^uscode\.house\.gov"))
+    original = item.get_by_role("link", name="Open the original at uscode.house.gov")
+    expect(original).to_have_attribute("href", re.compile(r"^https://uscode\.house\.gov/"))
+    expect(original).to_have_attribute("target", "_blank")
+    expect(original).to_have_attribute("rel", "noopener noreferrer")
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog", name="Sources")).to_be_hidden()
+    inline.click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("26 U.S.C. § 121")
+    expect(page.locator(".library-body mark#cited")).to_be_in_viewport()
+    expect(page.get_by_role("link", name="Open the original at uscode.house.gov")).to_have_attribute(
+        "href", re.compile(r"^https://uscode\.house\.gov/view\.xhtml"))
 
 
 def test_the_browser_never_calls_another_host(signed_in: Page, live_server: LiveServer) -> None:
