@@ -99,7 +99,7 @@ def test_a_document_with_a_url_offers_its_readable_original(demo: FlaskClient) -
     assert link is not None
     assert link["href"] == (
         "https://uscode.house.gov/view.xhtml?req=granuleid:USC-prelim-title26-section121")
-    assert link.get_text() == "Open the original at uscode.house.gov"
+    assert link.get_text().strip() == "Open the original at uscode.house.gov"
     assert (link["target"], link["rel"]) == ("_blank", ["noopener", "noreferrer"])
 
 

@@ -594,7 +594,7 @@ def test_rows_and_chips_of_library_documents_open_the_reader(app: Flask) -> None
     assert items[0].select_one(".source-original") is None
     original = items[1].select_one("a.source-original")
     assert original is not None and original["href"] == P526
-    assert original.get_text() == "Open the original at irs.gov"
+    assert original.get_text().strip() == "Open the original at irs.gov"
     assert (original["target"], original["rel"]) == ("_blank", ["noopener", "noreferrer"])
 
 
