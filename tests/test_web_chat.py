@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
+import uuid
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from typing import Any
 
@@ -24,6 +25,7 @@ from webapp.chat import (
     session_messages,
 )
 from webapp.chat._store import append_event, finish_message, start_message
+from webapp.chat._tables import ai_chat_logs
 from webapp.sse import ServerSentEvent, SSEDecoder
 from webapp.store import authenticate, get_engine
 from webapp.web._extension import chat_service
@@ -55,6 +57,18 @@ def csrf(client: FlaskClient) -> str:
 
 def new_chat(app: Flask, username: str = "demo") -> str:
     return str(create_session(get_engine(app), user_id(app, username))["id"])
+
+
+def used_chat(app: Flask, username: str = "demo") -> str:
+    """A chat with one finished exchange, still called "New chat": the history lists it."""
+    session_id, uid = new_chat(app, username), user_id(app, username)
+    at = datetime.now(UTC)
+    rows = [{"id": uuid.uuid4().hex, "session_id": session_id, "user_id": uid, "role": role,
+             "content": "Hello", "status": "complete", "created_at": at, "completed_at": at}
+            for role in ("user", "assistant")]
+    with get_engine(app).begin() as conn:
+        conn.execute(ai_chat_logs.insert(), rows)
+    return session_id
 
 
 def ask(client: FlaskClient, session_id: str, message: str, *, htmx: bool = True,
@@ -647,7 +661,7 @@ def post_form(client: FlaskClient, form: Any, *, htmx: bool = False,
 def test_each_chat_in_the_sidebar_can_be_renamed_and_deleted_without_js(
     app: Flask, demo: FlaskClient
 ) -> None:
-    first, second = new_chat(app), new_chat(app)
+    first, second = used_chat(app), new_chat(app)
     page = soup(demo.get(f"/chat/{second}"))
     for session_id in (first, second):
         rename, delete = sidebar_forms(page, session_id)
@@ -669,7 +683,7 @@ def test_each_chat_in_the_sidebar_can_be_renamed_and_deleted_without_js(
 
 
 def test_renaming_without_js_returns_to_the_open_chat(app: Flask, demo: FlaskClient) -> None:
-    first, second = new_chat(app), new_chat(app)
+    first, second = used_chat(app), new_chat(app)
     rename, _ = sidebar_forms(soup(demo.get(f"/chat/{second}")), first)
     response = post_form(demo, rename, title="  Taxes  ")
     assert response.status_code == 302 and response.location == f"/chat/{second}"
@@ -679,7 +693,7 @@ def test_renaming_without_js_returns_to_the_open_chat(app: Flask, demo: FlaskCli
 
 
 def test_renaming_with_htmx_swaps_the_sidebar_in_place(app: Flask, demo: FlaskClient) -> None:
-    first, second = new_chat(app), new_chat(app)
+    first, second = used_chat(app), new_chat(app)
     page = soup(demo.get(f"/chat/{second}"))
     other = post_form(demo, sidebar_forms(page, first)[0], htmx=True, title="Budget <b>")
     assert other.status_code == 200

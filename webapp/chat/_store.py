@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -109,12 +110,47 @@ def create_session(engine: Engine, user_id: int, title: str = "New chat") -> dic
     return {k: _iso(v) for k, v in values.items() if k != "user_id"}
 
 
-def list_sessions(engine: Engine, user_id: int) -> list[dict[str, Any]]:
-    """Return the user's sessions, most recently used first."""
+SHORT_TITLE_CHARS = 48
+_LEAD_INS = re.compile(
+    r"^(?:(?:hi|hello|hey|ok|okay|so|please|quick question)\b[\s,!.:-]*)+"
+    r"|^(?:can|could|would) you (?:please )?(?:tell me|show me|explain|help me (?:with|understand))"
+    r"\s+", re.IGNORECASE)
+
+
+def short_title(question: str) -> str | None:
+    """Return a chat's title from its first question: its first words, cut at a word.
+
+    Greetings and "can you tell me" are dropped; the question mark goes; a title never ends
+    mid-word ("What do I owe on my credit…", not "What do I owe on my cred").
+    """
+    lines = question.strip().splitlines()
+    text = " ".join(lines[0].split()) if lines else ""
+    while (shorter := _LEAD_INS.sub("", text).strip()) != text:
+        text = shorter
+    text = text.rstrip("?!.,;: ")
+    if not text:
+        return None
+    if len(text) > SHORT_TITLE_CHARS:
+        head = text[:SHORT_TITLE_CHARS + 1]
+        cut = head.rsplit(" ", 1)[0] if " " in head else text[:SHORT_TITLE_CHARS]
+        text = cut.rstrip(",;:-– ") + "…"
+    return text[0].upper() + text[1:]
+
+
+def list_sessions(engine: Engine, user_id: int, *,
+                  keep_empty: str | None = "*") -> list[dict[str, Any]]:
+    """Return the user's sessions, most recently used first.
+
+    `keep_empty` is the one empty chat still listed (the open one), or None for none; the
+    default "*" lists every chat (the API).
+    """
     query = (sa.select(chat_sessions.c.id, chat_sessions.c.title, chat_sessions.c.created_at,
                        chat_sessions.c.updated_at)
              .where(chat_sessions.c.user_id == user_id)
              .order_by(chat_sessions.c.updated_at.desc(), chat_sessions.c.id))
+    if keep_empty != "*":
+        asked = sa.exists().where(ai_chat_logs.c.session_id == chat_sessions.c.id)
+        query = query.where(sa.or_(asked, chat_sessions.c.id == (keep_empty or "")))
     with engine.connect() as conn:
         return [_row(r) for r in conn.execute(query)]
 
@@ -224,7 +260,7 @@ def _insert_exchange(conn: sa.Connection, user_id: int, session_id: str, questio
          "created_at": at + timedelta(microseconds=1), "completed_at": None,
          "lease_until": lease_until, "lease_owner": owner},
     ])
-    title = question.strip().splitlines()[0][:TITLE_CHARS] if question.strip() else None
+    title = short_title(question)
     update = chat_sessions.update().where(chat_sessions.c.id == session_id)
     conn.execute(update.values(updated_at=at))
     if title:

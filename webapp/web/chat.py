@@ -47,6 +47,7 @@ from ..store import get_engine
 from ._answers import AnswerRenderer, AnswerViews
 from ._auth import current_user
 from ._extension import chat_service
+from ._history import by_day
 from ._htmx import htmx_details
 from ._sse import counted_sse_response
 from ._stream import Phase, answer_stream
@@ -55,6 +56,7 @@ from .auth import login_required
 from .responses import is_text
 
 bp = Blueprint("chat", __name__)
+bp.add_app_template_filter(by_day, "by_day")
 
 BUSY = "This chat is still answering. Wait for the answer to finish."
 NOT_RETRYABLE = "Only a stopped or failed answer can be retried."
@@ -135,7 +137,7 @@ def show(session_id: str) -> str:
     messages = _conversation(session_id)
     return render_template(
         "chat.html", chat=chat, messages=messages,
-        sessions=list_sessions(get_engine(), current_user().id),
+        sessions=list_sessions(get_engine(), current_user().id, keep_empty=session_id),
         running=any(m.get("streaming") for m in messages), max_chars=MAX_QUESTION_CHARS,
     )
 
@@ -199,7 +201,7 @@ def _send(chat: dict[str, Any], question: str) -> BaseResponse | str | tuple[str
     # The sidebar is sent along (out of band): the chat's title is now its first question.
     return render_template("_exchange.html", question={"role": "user", "text": question},
                            message=assistant, chat=chat,
-                           sessions=list_sessions(get_engine(), user.id))
+                           sessions=list_sessions(get_engine(), user.id, keep_empty=chat["id"]))
 
 
 @bp.post("/chat/<session_id>/messages")
@@ -258,7 +260,8 @@ def _open_chat() -> str | None:
 
 def _sidebar(open_id: str | None, page_title: str | None = None) -> str:
     return render_template("_sessions.html", chat={"id": open_id or ""},
-                           sessions=list_sessions(get_engine(), current_user().id),
+                           sessions=list_sessions(get_engine(), current_user().id,
+                                                  keep_empty=open_id),
                            page_title=page_title)
 
 
