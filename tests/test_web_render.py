@@ -418,13 +418,24 @@ def test_an_inline_chooser_opens_only_once_the_answer_is_finished(streaming: boo
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
+        # An account row reads like money (issue: rows read like database rows).
         ("account_name: Credit card\ninstitution_name: Citi\n\ncurrent_balance: 624.5",
-         "Account name: Credit card · Institution name: Citi · Current balance: 624.5"),
+         "Credit card · Citi · $624.50"),
+        ("account_name: Credit card\ninstitution_name: American Express\naccount_type: credit"
+         "\ncurrent_balance: 1842.17\ncurrency: USD account_name: Credit card\n"
+         "institution_name: Citi\naccount_type: credit\ncurrent_balance: 2940\ncurrency: USD",
+         "Credit card · American Express · $1,842.17 owed; Credit card · Citi · $2,940.00 owed"),
+        ("account_name: Individual\nticker: VTI\nquantity: 40.0\nmarket_value: 9834.8\n"
+         "currency: USD", "VTI · 40 shares · $9,834.80"),
+        ("account_name: Home\ninstitution_name: null\ncurrent_balance: 485000\ncurrency: null",
+         "Home · $485,000.00"),
+        ("title: Note\nbody: text", "Title: Note · Body: text"),
         ("An index fund: a fund that tracks an index.", "An index fund: a fund that tracks an index."),
         ("ticker: AAPL\nnot a field line", "ticker: AAPL not a field line"),
         ("<hi>ticker</hi>: AAPL", "ticker: AAPL"),
     ],
-    ids=["sql-row", "prose-with-colon", "mixed-lines", "highlighted-key"],
+    ids=["sql-row", "two-cards-owed", "holding", "nothing-printed-as-null", "other-fields",
+         "prose-with-colon", "mixed-lines", "highlighted-key"],
 )
 def test_row_text_of_fields_reads_as_labels(text: str, shown: str) -> None:
     assert soup(str(snippet(text))).get_text() == shown
@@ -615,3 +626,19 @@ def test_a_reader_link_is_spelled_by_the_library_given() -> None:
                     match_highlights=["<hi>Keep</hi> it"])
     assert opener_for(doc, None, "d", library).href == (
         "/read/tax-authority/guides/recordkeeping.md?Keep it")
+
+
+def test_a_row_pooling_two_accounts_says_so_not_your_account() -> None:
+    pooled = {"kind": "accounts", "accounts": [{"accountId": CARD_A, "provider": "plaid"},
+                                               {"accountId": CARD_B, "provider": "plaid"}]}
+    single = {"kind": "account", "accountId": CARD_A, "provider": "plaid"}
+    docs = [wire_doc("silvia://your-account/credit-card", semantic_identifier="Credit card",
+                     source_type="account", target=pooled),
+            wire_doc("silvia://your-account/checking", semantic_identifier="Checking",
+                     source_type="account", target=single)]
+    view = sources_view(state_of("x [[1]]() [[2]]()", docs,
+                                 [(1, "silvia://your-account/credit-card"),
+                                  (2, "silvia://your-account/checking")]), MID, None, icon_for)
+    rows = view.sections[0].rows
+    assert rows[0].meta.split(" · ")[0] == "2 accounts"
+    assert rows[1].meta.split(" · ")[0] == "Your account"

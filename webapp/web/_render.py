@@ -208,6 +208,8 @@ def _where(doc: SearchDoc) -> str:
         return domain
     if doc.file_id:
         return "File"
+    if isinstance(doc.target, AccountsTarget):  # one title pooling several accounts
+        return f"{len(doc.target.accounts)} accounts"
     kind = doc.source_type.strip()
     label = _SOURCE_TYPES.get(kind) or kind.replace("_", " ").capitalize()
     return "Source" if not label or _PROVIDER.search(label) else label

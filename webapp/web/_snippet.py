@@ -8,10 +8,12 @@ search engine's `<hi>` emphasis becomes markup.
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 
 from markupsafe import Markup, escape
 
 from ._markdown import markdown_text
+from ._money import format_money
 
 SNIPPET_CHARS = 200
 
@@ -21,8 +23,65 @@ _FIELD_LINE = re.compile(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)*): (.*)")
 _SPACE = re.compile(r"\s+")
 
 
+# One `key: value` pair of a tool's row text, up to the next key (rows may run together).
+_KEY = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"
+_PAIR = re.compile(rf"({_KEY}): (.*?)(?=\s+{_KEY}: |$)", re.DOTALL)
+_DEBT_TYPES = frozenset({"credit", "loan", "mortgage"})
+_MISSING = frozenset({"", "null", "none"})
+
+
+def _records(text: str) -> list[dict[str, str]]:
+    """Split a tool's row text into rows: a key seen again starts the next row."""
+    records: list[dict[str, str]] = []
+    for key, value in _PAIR.findall(text.strip()):
+        if not records or key in records[-1]:
+            records.append({})
+        records[-1][key] = value.strip()
+    return records
+
+
+def _money_row(row: dict[str, str]) -> str | None:
+    """"Credit card · American Express · $1,842.17 owed", "AAPL · 12 shares · $2,313.36"."""
+    def given(key: str) -> str | None:
+        value = row.get(key)
+        return None if value is None or value.lower() in _MISSING else value
+
+    def amount(key: str) -> Decimal | None:
+        try:
+            value = Decimal(given(key) or "")
+        except InvalidOperation:
+            return None
+        return value if value.is_finite() else None
+
+    currency = given("currency")
+    if (current := amount("current_balance")) is not None:
+        balance = format_money(current, currency)
+        owed = (given("account_type") or "").lower() in _DEBT_TYPES
+        parts = [given("account_name"), given("institution_name"),
+                 f"{balance.removeprefix('-')} owed" if owed else balance]
+    elif (value := amount("market_value")) is not None:
+        quantity = amount("quantity")
+        parts = [given("ticker") or given("account_name"),
+                 f"{quantity.normalize():f} shares" if quantity is not None else None,
+                 format_money(value, currency)]
+    else:
+        return None
+    return " · ".join(part for part in parts if part)
+
+
+def money_rows(text: str) -> str | None:
+    """Return account or holding rows as people read them, or None for other text."""
+    if "current_balance: " not in text and "market_value: " not in text:
+        return None
+    rows = [_money_row(record) for record in _records(text)]
+    return "; ".join(row for row in rows if row) if rows and all(rows) else None
+
+
 def readable_fields(text: str) -> str:
-    """Return "key: value" lines as "Key: value · ..."; any other text unchanged."""
+    """Return a tool's rows as people read them: money rows, else "Key: value · ..."."""
+    as_money = money_rows(text)
+    if as_money is not None:
+        return as_money
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     matches = [_FIELD_LINE.fullmatch(line) for line in lines]
     if not lines or not all(matches):
