@@ -3,6 +3,9 @@
 (function () {
   "use strict";
 
+  // What only holds where this script runs (the "Enter sends" hint) shows under html.js.
+  document.documentElement.classList.add("js");
+
   var TOAST_MS = 3500;
   // Failed (re)connections in a row, none of them opened, before an answer's stream gives up.
   var MAX_STREAM_FAILURES = 4;

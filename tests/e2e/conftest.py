@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -84,6 +86,20 @@ def slow_server(tmp_path_factory: pytest.TempPathFactory,
 @pytest.fixture(scope="session")
 def base_url(live_server: LiveServer) -> str:
     return live_server.url
+
+
+@pytest.fixture(scope="session")
+def a11y_screenshots(pytestconfig: pytest.Config) -> Iterator[Path]:
+    """A folder for a screenshot of each page and state checked, named when the run ends:
+    A11Y_SCREENSHOTS, or a new temporary folder that pytest's clean-up of old runs leaves be."""
+    chosen = os.environ.get("A11Y_SCREENSHOTS")
+    folder = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="a11y-screenshots-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    yield folder
+    # Printed past pytest's capture, so that it shows in any run.
+    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nAccessibility screenshots: {folder}")
 
 
 @pytest.fixture(scope="session")

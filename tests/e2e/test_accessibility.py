@@ -1,0 +1,301 @@
+"""Accessibility in a real browser: axe-core on every page and state a person reaches, on a
+desktop and a phone, light and dark; plus what axe cannot see (the first Tab stop, focus
+rings, the dark theme itself, a hint that only shows where it is true, one-line titles)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from tests.e2e.pages import ask, new_chat, sign_in
+from tests.e2e.stored import store_mixed_answer
+
+if TYPE_CHECKING:
+    from tests.e2e.conftest import LiveServer
+
+pytestmark = pytest.mark.e2e
+
+CARDS_QUESTION = "What do I owe on my credit cards?"
+ANSWER_TIMEOUT = 20_000
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+# Each look: the screen and whether the system asks for dark colours.
+LOOKS: dict[str, dict[str, Any]] = {
+    "desktop-light": {"viewport": DESKTOP, "color_scheme": "light"},
+    "desktop-dark": {"viewport": DESKTOP, "color_scheme": "dark"},
+    "phone-light": {"viewport": PHONE, "color_scheme": "light", "is_mobile": True, "has_touch": True},
+    "phone-dark": {"viewport": PHONE, "color_scheme": "dark", "is_mobile": True, "has_touch": True},
+}
+BLOCKING = {"serious", "critical"}
+AXE = Axe()
+
+# The focused element's ring: its outline as drawn (style and width).
+RING = """() => { const el = document.activeElement; const s = getComputedStyle(el);
+  return {tag: el.tagName, text: (el.getAttribute('aria-label') || el.textContent || el.name || '').trim().slice(0, 40),
+          style: s.outlineStyle, width: parseFloat(s.outlineWidth), color: s.outlineColor}; }"""
+
+
+def open_context(browser: Browser, base_url: str, look: str, **extra: Any) -> BrowserContext:
+    """A context for `look`; only these checks bypass the CSP, so that axe can be injected."""
+    return browser.new_context(base_url=base_url, bypass_csp=True, **LOOKS[look], **extra)
+
+
+@pytest.fixture(params=list(LOOKS))
+def look(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def person(browser: Browser, base_url: str, look: str) -> Iterator[Page]:
+    """A page in a fresh context of the current look."""
+    context = open_context(browser, base_url, look)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def audit(a11y_screenshots: Path, look: str) -> Iterator[Callable[[Page, str], None]]:
+    """Screenshot the page as it is, run axe on it, and fail at the end of the test with
+    every serious or critical violation of every state checked."""
+    found: list[str] = []
+
+    def check(page: Page, state: str) -> None:
+        page.screenshot(path=a11y_screenshots / f"{look}-{state}.png", full_page=True)
+        results = AXE.run(page)
+        for violation in results.response["violations"]:
+            if violation["impact"] in BLOCKING:
+                targets = [" ".join(node["target"]) for node in violation["nodes"]]
+                found.append(f"{state}: {violation['id']} ({violation['impact']}) "
+                             f"{violation['help']}: {targets}")
+
+    yield check
+    assert not found, "\n".join(found)
+
+
+def signed_in(page: Page) -> Page:
+    sign_in(page)
+    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
+    return page
+
+
+# What axe sees, on every page and state a person reaches.
+
+def test_signing_in_has_no_serious_barriers(person: Page, audit: Callable[[Page, str], None]) -> None:
+    person.goto("/login")
+    expect(person.get_by_role("heading", level=1)).to_have_text("Sign in")
+    audit(person, "sign-in")
+
+
+def test_asking_and_opening_the_sources_has_no_serious_barriers(
+        person: Page, audit: Callable[[Page, str], None]) -> None:
+    page = signed_in(person)
+    new_chat(page)
+    audit(page, "chat-empty")
+    ask(page, CARDS_QUESTION)
+    bar = page.get_by_role("button", name=re.compile(r"^Sources · \d+$"))
+    expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
+    audit(page, "chat-answer")
+    bar.click()
+    expect(page.get_by_role("dialog", name="Sources")).to_be_visible()
+    audit(page, "chat-sheet-open")
+
+
+def test_every_kind_of_source_in_the_sheet_has_no_serious_barriers(
+        person: Page, audit: Callable[[Page, str], None], live_server: LiveServer) -> None:
+    session_id = store_mixed_answer(live_server.app)
+    page = signed_in(person)
+    page.goto(f"/chat/{session_id}")
+    page.locator(".sources-bar").click()
+    expect(page.get_by_role("dialog", name="Sources")).to_be_visible()
+    audit(page, "sheet-every-kind")
+
+
+def test_looking_at_accounts_portfolio_and_a_quote_has_no_serious_barriers(
+        person: Page, audit: Callable[[Page, str], None]) -> None:
+    page = signed_in(person)
+    page.goto("/accounts")
+    expect(page.get_by_role("heading", level=1)).to_be_visible()
+    audit(page, "accounts")
+    page.get_by_role("main").get_by_role("link").first.click()
+    expect(page).to_have_url(re.compile(r"/accounts/.+"))
+    audit(page, "account")
+    page.goto("/portfolio")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Portfolio")
+    audit(page, "portfolio")
+    page.goto("/markets/AAPL")
+    expect(page.get_by_role("heading", level=1)).to_be_visible()
+    audit(page, "market")
+
+
+def test_landing_on_an_error_page_has_no_serious_barriers(
+        person: Page, audit: Callable[[Page, str], None]) -> None:
+    page = signed_in(person)
+    # A form sent with an expired token: the "Please try again" page.
+    new_chat_form = page.locator("form").filter(has=page.get_by_role("button", name="+ New chat"))
+    new_chat_form.locator("input[name=csrf_token]").evaluate("el => el.value = 'expired'")
+    page.get_by_role("button", name="+ New chat").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Please try again")
+    audit(page, "error-expired-form")
+    response = page.goto("/no-such-page")
+    assert response is not None and response.status == 404
+    expect(page.get_by_role("heading", level=1)).to_have_text("Not Found")
+    audit(page, "not-found")
+
+
+# What axe cannot see.
+
+def test_the_first_tab_stop_skips_to_the_main_content(browser: Browser, base_url: str) -> None:
+    context = open_context(browser, base_url, "desktop-light")
+    page = signed_in(context.new_page())
+    page.goto("/accounts")
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to main content")
+    expect(skip).to_be_focused()
+    box = skip.bounding_box()
+    assert box is not None and box["y"] >= 0, "the focused skip link is on screen"
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    inside_main = page.evaluate("document.activeElement.closest('main') !== null")
+    assert inside_main, page.evaluate("document.activeElement.outerHTML")
+    context.close()
+
+
+def test_the_skip_link_on_the_chat_page_goes_to_the_message_box(browser: Browser,
+                                                                base_url: str) -> None:
+    context = open_context(browser, base_url, "desktop-light")
+    page = signed_in(context.new_page())
+    # From the top of the page (the box has the focus on load; a person may have moved it).
+    page.get_by_role("banner").get_by_role("link", name="Finance Chat").focus()
+    page.keyboard.press("Shift+Tab")
+    skip = page.get_by_role("link", name="Skip to the message box")
+    expect(skip).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("Message")).to_be_focused()
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_control_shows_a_focus_ring(browser: Browser, base_url: str, scheme: str) -> None:
+    context = open_context(browser, base_url, f"desktop-{scheme}")
+    page = signed_in(context.new_page())
+    new_chat(page)
+    ask(page, CARDS_QUESTION)
+    expect(page.locator(".sources-bar")).to_be_visible(timeout=ANSWER_TIMEOUT)
+    page.goto(page.url)  # the page as it loads, the box focused
+    page.get_by_role("link", name="Skip to the message box").focus()
+    rings: list[dict[str, Any]] = [page.evaluate(RING)]
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement === document.body"):
+            break
+        rings.append(page.evaluate(RING))
+    tags = {ring["tag"] for ring in rings}
+    assert {"A", "BUTTON", "TEXTAREA"} <= tags, tags
+    missing = [ring for ring in rings if ring["style"] == "none" or ring["width"] < 2]
+    assert not missing, missing
+    # The sheet's own controls too.
+    page.locator(".sources-bar").click()
+    sheet = page.get_by_role("dialog", name="Sources")
+    expect(sheet).to_be_visible()
+    in_sheet: list[dict[str, Any]] = []
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.closest('dialog[open]') !== null"):
+            in_sheet.append(page.evaluate(RING))
+    assert {ring["tag"] for ring in in_sheet} >= {"BUTTON", "A"}, in_sheet
+    assert all(ring["style"] != "none" and ring["width"] >= 2 for ring in in_sheet), in_sheet
+    context.close()
+
+
+@pytest.mark.parametrize("path", ["/login", "/", "/accounts", "/no-such-page"])
+def test_the_pages_turn_dark_when_the_system_is_dark(browser: Browser, base_url: str,
+                                                     path: str) -> None:
+    colors: dict[str, tuple[str, str]] = {}
+    for scheme in ("light", "dark"):
+        context = open_context(browser, base_url, f"desktop-{scheme}")
+        page = context.new_page()
+        if path != "/login":
+            signed_in(page)
+        page.goto(path)
+        colors[scheme] = page.evaluate(
+            "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]")
+        context.close()
+    assert colors["light"] == ["rgb(246, 247, 249)", "rgb(28, 35, 48)"]
+    assert colors["dark"] == ["rgb(15, 20, 27)", "rgb(230, 233, 239)"]
+
+
+def test_enter_sends_is_shown_where_a_keyboard_and_javascript_are(browser: Browser,
+                                                                  base_url: str) -> None:
+    context = open_context(browser, base_url, "desktop-light")
+    page = signed_in(context.new_page())
+    expect(page.get_by_text("Enter sends")).to_be_visible()
+    context.close()
+
+
+def test_enter_sends_is_hidden_without_javascript(browser: Browser, base_url: str) -> None:
+    context = open_context(browser, base_url, "desktop-light", java_script_enabled=False)
+    page = signed_in(context.new_page())
+    expect(page.get_by_label("Message")).to_be_visible()
+    expect(page.get_by_text("Enter sends")).to_be_hidden()
+    context.close()
+
+
+def test_enter_sends_is_hidden_on_a_touch_screen(browser: Browser, base_url: str) -> None:
+    context = open_context(browser, base_url, "phone-light")
+    page = signed_in(context.new_page())
+    assert page.evaluate("matchMedia('(hover: none)').matches"), "the phone has no hover"
+    expect(page.get_by_label("Message")).to_be_visible()
+    expect(page.get_by_text("Enter sends")).to_be_hidden()
+    context.close()
+
+
+def test_the_logo_on_a_phone_is_a_named_link_home(browser: Browser, base_url: str) -> None:
+    context = open_context(browser, base_url, "phone-light")
+    page = signed_in(context.new_page())
+    page.goto("/accounts")
+    logo = page.get_by_role("banner").get_by_role("link", name="Finance Chat", exact=True)
+    expect(logo).to_be_visible()
+    expect(page.get_by_role("banner").get_by_text("Finance Chat")).not_to_be_in_viewport()
+    logo.click()
+    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]+$|/$"))
+    context.close()
+
+
+def test_the_chat_keeps_its_heading_once_messages_exist(browser: Browser, base_url: str) -> None:
+    context = open_context(browser, base_url, "desktop-light")
+    page = signed_in(context.new_page())
+    new_chat(page)
+    ask(page, CARDS_QUESTION)
+    expect(page.get_by_role("heading", level=1)).to_have_count(1)
+    expect(page.get_by_role("heading", level=1)).to_have_text("Chat")
+    expect(page.get_by_text("What would you like to know?")).to_be_hidden()
+    context.close()
+
+
+def test_source_titles_in_the_sheet_keep_to_one_line_on_a_phone(
+        browser: Browser, base_url: str, live_server: LiveServer) -> None:
+    context = open_context(browser, base_url, "phone-light")
+    page = signed_in(context.new_page())
+    page.goto(f"/chat/{store_mixed_answer(live_server.app)}")
+    page.locator(".sources-bar").click()
+    sheet = page.get_by_role("dialog", name="Sources")
+    expect(sheet).to_be_visible()
+    titles = sheet.locator(".source-title")
+    assert titles.count() > 0
+    # A title far longer than a phone is wide, as a provider may send.
+    titles.first.evaluate("el => el.textContent = 'A very long source title '.repeat(8)")
+    width = page.evaluate("document.documentElement.clientWidth")
+    for title in titles.all():
+        shape = title.evaluate("""el => { const s = getComputedStyle(el), r = el.getBoundingClientRect();
+          return {height: r.height, line: parseFloat(s.lineHeight) || parseFloat(s.fontSize) * 1.6,
+                  right: r.right, overflow: s.textOverflow, wrap: s.whiteSpace}; }""")
+        assert shape["overflow"] == "ellipsis" and shape["wrap"] == "nowrap", shape
+        assert shape["height"] <= shape["line"] * 1.2, shape
+        assert shape["right"] <= width, shape
+    context.close()
