@@ -299,3 +299,31 @@ def test_source_titles_in_the_sheet_keep_to_one_line_on_a_phone(
         assert shape["height"] <= shape["line"] * 1.2, shape
         assert shape["right"] <= width, shape
     context.close()
+
+
+def _contrast(one: str, two: str) -> float:
+    """The WCAG contrast ratio of two computed `rgb(r, g, b)` colours."""
+    def luminance(rgb: str) -> float:
+        channels = [int(part) / 255 for part in re.findall(r"\d+", rgb)[:3]]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted([luminance(one), luminance(two)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_person_can_see_where_each_field_is(browser: Browser, base_url: str,
+                                              scheme: str) -> None:
+    context = open_context(browser, base_url, f"desktop-{scheme}")
+    page = context.new_page()
+    page.goto("/login")
+    for name in ("Username", "Password"):
+        edge, around = page.get_by_label(name).evaluate(
+            """el => [getComputedStyle(el).borderTopColor,
+                      getComputedStyle(el.closest('.card')).backgroundColor]""")
+        assert _contrast(edge, around) >= 3, (name, edge, around)
+    signed_in(page)
+    edge, around = page.locator("#composer").evaluate(
+        "el => [getComputedStyle(el).borderTopColor, getComputedStyle(document.body).backgroundColor]")
+    assert _contrast(edge, around) >= 3, ("Message", edge, around)
+    context.close()
