@@ -172,11 +172,21 @@
     box.style.height = Math.min(box.scrollHeight, 220) + "px";
   });
 
+  // A link that acts as a button (the Sources bar) opens with Space too, as a button does.
+  document.addEventListener("keydown", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    if (event.key !== " " || !target || !target.matches("a[role='button']")) return;
+    event.preventDefault();
+    target.click();
+  });
+
   document.addEventListener("click", function (event) {
     var target = event.target instanceof Element ? event.target : null;
     if (!target) return;
     var opener = target.closest("[data-open-dialog]");
     if (opener) {
+      // The bar is a link to the sources page (for pages without JavaScript): open the sheet.
+      event.preventDefault();
       var dialog = document.getElementById(opener.getAttribute("data-open-dialog"));
       if (dialog instanceof HTMLDialogElement && !dialog.open) dialog.showModal();
       return;

@@ -796,3 +796,26 @@ def test_rename_and_delete_need_the_csrf_token_and_the_users_own_chat(
         assert response.status_code == 404
     assert get_session(get_engine(app), user_id(app, "alex"), theirs)["title"] == "New chat"
     assert get_session(get_engine(app), user_id(app), mine)["title"] == "New chat"
+
+
+def test_without_javascript_the_sources_bar_is_a_link_to_a_page_of_the_sources(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        ask(demo, session_id, "What do I owe on my credit cards?", htmx=False)
+    page = soup(demo.get(f"/chat/{session_id}"))
+    bar = page.select_one(".sources-bar")
+    assert bar is not None and bar.name == "a" and bar["role"] == "button"
+    listed = soup(demo.get(bar["href"]))
+    assert listed.select_one("h1").get_text() == "Sources"
+    assert [h.get_text() for h in listed.select("h2")] == [
+        h.get_text() for h in page.select(".sheet-section h3")]
+    rows = [r.get_text(" ", strip=True) for r in listed.select(".source-list li")]
+    assert rows and rows == [r.get_text(" ", strip=True) for r in page.select(".sheet .source-list li")]
+    back = listed.select_one('a[href^="/chat/"]')
+    assert back is not None and back["href"].startswith(f"/chat/{session_id}#message-")
+    # Another user's answer is not found, whatever its id.
+    other = app.test_client()
+    sign_in(app, other, "alex")
+    assert other.get(bar["href"]).status_code == 404

@@ -340,8 +340,10 @@ def test_sources_template(app: Flask) -> None:
         html = render_template("_sources.html",
                                sources=sources_view(_sheet_state(), MID, None, icon_for))
     page = soup(html)
-    bar = page.select_one("button.sources-bar")
+    # A button to people (role), a link to the sources page without JavaScript.
+    bar = page.select_one('a.sources-bar[role="button"]')
     assert bar is not None and " ".join(bar.get_text().split()) == "Sources · 5"
+    assert bar["href"] == f"/answers/{MID}/sources"
     assert bar["data-open-dialog"] == f"sources-{MID}"
     # One icon per host among the cited rows: irs.gov, and the generic one.
     assert [i["src"] for i in bar.select("img.source-icon")] == [

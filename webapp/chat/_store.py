@@ -191,6 +191,15 @@ def get_message(engine: Engine, user_id: int, session_id: str,
     return _row(row) if row else None
 
 
+def find_message(engine: Engine, user_id: int, message_id: str) -> dict[str, Any] | None:
+    """Return one of the user's messages by its id alone (with its session's id), or None."""
+    query = (sa.select(ai_chat_logs.c.session_id, *_MESSAGE_COLUMNS)
+             .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.user_id == user_id))
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return _row(row) if row else None
+
+
 def text_history(engine: Engine, user_id: int, session_id: str) -> list[dict[str, str]]:
     """Return the finished exchanges as text only, so a turn cites only what it wrote."""
     history: list[dict[str, str]] = []

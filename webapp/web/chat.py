@@ -34,6 +34,7 @@ from ..chat import (
     clean_key,
     clean_title,
     create_session,
+    find_message,
     get_message,
     get_session,
     list_sessions,
@@ -127,6 +128,21 @@ def new() -> BaseResponse:
         return redirect(url_for("chat.show", session_id=sessions[0]["id"]))
     created = create_session(get_engine(), user.id)
     return redirect(url_for("chat.show", session_id=created["id"]))
+
+
+@bp.get("/answers/<message_id>/sources")
+@login_required
+def sources(message_id: str) -> str:
+    """An answer's sources as a page of their own: the `Sources · N` bar without JavaScript."""
+    user = current_user()
+    message = find_message(get_engine(), user.id, message_id)
+    if message is None or message["role"] != "assistant":
+        abort(404, "There is no such answer.")
+    views = AnswerRenderer(get_engine(), user.id).stored(message)
+    if not views.sources.visible:
+        abort(404, "This answer has no sources to show yet.")
+    back = _message_url(str(message["session_id"]), message_id)
+    return render_template("sources.html", sources=views.sources, back=back)
 
 
 @bp.get("/chat/<session_id>")
