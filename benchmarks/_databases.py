@@ -12,7 +12,9 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,6 +111,16 @@ def drop_orphans(admin_url: str) -> list[str]:
 def create_sqlite() -> Database:
     path = Path(tempfile.mkdtemp(prefix=f"{DB_PREFIX}{os.getpid()}_")) / "webapp.sqlite"
     return Database("sqlite", f"sqlite:///{path}", str(path))
+
+
+@contextmanager
+def scratch(kind: str, admin_url: str) -> Iterator[str]:
+    """Yield the URL of an empty database ("postgres" or "sqlite"), dropped afterwards."""
+    database = create_postgres(admin_url) if kind == "postgres" else create_sqlite()
+    try:
+        yield database.url
+    finally:
+        database.drop()
 
 
 def flask_cli(database: Database, *args: str, timeout: float = 180.0) -> str:

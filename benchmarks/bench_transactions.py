@@ -13,18 +13,15 @@ database is created and dropped).
 from __future__ import annotations
 
 import os
-import secrets
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import sqlalchemy as sa
-from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _databases import scratch  # noqa: E402
 
 from tests.support.fake_claude import FakeClaude, Paced, text_reply, tool_reply  # noqa: E402
 from webapp import create_app  # noqa: E402
@@ -35,20 +32,6 @@ from webapp.web._extension import chat_service  # noqa: E402
 OFFLINE_QUESTIONS = ["What do I owe on my credit cards?", "What is AAPL trading at?",
                      "How is the gain on selling my home taxed?"]
 SQL = "SELECT source, source_account_id, account_name, current_balance FROM account_details"
-
-
-@contextmanager
-def scratch_database(admin_url: str) -> Iterator[str]:
-    name = f"bench_tx_{secrets.token_hex(4)}"
-    conninfo = make_url(admin_url).set(drivername="postgresql").render_as_string(
-        hide_password=False)
-    with psycopg.connect(conninfo, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(conninfo, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def claude_answer() -> list[Any]:
@@ -89,7 +72,7 @@ def main() -> None:
     admin = (sys.argv[1] if len(sys.argv) > 1 else os.environ.get("TEST_DATABASE_URL")
              or "postgresql://postgres@127.0.0.1:5432/test")
     rows: list[tuple[str, int, int]] = []
-    with scratch_database(admin) as url:
+    with scratch("postgres", admin) as url:
         for question, (commits, events) in zip(
                 OFFLINE_QUESTIONS, run(url, {"ANTHROPIC_API_KEY": None}, OFFLINE_QUESTIONS),
                 strict=True):

@@ -16,21 +16,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 import httpx
-import psycopg
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _databases import scratch  # noqa: E402
 
 from tests.support.gunicorn import gunicorn  # noqa: E402
 from webapp.chat import ChatService, StoredEvent, create_session  # noqa: E402
@@ -46,25 +44,6 @@ from webapp.store import (  # noqa: E402
 
 LEASE = timedelta(minutes=10)
 REDIS = "redis://127.0.0.1:6379/0"
-
-
-@contextmanager
-def postgres(admin: str) -> Iterator[str]:
-    name = f"bench_wake_{secrets.token_hex(4)}"
-    info = make_url(admin).set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(info, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(admin).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(info, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
-@contextmanager
-def sqlite() -> Iterator[str]:
-    with tempfile.TemporaryDirectory() as folder:
-        yield f"sqlite:///{Path(folder) / 'bench.sqlite'}"
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -159,12 +138,12 @@ def main() -> None:
     args = parser.parse_args()
     rows: list[tuple[str, list[float], list[float]]] = []
     with tempfile.TemporaryDirectory() as logs:
-        for name, backend, redis in (("PostgreSQL, LISTEN/NOTIFY", "pg", False),
-                                     ("PostgreSQL + Redis pub/sub", "pg", True),
+        for name, backend, redis in (("PostgreSQL, LISTEN/NOTIFY", "postgres", False),
+                                     ("PostgreSQL + Redis pub/sub", "postgres", True),
                                      ("SQLite, data_version poll", "sqlite", False)):
-            with postgres(args.admin_url) if backend == "pg" else sqlite() as url:
+            with scratch(backend, args.admin_url) as url:
                 floor = in_process(url, args.events, args.interval)
-            with postgres(args.admin_url) if backend == "pg" else sqlite() as url:
+            with scratch(backend, args.admin_url) as url:
                 crossed = over_http(url, redis, args.events, args.interval, Path(logs))
             rows.append((name, crossed, floor))
     print(f"write → client, {args.events} events {args.interval * 1000:g} ms apart, "
