@@ -172,6 +172,43 @@
     box.style.height = Math.min(box.scrollHeight, 220) + "px";
   });
 
+  // Copy: the answer's words, its citations as [n], then its sources, one a line.
+  function answerText(article) {
+    var body = article.querySelector(".answer-body");
+    if (!body) return "";
+    var copy = body.cloneNode(true);
+    copy.querySelectorAll(".cite").forEach(function (chip) {
+      chip.replaceWith(" [" + chip.textContent.trim() + "]");
+    });
+    var text = copy.innerText || copy.textContent || "";
+    var rows = article.querySelectorAll(".sheet .source-list > li");
+    if (!rows.length) return text.trim();
+    var lines = ["", "Sources:"];
+    rows.forEach(function (row, index) {
+      var title = row.querySelector(".source-title");
+      var meta = row.querySelector(".source-meta");
+      var link = row.querySelector("a.source-row[target='_blank'], a.source-original");
+      var line = (index + 1) + ". " + (title ? title.textContent.trim() : "");
+      var snippet = row.querySelector(".source-snippet");
+      if (meta && meta.textContent.trim()) line += " (" + meta.textContent.trim() + ")";
+      if (snippet && snippet.textContent.trim()) line += ": " + snippet.textContent.trim();
+      if (link) line += " " + link.href;
+      lines.push(line);
+    });
+    return text.trim() + "\n" + lines.join("\n");
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element ? event.target.closest("[data-copy-answer]") : null;
+    var article = button && button.closest("article");
+    if (!article || !navigator.clipboard) return;
+    navigator.clipboard.writeText(answerText(article)).then(function () {
+      toast("Copied the answer and its sources.");
+    }, function () {
+      toast("Copying was not allowed here. Select the text to copy it instead.");
+    });
+  });
+
   // A link that acts as a button (the Sources bar) opens with Space too, as a button does.
   document.addEventListener("keydown", function (event) {
     var target = event.target instanceof Element ? event.target : null;

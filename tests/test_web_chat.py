@@ -819,3 +819,15 @@ def test_without_javascript_the_sources_bar_is_a_link_to_a_page_of_the_sources(
     other = app.test_client()
     sign_in(app, other, "alex")
     assert other.get(bar["href"]).status_code == 404
+
+
+def test_copy_is_offered_on_a_written_answer_not_while_it_is_written(
+    app: Flask, demo: FlaskClient
+) -> None:
+    session_id = new_chat(app)
+    with idle_after(app):
+        placeholder = soup(ask(demo, session_id, "What do I owe on my credit cards?"))
+    assert placeholder.select_one("article.assistant .answer-copy") is None
+    page = soup(demo.get(f"/chat/{session_id}"))
+    copy = page.select("article.assistant .answer-copy")
+    assert len(copy) == 1 and copy[0].get_text() == "Copy" and copy[0].has_attr("data-copy-answer")
