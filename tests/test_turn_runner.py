@@ -170,7 +170,8 @@ def test_too_many_tool_rounds_is_an_error() -> None:
     sink = MemorySink()
     with FakeClaude(replies) as fake:
         result = run_turn(claude(fake), TOOLS, sink, start_checkpoint([], "q"))
-    assert result.status == "error" and "tool rounds" in (result.error or "")
+    # Plain words for people (the detail, "more than 8 tool rounds", goes to the log).
+    assert result.status == "error" and "more lookups than one answer" in (result.error or "")
 
 
 def test_a_closed_sink_stops_the_turn_without_writing_an_error() -> None:

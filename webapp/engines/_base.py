@@ -17,8 +17,20 @@ class ModelRequest:
     max_tokens: int = 4096
 
 
+UNAVAILABLE = ("The assistant could not answer just now: its model service did not respond "
+               "properly. Please try again in a minute.")
+
+
 class EngineError(Exception):
-    """The model could not answer; the message is safe to show and to store."""
+    """The model could not answer.
+
+    `str(error)` is the detail for the logs (it may name the vendor, a status, an exception);
+    `public` is what a person is shown and what is stored: plain words, what to do.
+    """
+
+    def __init__(self, detail: str, public: str = UNAVAILABLE) -> None:
+        super().__init__(detail)
+        self.public = public
 
 
 class Engine(Protocol):

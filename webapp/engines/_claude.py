@@ -20,7 +20,7 @@ from typing import Any
 import requests
 
 from ..sse import SSEDecoder
-from ._base import EngineError, ModelRequest
+from ._base import UNAVAILABLE, EngineError, ModelRequest
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,9 @@ API_VERSION = "2023-06-01"
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "rate_limit_error"})
 MAX_RETRY_AFTER = 60.0  # A server asking for longer is treated as asking for a minute.
+TOO_SLOW = "This answer took too long, so it was stopped. Please ask again."
+REFUSED = ("The assistant could not take this question as it stands. Try asking it in other "
+           "words, or start a new chat if this one is long.")
 RETRY_BUDGET = 90.0  # the most all of one round's waits may add up to
 ROUND_SECONDS = 300.0  # the most one model round may take, whatever the server sends
 
@@ -143,8 +146,8 @@ class ClaudeEngine:
             if response.status_code != 200:
                 raise EngineError(
                     f"Claude refused the request (HTTP {response.status_code}): "
-                    f"{_error_message(response)}"
-                )
+                    f"{_error_message(response)}",
+                    REFUSED if 400 <= response.status_code < 500 else UNAVAILABLE)
             yield from self._events(response)
 
     def _events(self, response: requests.Response) -> Iterator[dict[str, Any]]:
@@ -156,7 +159,7 @@ class ClaudeEngine:
         try:
             for chunk in response.iter_content(chunk_size=None):
                 if time.monotonic() > deadline:
-                    raise EngineError("The model took too long to answer.")
+                    raise EngineError("The model took too long to answer.", TOO_SLOW)
                 for event in decoder.decode(text.decode(chunk)):
                     data = _load(event.data)
                     kind = data.get("type", event.event)
@@ -176,7 +179,7 @@ class ClaudeEngine:
                         return
         except Exception as exc:
             if self._closed:  # abandoned on purpose: the turn was stopped
-                raise EngineError("The answer was stopped.") from None
+                raise EngineError("The answer was stopped.", "The answer was stopped.") from None
             if not isinstance(exc, requests.RequestException):
                 raise
             reason = f"The connection to Claude broke: {type(exc).__name__}"

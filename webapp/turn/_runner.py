@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..citations import CitationRegistry
-from ..engines import Engine, EngineError, MessageAccumulator, ModelRequest, StreamProtocolError
+from ..engines import (
+    UNAVAILABLE,
+    Engine,
+    EngineError,
+    MessageAccumulator,
+    ModelRequest,
+    StreamProtocolError,
+)
 from ..packets import SearchDoc
 from ._answer import AnswerBuilder, CitedSource
 from ._citable import Citable
@@ -118,7 +125,8 @@ class _Turn:
             if stopped is not None and stopped.block.get("type") == "text":
                 self.close_block(stopped.index, stopped.block.get("citations", []))
         if not acc.done:
-            raise EngineError("The model's answer ended early.")
+            raise EngineError("The model's answer ended early.",
+                              "The answer was cut off before it was finished. Please try again.")
         return acc
 
     def close_block(self, index: int, citations: list[Any]) -> None:
@@ -162,10 +170,17 @@ class _Turn:
                 if acc.stop_reason != "tool_use":
                     break
                 if self.round >= MAX_ROUNDS:
-                    raise EngineError(f"The model asked for more than {MAX_ROUNDS} tool rounds.")
+                    raise EngineError(
+                        f"The model asked for more than {MAX_ROUNDS} tool rounds.",
+                        "This question needed more lookups than one answer may make. "
+                        "Try asking about one thing at a time.")
                 self.tool_round(acc.content())
-        except (EngineError, StreamProtocolError) as exc:
-            return self.fail(str(exc))
+        except EngineError as exc:
+            log.warning("the model could not answer: %s", exc)
+            return self.fail(exc.public)
+        except StreamProtocolError as exc:
+            log.warning("the model's stream broke its protocol: %s", exc)
+            return self.fail(UNAVAILABLE)
         except SinkClosed:
             raise
         except Exception:
