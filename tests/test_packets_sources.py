@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from webapp.citations import parse_citation_target
 from webapp.packets import (
     MessageStart,
     PacketStream,
@@ -16,6 +17,7 @@ from webapp.packets import (
     documents_packet,
     domain_of,
     favicon_url,
+    icon_key,
     make_packet,
     select_sources,
     time_ago,
@@ -98,7 +100,7 @@ def test_has_sources(docs: list[SearchDoc], cited: list[str], has_sources: bool)
     ("docs", "cited", "icons"),
     [
         ([WEB_A, WEB_B, WEB_C, WEB_D], ["d", "c", "b", "a"], ["d", "c", "b"]),
-        ([WEB_A, WEB_B, WEB_C], ["a"], ["a"]),
+        ([WEB_A, WEB_B, WEB_C], ["a"], ["a", "b", "c"]),
         ([WEB_A, WEB_B, WEB_C, WEB_D], [], ["a", "b", "c"]),
         ([FILE, doc("g", file_id="file-2")], [], ["f"]),
         ([WEB_A, doc("a2", "https://www.A.example/2"), WEB_B], [], ["a", "b"]),
@@ -107,7 +109,7 @@ def test_has_sources(docs: list[SearchDoc], cited: list[str], has_sources: bool)
     ],
     ids=[
         "first-three-cited",
-        "cited-before-more",
+        "cited-then-more",
         "more-when-nothing-cited",
         "files-last",
         "one-per-host",
@@ -267,3 +269,36 @@ def test_time_ago_reads_as_a_date_past_a_sane_horizon(updated_at: str, expected:
 )
 def test_display_title_takes_out_bidi_controls(title: str, shown: str) -> None:
     assert display_title(title) == shown
+
+
+@pytest.mark.parametrize(
+    ("document", "key"),
+    [
+        (SearchDoc("s", target=parse_citation_target(
+            {"kind": "account", "accountId": "AcctAmex0000000000000001", "provider": "plaid"})), "account"),
+        (SearchDoc("s", target=parse_citation_target({"kind": "accounts", "accounts": [
+            {"accountId": "AcctAmex0000000000000001", "provider": None},
+            {"accountId": "AcctCiti0000000000000002", "provider": None}]})), "accounts"),
+        (SearchDoc("s", target=parse_citation_target({"kind": "portfolio"})), "portfolio"),
+        (SearchDoc("s", target=parse_citation_target({"kind": "market_data", "ticker": "AAPL"})),
+         "market"),
+        (SearchDoc("s", link="https://www.irs.gov/p523", target=parse_citation_target(
+            {"kind": "tax_reference", "url": "https://www.irs.gov/p523"})), "tax"),
+        (SearchDoc("s", target=parse_citation_target({"kind": "card_document", "url": None})),
+         "card"),
+        (SearchDoc("s", target=parse_citation_target({"kind": "mortgage_reference", "url": None})),
+         "mortgage"),
+        (SearchDoc("s", link="https://www.Example.com/x"), "web:example.com"),
+        (SearchDoc("s", file_id="file-1"), "file"),
+        (SearchDoc("s"), "generic"),
+    ],
+    ids=["account", "accounts", "portfolio", "market", "tax", "card", "mortgage", "web", "file",
+         "generic"],
+)
+def test_each_kind_of_source_has_its_own_icon(document: SearchDoc, key: str) -> None:
+    assert icon_key(document) == key
+
+
+def test_the_bar_draws_icons_from_cited_then_more_then_files() -> None:
+    docs = [doc("f", file_id="file-1"), WEB_B, WEB_A]
+    assert ids(selected(docs, ["a"]).icon_docs) == ["a", "b", "f"]

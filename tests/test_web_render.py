@@ -345,9 +345,10 @@ def test_sources_template(app: Flask) -> None:
     assert bar is not None and " ".join(bar.get_text().split()) == "Sources · 5"
     assert bar["href"] == f"/answers/{MID}/sources"
     assert bar["data-open-dialog"] == f"sources-{MID}"
-    # One icon per host among the cited rows: irs.gov, and the generic one.
+    # Up to three distinct icons, from the cited rows (irs.gov, the generic one), then More
+    # (market data); the second irs.gov page shares its host's icon.
     assert [i["src"] for i in bar.select("img.source-icon")] == [
-        "/icon/https://www.irs.gov/a", "/icon/none"]
+        "/icon/https://www.irs.gov/a", "/icon/none", "/icon/more"]
     dialog = page.select_one(f"dialog#sources-{MID}")
     assert dialog is not None and dialog.select_one("h2").get_text() == "Sources"
     assert [h.get_text() for h in dialog.select("h3")] == ["Cited Sources", "More", "User Files"]

@@ -57,11 +57,12 @@ from ._open import (
     SourceTarget,
     document_target,
 )
-from ._select import MAX_ICONS, SelectedSources, select_sources
+from ._select import MAX_ICONS, SelectedSources, icon_key, select_sources
 from ._state import PacketStream, ProcessedMessageState, create_initial_state, process_packets
 from ._wire import citation_packet, documents_packet, make_packet, packet_to_json, parse_packet
 
 __all__ = [
+    "icon_key",
     "FAVICON_ROUTE",
     "MARKETS_PREFIX",
     "MAX_ICONS",

@@ -28,14 +28,32 @@ class SelectedSources:
         return len(self.cited) + len(self.more) + len(self.files)
 
 
-def _icon_docs(docs: Iterable[SearchDoc]) -> tuple[SearchDoc, ...]:
-    # Like Onyx web, one icon per host: three icons of one site say less than one does.
-    # Every source without a host shares the generic icon, so it is shown once.
-    picked: dict[str | None, SearchDoc] = {}
-    for doc in docs:
-        picked.setdefault(domain_of(doc.link), doc)
-        if len(picked) == MAX_ICONS:
-            break
+# The kinds of source that have an icon of their own (static/icons/<kind>.svg).
+_KIND_ICONS = {"account": "account", "accounts": "accounts", "portfolio": "portfolio",
+               "market_data": "market", "tax_reference": "tax", "card_document": "card",
+               "mortgage_reference": "mortgage"}
+
+
+def icon_key(doc: SearchDoc) -> str:
+    """Return what a source's icon shows: its kind, a web page's host, a file, or generic."""
+    if doc.file_id:
+        return "file"
+    kind = doc.target.kind if doc.target is not None else doc.source_type.strip()
+    if kind in _KIND_ICONS:
+        return _KIND_ICONS[kind]
+    host = domain_of(doc.link)
+    return f"web:{host}" if host else "generic"
+
+
+def _icon_docs(*groups: Iterable[SearchDoc]) -> tuple[SearchDoc, ...]:
+    # One icon per kind (and per host for web pages): three icons of one kind say less than
+    # one does. Drawn from the cited sources, then More, then files, up to MAX_ICONS.
+    picked: dict[str, SearchDoc] = {}
+    for docs in groups:
+        for doc in docs:
+            picked.setdefault(icon_key(doc), doc)
+            if len(picked) == MAX_ICONS:
+                return tuple(picked.values())
     return tuple(picked.values())
 
 
@@ -50,7 +68,7 @@ def select_sources(state: ProcessedMessageState) -> SelectedSources:
     cited = tuple(doc for doc in cited_all.values() if not doc.file_id)
     more = tuple(doc for doc in rest if not doc.file_id)
     files = tuple(doc for doc in [*cited_all.values(), *rest] if doc.file_id)
-    icons = _icon_docs(cited or more or files)
+    icons = _icon_docs(cited, more, files)
     return SelectedSources(
         cited=cited,
         more=more,

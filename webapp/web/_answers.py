@@ -11,7 +11,7 @@ from flask import url_for
 from sqlalchemy.engine import Engine
 
 from ..chat._store import events_after
-from ..packets import AccountLabeler, PacketStream, SearchDoc, domain_of
+from ..packets import AccountLabeler, PacketStream, SearchDoc, icon_key
 from ..store import list_accounts
 from ._render import (
     AnswerView,
@@ -30,11 +30,12 @@ LIBRARY = Library(path_for=library_path, href=reader_href)
 
 
 def icon_for(doc: SearchDoc) -> str:
-    """Return the row's icon: the app's own favicon route for its host, else the generic one."""
-    host = domain_of(doc.link)
-    if host:
-        return url_for("favicon.icon", host=host)
-    return url_for("static", filename="icons/generic.svg")
+    """Return the row's icon: its kind's own, a web page's favicon (the app's route), or the
+    generic one."""
+    key = icon_key(doc)
+    if key.startswith("web:"):
+        return url_for("favicon.icon", host=key.removeprefix("web:"))
+    return url_for("static", filename=f"icons/{key}.svg")
 
 
 def packet_error(packet: object) -> str | None:
