@@ -116,6 +116,37 @@ def test_every_kind_of_source_in_the_sheet_has_no_serious_barriers(
     audit(page, "sheet-every-kind")
 
 
+def test_choosing_an_account_and_reading_sources_and_documents_has_no_serious_barriers(
+        person: Page, audit: Callable[[Page, str], None]) -> None:
+    page = signed_in(person)
+    new_chat(page)
+    ask(page, CARDS_QUESTION)
+    answer = page.locator("article.message.assistant").last
+    bar = answer.get_by_role("button", name=re.compile(r"^Sources · \d+$"))
+    expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
+    sources_page = bar.get_attribute("href")
+    bar.click()
+    sheet = page.get_by_role("dialog", name="Sources")
+    sheet.locator("button.source-row[popovertarget]").first.click()  # two cards, one title
+    expect(page.locator(".chooser:popover-open")).to_be_visible()
+    audit(page, "chooser-open")
+    assert sources_page is not None
+    page.goto(sources_page)
+    expect(page.get_by_role("heading", level=1)).to_have_text("Sources")
+    audit(page, "sources-page")
+    page.get_by_role("link", name="← Back to the answer").click()
+    new_chat(page)
+    ask(page, "How long should I keep my tax records?")
+    answer = page.locator("article.message.assistant").last
+    bar = answer.get_by_role("button", name=re.compile(r"^Sources · \d+$"))
+    expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
+    bar.click()
+    page.get_by_role("dialog", name="Sources").locator('a.source-row[href^="/library/"]').first.click()
+    expect(page).to_have_url(re.compile(r"/library/"))
+    expect(page.locator("mark").first).to_be_visible()
+    audit(page, "library-reader")
+
+
 def test_looking_at_accounts_portfolio_and_a_quote_has_no_serious_barriers(
         person: Page, audit: Callable[[Page, str], None]) -> None:
     page = signed_in(person)
