@@ -73,7 +73,8 @@ def test(extra: list[str]) -> None:
     """Lint, type-check and run every test, browser tests included."""
     ensure_venv()
     ensure_chromium()
-    _run(BIN / "ruff", "check", "webapp", "tests", "benchmarks", "dev.py")
+    _run(BIN / "ruff", "check", ".")
+    _run(BIN / "ruff", "format", "--check", ".")
     _run(BIN / "mypy")
     _run(BIN / "python", "-m", "pytest", *extra)
 

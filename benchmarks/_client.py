@@ -48,8 +48,9 @@ class SseEvent:
     comment: bool = False
 
 
-def _request_bytes(method: str, path: str, port: int, headers: dict[str, str] | None,
-                   body: bytes | None) -> bytes:
+def _request_bytes(
+    method: str, path: str, port: int, headers: dict[str, str] | None, body: bytes | None
+) -> bytes:
     lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{port}", "Connection: close"]
     lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
     if body is not None:
@@ -76,8 +77,9 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]
     return int(parts[1]), headers
 
 
-async def _body_chunks(reader: asyncio.StreamReader,
-                       headers: dict[str, str]) -> AsyncIterator[bytes]:
+async def _body_chunks(
+    reader: asyncio.StreamReader, headers: dict[str, str]
+) -> AsyncIterator[bytes]:
     """Yield the body as it arrives: chunked, sized, or up to the connection's end."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         while True:
@@ -116,8 +118,15 @@ def _close(writer: asyncio.StreamWriter) -> None:
         writer.close()
 
 
-async def request(port: int, method: str, path: str, *, headers: dict[str, str] | None = None,
-                  json_body: Any = None, timeout: float = 10.0) -> HttpResponse:
+async def request(
+    port: int,
+    method: str,
+    path: str,
+    *,
+    headers: dict[str, str] | None = None,
+    json_body: Any = None,
+    timeout: float = 10.0,
+) -> HttpResponse:
     """Send one request on a new connection and return the whole answer, within `timeout`."""
     body = None if json_body is None else json.dumps(json_body).encode()
     all_headers = dict(headers or {})
@@ -163,13 +172,17 @@ class SseStream:
     _pending: list[SseEvent] = field(default_factory=list)
 
     @classmethod
-    async def connect(cls, port: int, path: str, *,
-                      headers: dict[str, str] | None = None) -> SseStream:
+    async def connect(
+        cls, port: int, path: str, *, headers: dict[str, str] | None = None
+    ) -> SseStream:
         """Connect and send the GET; the answer is read by `response`."""
         reader, writer = await _connect(port)
         try:
-            writer.write(_request_bytes("GET", path, port,
-                                        {"Accept": "text/event-stream", **(headers or {})}, None))
+            writer.write(
+                _request_bytes(
+                    "GET", path, port, {"Accept": "text/event-stream", **(headers or {})}, None
+                )
+            )
             await writer.drain()
         except BaseException:
             _close(writer)
@@ -197,8 +210,9 @@ class SseStream:
         self._chunks = _body_chunks(self.reader, self.headers)
 
     @classmethod
-    async def open(cls, port: int, path: str, *, headers: dict[str, str] | None = None,
-                   timeout: float = 10.0) -> SseStream:
+    async def open(
+        cls, port: int, path: str, *, headers: dict[str, str] | None = None, timeout: float = 10.0
+    ) -> SseStream:
         """Connect, send the GET and wait up to `timeout` for a 200."""
         stream = await cls.connect(port, path, headers=headers)
         await stream.response(timeout)
@@ -246,6 +260,7 @@ def parse_frame(frame: str, at: float) -> SseEvent:
 
 # The chat API, as a client uses it.
 
+
 async def limited(count: int, limit: int, make: Callable[[int], Awaitable[T]]) -> list[T]:
     """Run `make(0..count-1)` with at most `limit` running at once; results in order."""
     gate = asyncio.Semaphore(limit)
@@ -259,25 +274,31 @@ async def limited(count: int, limit: int, make: Callable[[int], Awaitable[T]]) -
 
 async def create_session(port: int, token: str) -> str:
     """Create a chat session; HttpError unless the answer is 201 with an id."""
-    response = await request(port, "POST", "/api/chat/sessions", headers=bearer(token),
-                             json_body={}, timeout=30.0)
+    response = await request(
+        port, "POST", "/api/chat/sessions", headers=bearer(token), json_body={}, timeout=30.0
+    )
     if response.status != 201:
         raise HttpError(f"creating a session: HTTP {response.status} {response.body[:120]!r}")
     return str(response.json()["id"])
 
 
-async def ask(port: int, token: str, session_id: str, question: str,
-              timeout: float = 30.0) -> str:
+async def ask(port: int, token: str, session_id: str, question: str, timeout: float = 30.0) -> str:
     """Ask a question; return the stream URL, or HttpError unless the answer is 202."""
-    response = await request(port, "POST", f"/api/chat/sessions/{session_id}/messages",
-                             headers=bearer(token), json_body={"message": question},
-                             timeout=timeout)
+    response = await request(
+        port,
+        "POST",
+        f"/api/chat/sessions/{session_id}/messages",
+        headers=bearer(token),
+        json_body={"message": question},
+        timeout=timeout,
+    )
     if response.status != 202:
         raise HttpError(f"asking: HTTP {response.status} {response.body[:120]!r}")
     return str(response.json()["stream_url"])
 
 
 # Statistics and tables.
+
 
 def percentile(values: Sequence[float], q: float) -> float | None:
     """Return the `q`-th percentile (nearest rank), or None for no values."""
@@ -311,7 +332,9 @@ def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> 
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     lines = [title]
     for row in [headers, *rows]:
-        cells = [str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w)
-                 in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            str(c).rjust(w) if i else str(c).ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)

@@ -61,10 +61,12 @@ class Database:
         import psycopg
         from psycopg import sql
 
-        with psycopg.connect(_conninfo(self.admin_url), autocommit=True,
-                             connect_timeout=10) as admin:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                          .format(sql.Identifier(self.name)))
+        with psycopg.connect(
+            _conninfo(self.admin_url), autocommit=True, connect_timeout=10
+        ) as admin:
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name))
+            )
 
 
 def create_postgres(admin_url: str, template: str | None = None) -> Database:
@@ -77,7 +79,8 @@ def create_postgres(admin_url: str, template: str | None = None) -> Database:
     statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
     if template:
         statement = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-            sql.Identifier(name), sql.Identifier(template))
+            sql.Identifier(name), sql.Identifier(template)
+        )
     try:
         with psycopg.connect(_conninfo(admin_url), autocommit=True, connect_timeout=10) as admin:
             admin.execute(statement)
@@ -95,13 +98,20 @@ def drop_orphans(admin_url: str) -> list[str]:
     dropped = []
     try:
         with psycopg.connect(_conninfo(admin_url), autocommit=True, connect_timeout=5) as admin:
-            names = [row[0] for row in admin.execute(
-                "SELECT datname FROM pg_database WHERE datname LIKE %s", (DB_PREFIX + "%",))]
+            names = [
+                row[0]
+                for row in admin.execute(
+                    "SELECT datname FROM pg_database WHERE datname LIKE %s", (DB_PREFIX + "%",)
+                )
+            ]
             for name in names:
-                pid = name[len(DB_PREFIX):].split("_", 1)[0]
+                pid = name[len(DB_PREFIX) :].split("_", 1)[0]
                 if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
-                    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                                  .format(sql.Identifier(name)))
+                    admin.execute(
+                        sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                            sql.Identifier(name)
+                        )
+                    )
                     dropped.append(name)
     except psycopg.Error:
         pass  # PostgreSQL unreachable: the parts that need it say so
@@ -127,8 +137,14 @@ def flask_cli(database: Database, *args: str, timeout: float = 180.0) -> str:
     """Run `flask --app webapp <args>` against `database`; return its output."""
     env = child_env({"DATABASE_URL": database.url})
     try:
-        done = subprocess.run([str(BIN / "flask"), "--app", "webapp", *args], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [str(BIN / "flask"), "--app", "webapp", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         raise BenchError(f"flask {' '.join(args)} took over {timeout:g} s") from None
     if done.returncode != 0:

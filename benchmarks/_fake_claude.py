@@ -31,13 +31,19 @@ def frame(event: dict[str, Any]) -> bytes:
 
 
 def text_start() -> dict[str, Any]:
-    return {"type": "content_block_start", "index": 0,
-            "content_block": {"type": "text", "text": ""}}
+    return {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "text", "text": ""},
+    }
 
 
 def text_delta(text: str) -> dict[str, Any]:
-    return {"type": "content_block_delta", "index": 0,
-            "delta": {"type": "text_delta", "text": text}}
+    return {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": text},
+    }
 
 
 def text_end() -> list[dict[str, Any]]:
@@ -63,27 +69,38 @@ class Fake:
             if length:
                 await asyncio.wait_for(reader.readexactly(length), 30)
             if request_line.startswith("GET /stats"):
-                body = json.dumps({"requests": self.requests, "open": self.open,
-                                   "deltas": self.deltas}).encode()
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             b"connection: close\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
+                body = json.dumps(
+                    {"requests": self.requests, "open": self.open, "deltas": self.deltas}
+                ).encode()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    b"connection: close\r\ncontent-length: %d\r\n\r\n" % len(body) + body
+                )
             elif request_line.startswith("POST /v1/messages"):
                 self.requests += 1
                 self.open += 1
                 try:
                     # Chunked, as the real API streams: the client parses each event as it comes.
-                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                                 b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                        b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+                    )
                     await self.reply(writer)
                     writer.write(b"0\r\n\r\n")
                 finally:
                     self.open -= 1
             else:
-                writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n"
-                             b"connection: close\r\n\r\n")
+                writer.write(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                )
             await asyncio.wait_for(writer.drain(), 30)
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError,
-                ValueError):
+        except (
+            OSError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            TimeoutError,
+            ValueError,
+        ):
             pass  # the app went away or sent nonsense: this answer just ends
         except asyncio.CancelledError:
             pass  # shutting down: every open answer just ends

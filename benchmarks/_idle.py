@@ -57,8 +57,13 @@ class IdleResult:
 class Streams:
     """N SSE streams held open by one event loop; each notes when its headers came."""
 
-    def __init__(self, port: int, targets: list[tuple[str, dict[str, str]]],
-                 timeout: float, result: IdleResult) -> None:
+    def __init__(
+        self,
+        port: int,
+        targets: list[tuple[str, dict[str, str]]],
+        timeout: float,
+        result: IdleResult,
+    ) -> None:
         self.port, self.targets, self.timeout, self.result = port, targets, timeout, result
         self.settled = 0
         self.all_settled = asyncio.Event()
@@ -127,8 +132,14 @@ async def probe_login(port: int, result: IdleResult, options: IdleOptions) -> No
                 return
 
 
-async def measure(server: service.Server, streams: Streams, result: IdleResult,
-                  options: IdleOptions, rss_before: int, workers_before: set[int]) -> None:
+async def measure(
+    server: service.Server,
+    streams: Streams,
+    result: IdleResult,
+    options: IdleOptions,
+    rss_before: int,
+    workers_before: set[int],
+) -> None:
     n = result.n
     await streams.start()
     await streams.wait_settled(options.open_timeout + n * 0.001 + 10)
@@ -148,8 +159,9 @@ async def measure(server: service.Server, streams: Streams, result: IdleResult,
 async def run_floor(ctx: service.Context, n: int, options: IdleOptions) -> IdleResult:
     result = IdleResult("floor", n)
     with service.cleanup() as undo:
-        server = service.Server.start("floor-idle", ctx.web, {"BENCH_FLOOR_MODE": "idle"},
-                                      ctx.logs, floor=True)
+        server = service.Server.start(
+            "floor-idle", ctx.web, {"BENCH_FLOOR_MODE": "idle"}, ctx.logs, floor=True
+        )
         undo(server.stop)
         await server.wait_ready()
         for _ in range(5):
@@ -167,20 +179,40 @@ async def run_floor(ctx: service.Context, n: int, options: IdleOptions) -> IdleR
     return result
 
 
-async def run_app(ctx: service.Context, template: databases.Database, tokens: list[str], n: int,
-                  options: IdleOptions) -> IdleResult:
+async def run_app(
+    ctx: service.Context,
+    template: databases.Database,
+    tokens: list[str],
+    n: int,
+    options: IdleOptions,
+) -> IdleResult:
     result = IdleResult("app", n)
     with service.cleanup() as undo:
         database = template.copy()
         undo(database.drop)
         stall = options.open_timeout + options.window + options.probes * options.probe_timeout
-        fake = service.FakeClaude.start(ctx.logs, "--mode", "stall", "--ping", str(options.ping),
-                                        "--stall", str(stall + 300 + n * 0.1),
-                                        "--lifetime", str(stall + 900 + n * 0.2))
+        fake = service.FakeClaude.start(
+            ctx.logs,
+            "--mode",
+            "stall",
+            "--ping",
+            str(options.ping),
+            "--stall",
+            str(stall + 300 + n * 0.1),
+            "--lifetime",
+            str(stall + 900 + n * 0.2),
+        )
         undo(fake.stop)
-        server = service.Server.start("app-idle", ctx.web, {
-            "DATABASE_URL": database.url, "ANTHROPIC_API_KEY": "bench-fake-key",
-            "ANTHROPIC_BASE_URL": fake.url}, ctx.logs)
+        server = service.Server.start(
+            "app-idle",
+            ctx.web,
+            {
+                "DATABASE_URL": database.url,
+                "ANTHROPIC_API_KEY": "bench-fake-key",
+                "ANTHROPIC_BASE_URL": fake.url,
+            },
+            ctx.logs,
+        )
         undo(server.stop)
         await server.wait_ready()
         for _ in range(5):
@@ -188,7 +220,8 @@ async def run_app(ctx: service.Context, template: databases.Database, tokens: li
         turns = math.ceil(n / options.per_answer)
         owners = [tokens[i] for i in range(turns)]
         sessions = await client.limited(
-            turns, 16, lambda i: client.create_session(server.port, owners[i]))
+            turns, 16, lambda i: client.create_session(server.port, owners[i])
+        )
         workers = set(server.workers())
         rss = procfs.rss_bytes(list(workers))
 
@@ -201,8 +234,11 @@ async def run_app(ctx: service.Context, template: databases.Database, tokens: li
 
         urls = await client.limited(turns, 16, ask)
         result.asked = sum(1 for url in urls if url)
-        targets = [(url, client.bearer(owners[j // options.per_answer]))
-                   for j in range(n) if (url := urls[j // options.per_answer])]
+        targets = [
+            (url, client.bearer(owners[j // options.per_answer]))
+            for j in range(n)
+            if (url := urls[j // options.per_answer])
+        ]
         deadline = time.monotonic() + 30 + n * 0.02
         while time.monotonic() < deadline:
             result.silent = (await fake.stats())["open"]
@@ -242,14 +278,18 @@ def _row(r: IdleResult) -> list[str]:
     if r.log_errors:
         notes.append(service.log_note(r.log_errors))
     sent = len(r.probes) + sum(r.probe_failures.values())
-    return [str(r.n), r.side, f"{len(r.opened)}/{r.n}",
-            client.secs(client.percentile(r.opened, 50)),
-            client.ms(client.percentile(r.probes, 50)),
-            client.ms(client.percentile(r.probes, 99)),
-            f"{sum(r.probe_failures.values())}/{sent}",
-            "-" if r.cpu_percent is None else f"{r.cpu_percent:.1f}",
-            "-" if r.rss_per_stream is None else f"{r.rss_per_stream / 1024:.1f}",
-            "; ".join(notes)]
+    return [
+        str(r.n),
+        r.side,
+        f"{len(r.opened)}/{r.n}",
+        client.secs(client.percentile(r.opened, 50)),
+        client.ms(client.percentile(r.probes, 50)),
+        client.ms(client.percentile(r.probes, 99)),
+        f"{sum(r.probe_failures.values())}/{sent}",
+        "-" if r.cpu_percent is None else f"{r.cpu_percent:.1f}",
+        "-" if r.rss_per_stream is None else f"{r.rss_per_stream / 1024:.1f}",
+        "; ".join(notes),
+    ]
 
 
 def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -> str:
@@ -257,15 +297,38 @@ def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -
     for floor, app in results:
         rows += [_row(floor), _row(app)]
         if not (floor.error or app.error):
-            rows.append(["", "app÷floor", "", "",
-                         client.ratio(client.percentile(app.probes, 50),
-                                      client.percentile(floor.probes, 50)),
-                         client.ratio(client.percentile(app.probes, 99),
-                                      client.percentile(floor.probes, 99)), "",
-                         client.ratio(app.cpu_percent, floor.cpu_percent),
-                         client.ratio(app.rss_per_stream, floor.rss_per_stream), ""])
-    headers = ["N", "side", "open", "headers p50", "/login p50", "/login p99", "probe fails",
-               "worker CPU %", "RSS/stream KiB", "notes"]
-    title = (f"(a) idle open streams: {options.probes} sequential GET /login probes, worker CPU "
-             f"over {options.window:g} s (% of one core), workers' RSS growth / N")
+            rows.append(
+                [
+                    "",
+                    "app÷floor",
+                    "",
+                    "",
+                    client.ratio(
+                        client.percentile(app.probes, 50), client.percentile(floor.probes, 50)
+                    ),
+                    client.ratio(
+                        client.percentile(app.probes, 99), client.percentile(floor.probes, 99)
+                    ),
+                    "",
+                    client.ratio(app.cpu_percent, floor.cpu_percent),
+                    client.ratio(app.rss_per_stream, floor.rss_per_stream),
+                    "",
+                ]
+            )
+    headers = [
+        "N",
+        "side",
+        "open",
+        "headers p50",
+        "/login p50",
+        "/login p99",
+        "probe fails",
+        "worker CPU %",
+        "RSS/stream KiB",
+        "notes",
+    ]
+    title = (
+        f"(a) idle open streams: {options.probes} sequential GET /login probes, worker CPU "
+        f"over {options.window:g} s (% of one core), workers' RSS growth / N"
+    )
     return client.table(title, headers, rows)

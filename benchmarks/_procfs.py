@@ -10,7 +10,7 @@ import os
 def _stat_fields(pid: int) -> list[str]:
     with open(f"/proc/{pid}/stat") as f:
         text = f.read()
-    return text[text.rindex(")") + 2:].split()  # after "pid (comm) "
+    return text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
 
 
 def parent(pid: int) -> int | None:
@@ -84,9 +84,13 @@ def _socket_inodes(pid: int) -> set[int]:
     return inodes
 
 
-def socket_owners(pids: list[int], local: int | None = None,
-                  remote: int | None = None) -> list[int]:
+def socket_owners(
+    pids: list[int], local: int | None = None, remote: int | None = None
+) -> list[int]:
     """Return which of `pids` hold a TCP socket with the given local and/or remote port."""
-    wanted = {inode for lport, rport, inode in _tcp_sockets()
-              if (local is None or lport == local) and (remote is None or rport == remote)}
+    wanted = {
+        inode
+        for lport, rport, inode in _tcp_sockets()
+        if (local is None or lport == local) and (remote is None or rport == remote)
+    }
     return [pid for pid in pids if _socket_inodes(pid) & wanted] if wanted else []

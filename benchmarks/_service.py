@@ -36,10 +36,25 @@ BIN = Path(os.path.abspath(sys.executable)).parent  # the venv: never resolve it
 FLOOR_APP = "_floor:create_app()"
 SECRET_KEY = "bench-service-" + secrets.token_hex(8)
 # Settings of the environment that would change what the app does; each run sets its own.
-APP_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
-                "REDIS_URL", "PORT", "FINNHUB_API_KEY", "EXA_API_KEY", "GUNICORN_CMD_ARGS")
-SHOWN_SETTINGS = ("worker_class", "workers", "threads", "worker_connections", "timeout",
-                  "keepalive")
+APP_SETTINGS = (
+    "DATABASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "REDIS_URL",
+    "PORT",
+    "FINNHUB_API_KEY",
+    "EXA_API_KEY",
+    "GUNICORN_CMD_ARGS",
+)
+SHOWN_SETTINGS = (
+    "worker_class",
+    "workers",
+    "threads",
+    "worker_connections",
+    "timeout",
+    "keepalive",
+)
 ERROR_MARKERS = ("[ERROR]", "[CRITICAL]", "WORKER TIMEOUT")
 _LOG_PREFIX = re.compile(r"^\[[^]]*\] \[\d+\] ")  # gunicorn's "[time] [pid] "
 
@@ -58,9 +73,16 @@ def spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
     """Start a child in its own session, output to `log`, dying with this process."""
     assert threading.current_thread() is threading.main_thread(), "PDEATHSIG follows the thread"
     with log.open("ab") as out:
-        return subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_die_with_parent)
+        return subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
 
 
 def child_env(settings: dict[str, str]) -> dict[str, str]:
@@ -70,6 +92,7 @@ def child_env(settings: dict[str, str]) -> dict[str, str]:
 
 
 # The Procfile's web line.
+
 
 @dataclass(frozen=True, slots=True)
 class WebCommand:
@@ -81,8 +104,9 @@ class WebCommand:
 
     def argv(self, port: int, *, floor: bool = False, control: Path | None = None) -> list[str]:
         """Return the command bound to 127.0.0.1:`port`; the floor's swaps app and config."""
-        options = [o.replace("${PORT}", str(port)).replace("$PORT", str(port))
-                   for o in self.options]
+        options = [
+            o.replace("${PORT}", str(port)).replace("$PORT", str(port)) for o in self.options
+        ]
         app = self.app
         if floor:
             options = _without_config(options)
@@ -136,8 +160,9 @@ def _without_config(options: list[str]) -> list[str]:
 @functools.cache
 def _has_control_socket() -> bool:
     try:
-        done = subprocess.run([str(BIN / "gunicorn"), "--help"], capture_output=True, text=True,
-                              timeout=30)
+        done = subprocess.run(
+            [str(BIN / "gunicorn"), "--help"], capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return "--control-socket" in done.stdout
@@ -145,8 +170,14 @@ def _has_control_socket() -> bool:
 
 def read_procfile(path: Path = ROOT / "Procfile") -> WebCommand:
     """Parse the `web:` line: drop any bind (each run binds 127.0.0.1 and a free port)."""
-    line = next((raw.split(":", 1)[1].strip() for raw in path.read_text().splitlines()
-                 if raw.startswith("web:")), None)
+    line = next(
+        (
+            raw.split(":", 1)[1].strip()
+            for raw in path.read_text().splitlines()
+            if raw.startswith("web:")
+        ),
+        None,
+    )
     if not line:
         raise BenchError(f"{path} has no web: line")
     tokens = shlex.split(line)
@@ -156,8 +187,11 @@ def read_procfile(path: Path = ROOT / "Procfile") -> WebCommand:
         env[name] = value
     if tokens and tokens[0] == "exec":
         tokens.pop(0)
-    if tokens[:1] and Path(tokens[0]).name.startswith("python") and tokens[1:3] == ["-m",
-                                                                                   "gunicorn"]:
+    if (
+        tokens[:1]
+        and Path(tokens[0]).name.startswith("python")
+        and tokens[1:3] == ["-m", "gunicorn"]
+    ):
         tokens = tokens[2:]
     if not tokens or Path(tokens[0]).name != "gunicorn":
         raise BenchError(f"the web: line does not start gunicorn: {line}")
@@ -193,6 +227,7 @@ class Context:
 
 # gunicorn, as the Procfile starts it.
 
+
 @dataclass
 class Server:
     """One gunicorn master (a "host") and its workers."""
@@ -205,8 +240,9 @@ class Server:
     _started: dict[int, int | None] = field(default_factory=dict)  # worker pid -> start time
 
     @classmethod
-    def start(cls, name: str, web: WebCommand, settings: dict[str, str], logs: Path,
-              floor: bool = False) -> Server:
+    def start(
+        cls, name: str, web: WebCommand, settings: dict[str, str], logs: Path, floor: bool = False
+    ) -> Server:
         port = free_port()
         argv = web.argv(port, floor=floor, control=logs / f"{name}-{port}.ctl")
         log = logs / f"{name}-{port}.log"
@@ -222,8 +258,10 @@ class Server:
         last, seen, steady_since = "no answer yet", -1, time.monotonic()
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise BenchError(f"{self.name}: gunicorn exited ({self.process.returncode}); "
-                                 f"log: {self.log_tail()}")
+                raise BenchError(
+                    f"{self.name}: gunicorn exited ({self.process.returncode}); "
+                    f"log: {self.log_tail()}"
+                )
             count = len(self.workers())
             if count != seen:
                 seen, steady_since = count, time.monotonic()
@@ -235,8 +273,9 @@ class Server:
             except client.HttpError as exc:
                 last = str(exc)
             await asyncio.sleep(0.2)
-        raise BenchError(f"{self.name}: not ready within {timeout:g} s ({last}); "
-                         f"log: {self.log_tail()}")
+        raise BenchError(
+            f"{self.name}: not ready within {timeout:g} s ({last}); log: {self.log_tail()}"
+        )
 
     def workers(self) -> list[int]:
         """Return the master's live children (its workers), remembering each one seen."""
@@ -286,8 +325,11 @@ class Server:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.process.wait(5)
         # A worker outlives a killed master until it notices: end it before its database goes.
-        left = [pid for pid, started in self._started.items()
-                if started is not None and start_time(pid) == started]
+        left = [
+            pid
+            for pid, started in self._started.items()
+            if started is not None and start_time(pid) == started
+        ]
         for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -319,6 +361,7 @@ def logs_have_problems(logs: Path) -> bool:
 
 # The fake Claude (benchmarks/_fake_claude.py), in its own process.
 
+
 @dataclass
 class FakeClaude:
     process: subprocess.Popen[bytes]
@@ -332,8 +375,7 @@ class FakeClaude:
     @classmethod
     def start(cls, logs: Path, *args: str) -> FakeClaude:
         log = logs / f"fake-claude-{secrets.token_hex(3)}.log"
-        process = spawn([sys.executable, str(BENCH / "_fake_claude.py"), *args],
-                        child_env({}), log)
+        process = spawn([sys.executable, str(BENCH / "_fake_claude.py"), *args], child_env({}), log)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             text = log.read_text(errors="replace") if log.exists() else ""

@@ -78,15 +78,21 @@ async def one_turn(port: int, token: str, session_id: str, question: str) -> Out
         return Outcome(first, None, frames, str(exc) or type(exc).__name__)
 
 
-async def run_all(server: service.Server, tokens: list[str], sessions: list[str],
-                  options: TurnsOptions, result: TurnsResult) -> None:
+async def run_all(
+    server: service.Server,
+    tokens: list[str],
+    sessions: list[str],
+    options: TurnsOptions,
+    result: TurnsResult,
+) -> None:
     """Run every turn at once, each bounded by the options' timeout."""
     workers = set(server.workers())
 
     async def bounded(i: int) -> Outcome:
         try:
             return await asyncio.wait_for(
-                one_turn(server.port, tokens[i], sessions[i], options.question), options.timeout)
+                one_turn(server.port, tokens[i], sessions[i], options.question), options.timeout
+            )
         except TimeoutError:
             return Outcome(None, None, [], f"not done within {options.timeout:g} s")
 
@@ -110,50 +116,66 @@ def synthetic_frames(count: int = 46) -> list[str]:
     place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
     frames = []
     for i in range(1, count):
-        data = json.dumps({"placement": place,
-                           "obj": {"type": "message_delta", "content": "word " * 60}})
+        data = json.dumps(
+            {"placement": place, "obj": {"type": "message_delta", "content": "word " * 60}}
+        )
         frames.append(f"id: {i}\nevent: packet\ndata: {data}\n\n")
     return [*frames, f'id: {count}\nevent: done\ndata: {{"status": "complete"}}\n\n']
 
 
-async def run_app(ctx: service.Context, template: databases.Database, tokens: list[str],
-                  options: TurnsOptions, frames_file: Path) -> TurnsResult:
+async def run_app(
+    ctx: service.Context,
+    template: databases.Database,
+    tokens: list[str],
+    options: TurnsOptions,
+    frames_file: Path,
+) -> TurnsResult:
     result = TurnsResult("app", options.turns)
     with service.cleanup() as undo:
         database = template.copy()
         undo(database.drop)
-        server = service.Server.start("app-turns", ctx.web, {"DATABASE_URL": database.url},
-                                      ctx.logs)
+        server = service.Server.start(
+            "app-turns", ctx.web, {"DATABASE_URL": database.url}, ctx.logs
+        )
         undo(server.stop)
         await server.wait_ready()
         owners = [tokens[i // TURNS_PER_USER] for i in range(options.turns)]
         sessions = await client.limited(
-            options.turns + 1, 16,
-            lambda i: client.create_session(server.port, owners[i] if i < options.turns
-                                            else tokens[-1]))
+            options.turns + 1,
+            16,
+            lambda i: client.create_session(
+                server.port, owners[i] if i < options.turns else tokens[-1]
+            ),
+        )
         # One turn alone first: it warms the workers up, and its frames are the floor's.
         capture = await asyncio.wait_for(
-            one_turn(server.port, tokens[-1], sessions[-1], options.question), options.timeout)
+            one_turn(server.port, tokens[-1], sessions[-1], options.question), options.timeout
+        )
         if capture.error is None and capture.frames:
             frames_file.write_text(json.dumps(capture.frames))
             result.frames = len(capture.frames)
         else:
-            print(f"  (b) capturing an answer failed ({capture.error}); the floor replays "
-                  "46 synthetic frames")
+            print(
+                f"  (b) capturing an answer failed ({capture.error}); the floor replays "
+                "46 synthetic frames"
+            )
         await run_all(server, owners, sessions[:-1], options, result)
     return result
 
 
-async def run_floor(ctx: service.Context, options: TurnsOptions,
-                    frames_file: Path) -> TurnsResult:
+async def run_floor(ctx: service.Context, options: TurnsOptions, frames_file: Path) -> TurnsResult:
     result = TurnsResult("floor", options.turns)
     if not frames_file.exists():
         frames_file.write_text(json.dumps(synthetic_frames()))
     result.frames = len(json.loads(frames_file.read_text()))
     with service.cleanup() as undo:
-        server = service.Server.start("floor-turns", ctx.web, {
-            "BENCH_FLOOR_MODE": "replay", "BENCH_FLOOR_FRAMES": str(frames_file)},
-            ctx.logs, floor=True)
+        server = service.Server.start(
+            "floor-turns",
+            ctx.web,
+            {"BENCH_FLOOR_MODE": "replay", "BENCH_FLOOR_FRAMES": str(frames_file)},
+            ctx.logs,
+            floor=True,
+        )
         undo(server.stop)
         await server.wait_ready()
         await one_turn(server.port, "floor", "warm-up", options.question)
@@ -174,23 +196,49 @@ def _row(r: TurnsResult) -> list[str]:
         notes.append(f"{r.restarts} worker restarts")
     if r.log_errors:
         notes.append(service.log_note(r.log_errors))
-    return [r.side, str(r.frames), str(sum(r.errors.values())),
-            client.ms(client.percentile(r.first, 50)), client.ms(client.percentile(r.first, 99)),
-            client.ms(client.percentile(r.done, 50)), client.ms(client.percentile(r.done, 99)),
-            client.secs(r.wall), "; ".join(notes)]
+    return [
+        r.side,
+        str(r.frames),
+        str(sum(r.errors.values())),
+        client.ms(client.percentile(r.first, 50)),
+        client.ms(client.percentile(r.first, 99)),
+        client.ms(client.percentile(r.done, 50)),
+        client.ms(client.percentile(r.done, 99)),
+        client.secs(r.wall),
+        "; ".join(notes),
+    ]
 
 
 def report(floor: TurnsResult, app: TurnsResult, options: TurnsOptions) -> str:
     rows = [_row(floor), _row(app)]
     if not (floor.error or app.error):
         p = client.percentile
-        rows.append(["app÷floor", "", "", client.ratio(p(app.first, 50), p(floor.first, 50)),
-                     client.ratio(p(app.first, 99), p(floor.first, 99)),
-                     client.ratio(p(app.done, 50), p(floor.done, 50)),
-                     client.ratio(p(app.done, 99), p(floor.done, 99)),
-                     client.ratio(app.wall, floor.wall), ""])
-    headers = ["side", "frames", "errors", "first p50", "first p99", "done p50", "done p99",
-               "wall", "notes"]
-    title = (f"(b) {options.turns} concurrent turns on the offline engine "
-             f"({options.question!r}); times from the POST")
+        rows.append(
+            [
+                "app÷floor",
+                "",
+                "",
+                client.ratio(p(app.first, 50), p(floor.first, 50)),
+                client.ratio(p(app.first, 99), p(floor.first, 99)),
+                client.ratio(p(app.done, 50), p(floor.done, 50)),
+                client.ratio(p(app.done, 99), p(floor.done, 99)),
+                client.ratio(app.wall, floor.wall),
+                "",
+            ]
+        )
+    headers = [
+        "side",
+        "frames",
+        "errors",
+        "first p50",
+        "first p99",
+        "done p50",
+        "done p99",
+        "wall",
+        "notes",
+    ]
+    title = (
+        f"(b) {options.turns} concurrent turns on the offline engine "
+        f"({options.question!r}); times from the POST"
+    )
     return client.table(title, headers, rows)

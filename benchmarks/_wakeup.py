@@ -123,8 +123,13 @@ async def turn_worker(host: service.Server, fake_port: int, timeout: float) -> i
     return None
 
 
-async def one_round(hosts: list[service.Server], fake: service.FakeClaude, token: str,
-                    options: WakeupOptions, result: WakeupResult) -> None:
+async def one_round(
+    hosts: list[service.Server],
+    fake: service.FakeClaude,
+    token: str,
+    options: WakeupOptions,
+    result: WakeupResult,
+) -> None:
     a = hosts[0]
     session = await client.create_session(a.port, token)
     url = await client.ask(a.port, token, session, "Stream me a steady answer.")
@@ -158,8 +163,7 @@ async def one_round(hosts: list[service.Server], fake: service.FakeClaude, token
         stats.missed += len(expected - r.stamps.keys())
 
 
-async def run_config(ctx: service.Context, config: Config,
-                     options: WakeupOptions) -> WakeupResult:
+async def run_config(ctx: service.Context, config: Config, options: WakeupOptions) -> WakeupResult:
     result = WakeupResult(config)
     with service.cleanup() as undo:
         if config.redis:
@@ -174,18 +178,29 @@ async def run_config(ctx: service.Context, config: Config,
         token = databases.demo_token(database)
         per_turn = options.lead + options.deltas * options.interval + 60
         fake = service.FakeClaude.start(
-            ctx.logs, "--mode", "paced", "--deltas", str(options.deltas), "--interval",
-            str(options.interval), "--lead", str(options.lead),
-            "--lifetime", str(per_turn * options.rounds + 300))
+            ctx.logs,
+            "--mode",
+            "paced",
+            "--deltas",
+            str(options.deltas),
+            "--interval",
+            str(options.interval),
+            "--lead",
+            str(options.lead),
+            "--lifetime",
+            str(per_turn * options.rounds + 300),
+        )
         undo(fake.stop)
-        settings = {"DATABASE_URL": database.url, "ANTHROPIC_API_KEY": "bench-fake-key",
-                    "ANTHROPIC_BASE_URL": fake.url}
+        settings = {
+            "DATABASE_URL": database.url,
+            "ANTHROPIC_API_KEY": "bench-fake-key",
+            "ANTHROPIC_BASE_URL": fake.url,
+        }
         if config.redis:
             settings["REDIS_URL"] = REDIS_URL
         hosts = []
-        for name in "AB"[:config.hosts]:
-            host = service.Server.start(f"wakeup-{config.kind}-{name}", ctx.web, settings,
-                                        ctx.logs)
+        for name in "AB"[: config.hosts]:
+            host = service.Server.start(f"wakeup-{config.kind}-{name}", ctx.web, settings, ctx.logs)
             undo(host.stop)
             hosts.append(host)
         for host in hosts:
@@ -209,13 +224,27 @@ def report(results: list[WakeupResult], options: WakeupOptions) -> str:
             if stats is None:
                 continue
             same = name == SAME or base is None
-            rows.append([r.config.label, name, str(stats.streams), str(len(stats.latencies)),
-                         str(stats.missed), client.ms(p(stats.latencies, 50)),
-                         client.ms(p(stats.latencies, 99)),
-                         "" if same else client.ratio(p(stats.latencies, 50),
-                                                      p(base.latencies, 50) if base else None),
-                         "" if same else client.ratio(p(stats.latencies, 99),
-                                                      p(base.latencies, 99) if base else None)])
+            rows.append(
+                [
+                    r.config.label,
+                    name,
+                    str(stats.streams),
+                    str(len(stats.latencies)),
+                    str(stats.missed),
+                    client.ms(p(stats.latencies, 50)),
+                    client.ms(p(stats.latencies, 99)),
+                    ""
+                    if same
+                    else client.ratio(
+                        p(stats.latencies, 50), p(base.latencies, 50) if base else None
+                    ),
+                    ""
+                    if same
+                    else client.ratio(
+                        p(stats.latencies, 99), p(base.latencies, 99) if base else None
+                    ),
+                ]
+            )
         notes = []
         if r.failures:
             notes.append(f"{len(r.failures)} stream failures (first: {r.failures[0]})")
@@ -223,9 +252,20 @@ def report(results: list[WakeupResult], options: WakeupOptions) -> str:
             notes.append(service.log_note(r.log_errors))
         if notes:
             rows.append([r.config.label, "; ".join(notes)] + [""] * 7)
-    headers = ["config", "stream read from", "streams", "deltas", "missed", "p50", "p99",
-               "p50 ÷ turn's", "p99 ÷ turn's"]
-    title = (f"(f) cross-process wake-up: per-delta latency (arrival − send time), "
-             f"{options.rounds} turns × {options.deltas} deltas every "
-             f"{options.interval * 1000:g} ms")
+    headers = [
+        "config",
+        "stream read from",
+        "streams",
+        "deltas",
+        "missed",
+        "p50",
+        "p99",
+        "p50 ÷ turn's",
+        "p99 ÷ turn's",
+    ]
+    title = (
+        f"(f) cross-process wake-up: per-delta latency (arrival − send time), "
+        f"{options.rounds} turns × {options.deltas} deltas every "
+        f"{options.interval * 1000:g} ms"
+    )
     return client.table(title, headers, rows)

@@ -35,9 +35,11 @@ def main() -> None:
         right[verdict.question.intent] += verdict.correct
     print("by intent: " + ", ".join(f"{i} {right[i]}/{n}" for i, n in sorted(totals.items())))
     times = sorted(v.answer.seconds * 1000 for v in verdicts)
-    print(f"turn time through the API: median {statistics.median(times):.1f} ms, "
-          f"90th percentile {times[int(0.9 * (len(times) - 1))]:.1f} ms, "
-          f"slowest {times[-1]:.1f} ms")
+    print(
+        f"turn time through the API: median {statistics.median(times):.1f} ms, "
+        f"90th percentile {times[int(0.9 * (len(times) - 1))]:.1f} ms, "
+        f"slowest {times[-1]:.1f} ms"
+    )
     print(f"Eval score: {len(correct)}/{len(verdicts)} answers fully correct")
 
 

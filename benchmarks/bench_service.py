@@ -53,8 +53,9 @@ async def attempt(run: Awaitable[R], failed: R, set_error: Callable[[R, str], No
         return failed
 
 
-def _set_error(result: _idle.IdleResult | _turns.TurnsResult | _wakeup.WakeupResult,
-               reason: str) -> None:
+def _set_error(
+    result: _idle.IdleResult | _turns.TurnsResult | _wakeup.WakeupResult, reason: str
+) -> None:
     result.error = reason
 
 
@@ -72,11 +73,15 @@ async def idle_part(ctx: service.Context, options: _idle.IdleOptions) -> bool:
             return False
         for n in options.counts:
             log(f"(a) N={n}: floor")
-            floor = await attempt(_idle.run_floor(ctx, n, options),
-                                  _idle.IdleResult("floor", n), _set_error)
+            floor = await attempt(
+                _idle.run_floor(ctx, n, options), _idle.IdleResult("floor", n), _set_error
+            )
             log(f"(a) N={n}: app")
-            app = await attempt(_idle.run_app(ctx, database, tokens, n, options),
-                                _idle.IdleResult("app", n), _set_error)
+            app = await attempt(
+                _idle.run_app(ctx, database, tokens, n, options),
+                _idle.IdleResult("app", n),
+                _set_error,
+            )
             results.append((floor, app))
     print(_idle.report(results, options), flush=True)
     print()
@@ -96,11 +101,17 @@ async def turns_part(ctx: service.Context, options: _turns.TurnsOptions) -> bool
             return False
         frames = ctx.logs / "floor-frames.json"
         log(f"(b) {options.turns} turns: app")
-        app = await attempt(_turns.run_app(ctx, database, tokens, options, frames),
-                            _turns.TurnsResult("app", options.turns), _set_error)
+        app = await attempt(
+            _turns.run_app(ctx, database, tokens, options, frames),
+            _turns.TurnsResult("app", options.turns),
+            _set_error,
+        )
         log(f"(b) {options.turns} turns: floor")
-        floor = await attempt(_turns.run_floor(ctx, options, frames),
-                              _turns.TurnsResult("floor", options.turns), _set_error)
+        floor = await attempt(
+            _turns.run_floor(ctx, options, frames),
+            _turns.TurnsResult("floor", options.turns),
+            _set_error,
+        )
     print(_turns.report(floor, app, options), flush=True)
     print()
     return not (floor.error or app.error)
@@ -111,8 +122,11 @@ async def wakeup_part(ctx: service.Context, options: _wakeup.WakeupOptions) -> b
     for name in options.configs:
         config = _wakeup.CONFIGS[name]
         log(f"(f) {config.label}")
-        results.append(await attempt(_wakeup.run_config(ctx, config, options),
-                                     _wakeup.WakeupResult(config), _set_error))
+        results.append(
+            await attempt(
+                _wakeup.run_config(ctx, config, options), _wakeup.WakeupResult(config), _set_error
+            )
+        )
     print(_wakeup.report(results, options), flush=True)
     print()
     return not any(r.error for r in results)
@@ -132,17 +146,37 @@ async def run(args: argparse.Namespace, ctx: service.Context) -> bool:
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     ok = True
     if args.part in ("idle", "all"):
-        ok &= await idle_part(ctx, _idle.IdleOptions(
-            counts=args.streams, probes=args.probes, probe_timeout=args.probe_timeout,
-            window=args.window, open_timeout=args.open_timeout, ping=args.ping,
-            per_answer=args.per_answer))
+        ok &= await idle_part(
+            ctx,
+            _idle.IdleOptions(
+                counts=args.streams,
+                probes=args.probes,
+                probe_timeout=args.probe_timeout,
+                window=args.window,
+                open_timeout=args.open_timeout,
+                ping=args.ping,
+                per_answer=args.per_answer,
+            ),
+        )
     if args.part in ("turns", "all"):
-        ok &= await turns_part(ctx, _turns.TurnsOptions(
-            turns=args.turns, question=args.question, timeout=args.turn_timeout))
+        ok &= await turns_part(
+            ctx,
+            _turns.TurnsOptions(
+                turns=args.turns, question=args.question, timeout=args.turn_timeout
+            ),
+        )
     if args.part in ("wakeup", "all"):
-        ok &= await wakeup_part(ctx, _wakeup.WakeupOptions(
-            configs=args.configs, rounds=args.rounds, deltas=args.deltas,
-            interval=args.interval, lead=args.lead, streams=args.streams_per_host))
+        ok &= await wakeup_part(
+            ctx,
+            _wakeup.WakeupOptions(
+                configs=args.configs,
+                rounds=args.rounds,
+                deltas=args.deltas,
+                interval=args.interval,
+                lead=args.lead,
+                streams=args.streams_per_host,
+            ),
+        )
     return ok
 
 
@@ -163,38 +197,72 @@ def _configs(text: str) -> list[str]:
 
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", choices=("postgres", "sqlite"), default="postgres",
-                        help="the database of parts (a) and (b) (default: postgres)")
-    common.add_argument("--admin-url", default=os.environ.get("TEST_DATABASE_URL")
-                        or databases.DEFAULT_ADMIN_URL,
-                        help="a PostgreSQL database to connect to when creating databases")
-    common.add_argument("--max-seconds", type=float, default=3600.0,
-                        help="stop everything after this long (default: 3600)")
+    common.add_argument(
+        "--db",
+        choices=("postgres", "sqlite"),
+        default="postgres",
+        help="the database of parts (a) and (b) (default: postgres)",
+    )
+    common.add_argument(
+        "--admin-url",
+        default=os.environ.get("TEST_DATABASE_URL") or databases.DEFAULT_ADMIN_URL,
+        help="a PostgreSQL database to connect to when creating databases",
+    )
+    common.add_argument(
+        "--max-seconds",
+        type=float,
+        default=3600.0,
+        help="stop everything after this long (default: 3600)",
+    )
     common.add_argument("--keep-logs", action="store_true", help="keep the servers' logs")
     idle = argparse.ArgumentParser(add_help=False)
-    idle.add_argument("--streams", type=_counts, default=[100, 500],
-                      help="the Ns to run, e.g. 100,500,1000,2000 (default: 100,500)")
+    idle.add_argument(
+        "--streams",
+        type=_counts,
+        default=[100, 500],
+        help="the Ns to run, e.g. 100,500,1000,2000 (default: 100,500)",
+    )
     idle.add_argument("--probes", type=int, default=50)
     idle.add_argument("--probe-timeout", type=float, default=5.0)
     idle.add_argument("--window", type=float, default=10.0, help="the idle CPU window, s")
-    idle.add_argument("--open-timeout", type=float, default=25.0,
-                      help="how long a stream may take to send its headers (default: 25 s)")
-    idle.add_argument("--ping", type=float, default=10.0,
-                      help="seconds between the fake Claude's pings (default: 10)")
-    idle.add_argument("--per-answer", type=int, default=20,
-                      help="streams open on each running answer (default: 20, one user's cap)")
+    idle.add_argument(
+        "--open-timeout",
+        type=float,
+        default=25.0,
+        help="how long a stream may take to send its headers (default: 25 s)",
+    )
+    idle.add_argument(
+        "--ping",
+        type=float,
+        default=10.0,
+        help="seconds between the fake Claude's pings (default: 10)",
+    )
+    idle.add_argument(
+        "--per-answer",
+        type=int,
+        default=20,
+        help="streams open on each running answer (default: 20, one user's cap)",
+    )
     turns = argparse.ArgumentParser(add_help=False)
     turns.add_argument("--turns", type=int, default=200)
     turns.add_argument("--question", default=_turns.QUESTION)
     turns.add_argument("--turn-timeout", type=float, default=180.0)
     wakeup = argparse.ArgumentParser(add_help=False)
-    wakeup.add_argument("--configs", type=_configs, default=list(_wakeup.CONFIGS),
-                        help=f"from {','.join(_wakeup.CONFIGS)} (default: all)")
+    wakeup.add_argument(
+        "--configs",
+        type=_configs,
+        default=list(_wakeup.CONFIGS),
+        help=f"from {','.join(_wakeup.CONFIGS)} (default: all)",
+    )
     wakeup.add_argument("--rounds", type=int, default=3, help="turns per config")
     wakeup.add_argument("--deltas", type=int, default=60, help="text deltas per turn")
     wakeup.add_argument("--interval", type=float, default=0.05, help="seconds between deltas")
-    wakeup.add_argument("--lead", type=float, default=2.0,
-                        help="seconds between the turn's first text and its timed deltas")
+    wakeup.add_argument(
+        "--lead",
+        type=float,
+        default=2.0,
+        help="seconds between the turn's first text and its timed deltas",
+    )
     wakeup.add_argument("--streams-per-host", type=int, default=2)
     main_parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parts = main_parser.add_subparsers(dest="part", required=True)
@@ -217,8 +285,10 @@ def main() -> int:
     ctx = service.Context(web, logs, args.admin_url, args.db)
     for name in databases.drop_orphans(args.admin_url):
         log(f"dropped {name}, left by an earlier run that was killed")
-    print(f"bench_service {args.part}: {datetime.date.today()}, {os.cpu_count()} cores; "
-          f"Procfile: {web.summary} (bound to 127.0.0.1); (a)/(b) database: {args.db}")
+    print(
+        f"bench_service {args.part}: {datetime.date.today()}, {os.cpu_count()} cores; "
+        f"Procfile: {web.summary} (bound to 127.0.0.1); (a)/(b) database: {args.db}"
+    )
     print(flush=True)
     ok = False
     try:

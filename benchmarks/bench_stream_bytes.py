@@ -36,8 +36,9 @@ from webapp.web._stream import Phase, answer_stream
 
 PACE = 64
 SAMPLE_FROM, SAMPLE = 500, 25
-TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).parent.parent / "templates"),
-                        autoescape=True)
+TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parent.parent / "templates"), autoescape=True
+)
 SENTENCES = [
     "Your Sapphire Preferred card has a balance of **$4,782.07**, due on the 14th.",
     "Paying it in full avoids the 24.99% APR on purchases.",
@@ -51,8 +52,12 @@ SENTENCES = [
 
 
 def _doc(number: int) -> dict[str, Any]:
-    return {"document_id": f"https://example.com/{number}", "link": f"https://example.com/{number}",
-            "semantic_identifier": f"Source {number}", "blurb": "b" * 120}
+    return {
+        "document_id": f"https://example.com/{number}",
+        "link": f"https://example.com/{number}",
+        "semantic_identifier": f"Source {number}",
+        "blurb": "b" * 120,
+    }
 
 
 def answer_markdown(length: int) -> str:
@@ -68,8 +73,10 @@ def answer_markdown(length: int) -> str:
         for _ in range(2):
             body = " ".join(next(sentences) for _ in range(3))
             parts.append(f"{body} [[{next(cites)}]](https://example.com/)\n\n")
-        items = [f"- **Step {i}:** {next(sentences)} [[{next(cites)}]](https://example.com/)"
-                 for i in range(1, 5)]
+        items = [
+            f"- **Step {i}:** {next(sentences)} [[{next(cites)}]](https://example.com/)"
+            for i in range(1, 5)
+        ]
         parts.append("\n".join(items) + "\n\n")
     return "".join(parts).rstrip()
 
@@ -81,35 +88,51 @@ def packets(flushes: int, pace: int = PACE) -> list[str]:
     def wire(obj: dict[str, Any]) -> str:
         return json.dumps({"placement": place, "obj": obj})
 
-    text = answer_markdown(flushes * pace)[:flushes * pace]
-    out = [wire({"type": "search_tool_documents_delta",
-                 "documents": [_doc(n) for n in range(1, 13)]}),
-           wire({"type": "message_start", "final_documents": None})]
+    text = answer_markdown(flushes * pace)[: flushes * pace]
+    out = [
+        wire({"type": "search_tool_documents_delta", "documents": [_doc(n) for n in range(1, 13)]}),
+        wire({"type": "message_start", "final_documents": None}),
+    ]
     cited: set[int] = set()
     for start in range(0, len(text), pace):
-        delta = text[start:start + pace]
+        delta = text[start : start + pace]
         # As the engine does: a number's citation_info comes before its first marker.
         for number in range(1, 13):
-            if number not in cited and f"[[{number}]]" in text[:start + pace + 8]:
+            if number not in cited and f"[[{number}]]" in text[: start + pace + 8]:
                 cited.add(number)
-                out.append(wire({"type": "citation_info", "citation_number": number,
-                                 "document_id": f"https://example.com/{number}"}))
+                out.append(
+                    wire(
+                        {
+                            "type": "citation_info",
+                            "citation_number": number,
+                            "document_id": f"https://example.com/{number}",
+                        }
+                    )
+                )
         out.append(wire({"type": "message_delta", "content": delta}))
     out.append(wire({"type": "stop", "stop_reason": None}))
     return out
 
 
-def render(stream: PacketStream, phase: Phase, error: str | None,
-           start: int = 0) -> AnswerViews:
+def render(stream: PacketStream, phase: Phase, error: str | None, start: int = 0) -> AnswerViews:
     state = stream.state
-    answer = answer_view(state, "m", None, streaming=phase == "streaming", error=error,
-                         interrupted=phase == "interrupted", start=start)
+    answer = answer_view(
+        state,
+        "m",
+        None,
+        streaming=phase == "streaming",
+        error=error,
+        interrupted=phase == "interrupted",
+        start=start,
+    )
     return AnswerViews(answer, sources_view(state, "m", None, lambda doc: "/icon"))
 
 
 def fragments(views: AnswerViews) -> tuple[str, str]:
-    return (TEMPLATES.get_template("_answer.html").render(answer=views.answer).strip(),
-            TEMPLATES.get_template("_sources.html").render(sources=views.sources).strip())
+    return (
+        TEMPLATES.get_template("_answer.html").render(answer=views.answer).strip(),
+        TEMPLATES.get_template("_sources.html").render(sources=views.sources).strip(),
+    )
 
 
 def events(datas: list[str]) -> Iterator[StoredEvent | None]:
@@ -167,24 +190,32 @@ def whole_rerender(datas: list[str], sample: int) -> tuple[int, float]:
 
 
 def main() -> None:
-    print(f"{PACE} characters of markdown a flush; answer bytes are its `answer` and `patch`"
-          " events (the sources sheet is the same in both)")
-    print(f"{'flushes':>7} {'answer':>9} | {'settled: wire':>13} {'ratio':>6} {'CPU':>7}"
-          f" | {'whole re-render: wire':>21} {'ratio':>7} {'CPU':>8}")
+    print(
+        f"{PACE} characters of markdown a flush; answer bytes are its `answer` and `patch`"
+        " events (the sources sheet is the same in both)"
+    )
+    print(
+        f"{'flushes':>7} {'answer':>9} | {'settled: wire':>13} {'ratio':>6} {'CPU':>7}"
+        f" | {'whole re-render: wire':>21} {'ratio':>7} {'CPU':>8}"
+    )
     for flushes in (10, 100, 1_000, 5_000):
         datas = packets(flushes)
         wire, final, cpu = settled_stream(datas)
         sample = SAMPLE if flushes > SAMPLE_FROM else 1
         old_wire, old_cpu = whole_rerender(datas, sample)
         note = f"  (1 flush in {sample} rendered)" if sample > 1 else ""
-        print(f"{flushes:>7} {final / 1e3:>7.1f}KB | {wire / 1e3:>11.1f}KB {wire / final:>5.2f}x"
-              f" {cpu:>6.2f}s | {old_wire / 1e3:>19.1f}KB {old_wire / final:>6.1f}x"
-              f" {old_cpu:>7.2f}s{note}")
+        print(
+            f"{flushes:>7} {final / 1e3:>7.1f}KB | {wire / 1e3:>11.1f}KB {wire / final:>5.2f}x"
+            f" {cpu:>6.2f}s | {old_wire / 1e3:>19.1f}KB {old_wire / final:>6.1f}x"
+            f" {old_cpu:>7.2f}s{note}"
+        )
     print("\n1,000 flushes at other paces (settled blocks and patches)")
     for pace in (16, 32, 128):
         wire, final, cpu = settled_stream(packets(1_000, pace))
-        print(f"{pace:>4} characters a flush: answer {final / 1e3:>6.1f}KB,"
-              f" wire {wire / 1e3:>7.1f}KB, ratio {wire / final:.2f}x, CPU {cpu:.2f}s")
+        print(
+            f"{pace:>4} characters a flush: answer {final / 1e3:>6.1f}KB,"
+            f" wire {wire / 1e3:>7.1f}KB, ratio {wire / final:.2f}x, CPU {cpu:.2f}s"
+        )
 
 
 if __name__ == "__main__":

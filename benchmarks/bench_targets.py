@@ -46,10 +46,15 @@ def transactions(count: int, accounts: int) -> list[Row]:
     names = ("Credit card", "Checking", "Savings", "Sapphire Preferred®", "Brokerage")
     labels = [names[i % 5] if i < 10 else f"Account {i}" for i in range(accounts)]
     rows = [
-        {"source": "plaid", "source_account_id": account_id(i % accounts),
-         "account_name": labels[i % accounts], "date": f"2026-{i % 12 + 1:02d}-{i % 28 + 1:02d}",
-         "amount": round(i * 0.37 % 500, 2), "merchant_name": f"Merchant {i % 97}",
-         "category": "FOOD_AND_DRINK"}
+        {
+            "source": "plaid",
+            "source_account_id": account_id(i % accounts),
+            "account_name": labels[i % accounts],
+            "date": f"2026-{i % 12 + 1:02d}-{i % 28 + 1:02d}",
+            "amount": round(i * 0.37 % 500, 2),
+            "merchant_name": f"Merchant {i % 97}",
+            "category": "FOOD_AND_DRINK",
+        }
         for i in range(count)
     ]
     return list(json.loads(json.dumps(rows)))
@@ -57,8 +62,9 @@ def transactions(count: int, accounts: int) -> list[Row]:
 
 def holdings(count: int) -> list[Row]:
     """Return `count` holding rows that select no account label: the portfolio."""
-    rows = [{"ticker": f"T{i % 500}", "quantity": i % 40, "market_value": i * 1.5}
-            for i in range(count)]
+    rows = [
+        {"ticker": f"T{i % 500}", "quantity": i % 40, "market_value": i * 1.5} for i in range(count)
+    ]
     return list(json.loads(json.dumps(rows)))
 
 
@@ -91,8 +97,13 @@ def row_by_row(rows: Sequence[Row]) -> list[SqlGroup]:
     for source, (title, group) in groups.items():
         refs = [account_ref_from_row(row) for row in group]
         typed = tuple(ref for ref in refs if ref is not None)
-        target = (PortfolioTarget() if source == PORTFOLIO_SOURCE
-                  else target_for_accounts(typed) if len(typed) == len(refs) else None)
+        target = (
+            PortfolioTarget()
+            if source == PORTFOLIO_SOURCE
+            else target_for_accounts(typed)
+            if len(typed) == len(refs)
+            else None
+        )
         cited.append(SqlGroup(source, title, tuple(group), target))
     return cited
 
@@ -134,28 +145,36 @@ def main() -> None:
         for name, make in SHAPES:
             rows = make(count)
             assert targets_for_sql(rows) == row_by_row(rows)
-            t = fastest({
-                "id-only": lambda rows=rows: id_only(rows),
-                "floor": lambda rows=rows: grouped_floor(rows),
-                "fast": lambda rows=rows: targets_for_sql(rows),
-                "row by row": lambda rows=rows: row_by_row(rows),
-            })
-            print(f"{count:>7} rows, {name:<17}  targets_for_sql {t['fast'] * 1e3:7.2f} ms"
-                  f" = {t['fast'] / t['floor']:5.2f}x floor ({t['floor'] * 1e3:5.2f} ms)"
-                  f" = {t['fast'] / t['id-only']:6.2f}x id-only ({t['id-only'] * 1e3:4.2f} ms);"
-                  f" row by row {t['row by row'] / t['floor']:5.2f}x floor")
+            t = fastest(
+                {
+                    "id-only": lambda rows=rows: id_only(rows),
+                    "floor": lambda rows=rows: grouped_floor(rows),
+                    "fast": lambda rows=rows: targets_for_sql(rows),
+                    "row by row": lambda rows=rows: row_by_row(rows),
+                }
+            )
+            print(
+                f"{count:>7} rows, {name:<17}  targets_for_sql {t['fast'] * 1e3:7.2f} ms"
+                f" = {t['fast'] / t['floor']:5.2f}x floor ({t['floor'] * 1e3:5.2f} ms)"
+                f" = {t['fast'] / t['id-only']:6.2f}x id-only ({t['id-only'] * 1e3:4.2f} ms);"
+                f" row by row {t['row by row'] / t['floor']:5.2f}x floor"
+            )
     print("from_sql end to end: targets, then search_result blocks (at most 40 per source)")
     for name, make in SHAPES:
         rows = make(10_000)
         result = Result(tuple(rows[0]), tuple(rows))
-        t = fastest({
-            "floor": lambda rows=rows: grouped_floor(rows),
-            "targets": lambda rows=rows: targets_for_sql(rows),
-            "from_sql": lambda result=result: from_sql(result, "2026-11-29T00:00:00Z"),
-        })
-        print(f"  10000 rows, {name:<17}  from_sql {t['from_sql'] * 1e3:7.2f} ms"
-              f" = {t['from_sql'] / t['floor']:5.2f}x floor ({t['floor'] * 1e3:4.2f} ms)"
-              f" = {t['from_sql'] / t['targets']:4.2f}x targets_for_sql alone")
+        t = fastest(
+            {
+                "floor": lambda rows=rows: grouped_floor(rows),
+                "targets": lambda rows=rows: targets_for_sql(rows),
+                "from_sql": lambda result=result: from_sql(result, "2026-11-29T00:00:00Z"),
+            }
+        )
+        print(
+            f"  10000 rows, {name:<17}  from_sql {t['from_sql'] * 1e3:7.2f} ms"
+            f" = {t['from_sql'] / t['floor']:5.2f}x floor ({t['floor'] * 1e3:4.2f} ms)"
+            f" = {t['from_sql'] / t['targets']:4.2f}x targets_for_sql alone"
+        )
 
 
 if __name__ == "__main__":

@@ -29,15 +29,17 @@ from webapp.chat import create_session  # noqa: E402
 from webapp.store import authenticate, get_engine, seed_demo, upgrade_database  # noqa: E402
 from webapp.web._extension import chat_service  # noqa: E402
 
-OFFLINE_QUESTIONS = ["What do I owe on my credit cards?", "What is AAPL trading at?",
-                     "How is the gain on selling my home taxed?"]
+OFFLINE_QUESTIONS = [
+    "What do I owe on my credit cards?",
+    "What is AAPL trading at?",
+    "How is the gain on selling my home taxed?",
+]
 SQL = "SELECT source, source_account_id, account_name, current_balance FROM account_details"
 
 
 def claude_answer() -> list[Any]:
-    words = ("Your balances are listed below with the account each figure comes from. " * 6)
-    return [tool_reply(("t1", "execute_sql", {"query": SQL})),
-            Paced(text_reply((words, [])), 0.02)]
+    words = "Your balances are listed below with the account each figure comes from. " * 6
+    return [tool_reply(("t1", "execute_sql", {"query": SQL})), Paced(text_reply((words, [])), 0.02)]
 
 
 def run(url: str, config: dict[str, Any], questions: list[str]) -> list[tuple[int, int]]:
@@ -69,19 +71,23 @@ def run(url: str, config: dict[str, Any], questions: list[str]) -> list[tuple[in
 
 
 def main() -> None:
-    admin = (sys.argv[1] if len(sys.argv) > 1 else os.environ.get("TEST_DATABASE_URL")
-             or "postgresql://postgres@127.0.0.1:5432/test")
+    admin = (
+        sys.argv[1]
+        if len(sys.argv) > 1
+        else os.environ.get("TEST_DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/test"
+    )
     rows: list[tuple[str, int, int]] = []
     with scratch("postgres", admin) as url:
         for question, (commits, events) in zip(
-                OFFLINE_QUESTIONS, run(url, {"ANTHROPIC_API_KEY": None}, OFFLINE_QUESTIONS),
-                strict=True):
+            OFFLINE_QUESTIONS, run(url, {"ANTHROPIC_API_KEY": None}, OFFLINE_QUESTIONS), strict=True
+        ):
             rows.append((f"offline: {question}", commits, events))
         with FakeClaude(claude_answer()) as fake:
             config = {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.url}
-            (commits, events), = run(url, config, ["What are my balances?"])
-            rows.append(("Claude-shaped: a tool round, then text at 20 ms an event", commits,
-                         events))
+            ((commits, events),) = run(url, config, ["What are my balances?"])
+            rows.append(
+                ("Claude-shaped: a tool round, then text at 20 ms an event", commits, events)
+            )
     print(f"{'turn':<62} {'events':>6} {'commits':>7} {'per-event design':>16} {'ratio':>6}")
     for name, commits, events in rows:
         old = events + 3

@@ -59,8 +59,9 @@ def running_answer(engine: Engine) -> tuple[int, str, str]:
     return user.id, session_id, message_id
 
 
-def write(engine: Engine, message_id: str, count: int, interval: float,
-          announce: list[RedisListener]) -> None:
+def write(
+    engine: Engine, message_id: str, count: int, interval: float, announce: list[RedisListener]
+) -> None:
     for seq in range(1, count + 1):
         time.sleep(interval)
         data = json.dumps({"t": time.time()})
@@ -76,18 +77,30 @@ def over_http(url: str, redis: bool, events: int, interval: float, logs: Path) -
     seed_demo(engine, "demo")
     token = create_api_token(engine, "demo")
     _, session_id, message_id = running_answer(engine)
-    env = {"DATABASE_URL": url, "SECRET_KEY": "bench", "ANTHROPIC_API_KEY": "",
-           "REDIS_URL": REDIS if redis else ""}
+    env = {
+        "DATABASE_URL": url,
+        "SECRET_KEY": "bench",
+        "ANTHROPIC_API_KEY": "",
+        "REDIS_URL": REDIS if redis else "",
+    }
     latencies: list[float] = []
     path = f"/api/chat/sessions/{session_id}/messages/{message_id}/stream"
-    with gunicorn(env, logs, name="wake") as server, httpx.Client(
-            base_url=server.url, headers={"Authorization": f"Bearer {token}"},
-            timeout=httpx.Timeout(30, read=60)) as client, client.stream("GET", path) as response:
+    with (
+        gunicorn(env, logs, name="wake") as server,
+        httpx.Client(
+            base_url=server.url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(30, read=60),
+        ) as client,
+        client.stream("GET", path) as response,
+    ):
         lines = response.iter_lines()
         next(lines)  # the opening comment: the reader is connected
         time.sleep(0.5)  # ... and waiting
-        writer = threading.Thread(target=write, args=(
-            engine, message_id, events, interval, [RedisListener(REDIS)] if redis else []))
+        writer = threading.Thread(
+            target=write,
+            args=(engine, message_id, events, interval, [RedisListener(REDIS)] if redis else []),
+        )
         writer.start()
         for line in lines:
             if line.startswith("data:"):
@@ -112,8 +125,9 @@ def in_process(url: str, events: int, interval: float) -> list[float]:
         for seq in range(1, events + 1):
             time.sleep(interval)
             data = json.dumps({"t": time.time()})
-            store.append_events(engine, message_id, "bench", LEASE,
-                                [StoredEvent(seq, "packet", data)])
+            store.append_events(
+                engine, message_id, "bench", LEASE, [StoredEvent(seq, "packet", data)]
+            )
             service.announce(message_id)
 
     writer = threading.Thread(target=announce_after_write)
@@ -133,26 +147,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.02)
-    parser.add_argument("--admin-url", default=os.environ.get("TEST_DATABASE_URL")
-                        or "postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument(
+        "--admin-url",
+        default=os.environ.get("TEST_DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/test",
+    )
     args = parser.parse_args()
     rows: list[tuple[str, list[float], list[float]]] = []
     with tempfile.TemporaryDirectory() as logs:
-        for name, backend, redis in (("PostgreSQL, LISTEN/NOTIFY", "postgres", False),
-                                     ("PostgreSQL + Redis pub/sub", "postgres", True),
-                                     ("SQLite, data_version poll", "sqlite", False)):
+        for name, backend, redis in (
+            ("PostgreSQL, LISTEN/NOTIFY", "postgres", False),
+            ("PostgreSQL + Redis pub/sub", "postgres", True),
+            ("SQLite, data_version poll", "sqlite", False),
+        ):
             with scratch(backend, args.admin_url) as url:
                 floor = in_process(url, args.events, args.interval)
             with scratch(backend, args.admin_url) as url:
                 crossed = over_http(url, redis, args.events, args.interval, Path(logs))
             rows.append((name, crossed, floor))
-    print(f"write → client, {args.events} events {args.interval * 1000:g} ms apart, "
-          "read through the Procfile's gunicorn (another process) vs in the writer's process")
+    print(
+        f"write → client, {args.events} events {args.interval * 1000:g} ms apart, "
+        "read through the Procfile's gunicorn (another process) vs in the writer's process"
+    )
     print(f"{'wake-up':<28} {'p50':>8} {'p99':>8} {'floor p50':>10} {'floor p99':>10}")
     for name, crossed, floor in rows:
-        print(f"{name:<28} {percentile(crossed, 50) * 1000:>6.1f}ms "
-              f"{percentile(crossed, 99) * 1000:>6.1f}ms {percentile(floor, 50) * 1000:>8.1f}ms "
-              f"{percentile(floor, 99) * 1000:>8.1f}ms")
+        print(
+            f"{name:<28} {percentile(crossed, 50) * 1000:>6.1f}ms "
+            f"{percentile(crossed, 99) * 1000:>6.1f}ms {percentile(floor, 50) * 1000:>8.1f}ms "
+            f"{percentile(floor, 99) * 1000:>8.1f}ms"
+        )
 
 
 if __name__ == "__main__":

@@ -112,11 +112,17 @@ def pg_url(pg_admin_url: str) -> Iterator[str]:
     name = f"webapp_test_{secrets.token_hex(6)}"
     with psycopg.connect(_conninfo(pg_admin_url), autocommit=True) as admin:
         admin.execute(_ROLES)
-        admin.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(
-            sql.Identifier(name), sql.Identifier(APP_ROLE)))
+        admin.execute(
+            sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                sql.Identifier(name), sql.Identifier(APP_ROLE)
+            )
+        )
     try:
-        yield (make_url(pg_admin_url).set(database=name, username=APP_ROLE, password=None)
-               .render_as_string(hide_password=False))
+        yield (
+            make_url(pg_admin_url)
+            .set(database=name, username=APP_ROLE, password=None)
+            .render_as_string(hide_password=False)
+        )
     finally:
         with psycopg.connect(_conninfo(pg_admin_url), autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))

@@ -55,10 +55,11 @@ def test_credit_card_question_yields_typed_targets_on_every_channel(
     app: Flask, demo: ApiClient
 ) -> None:
     cards = demo_cards(app)
-    pooled = {"kind": "accounts", "accounts": [
-        {"accountId": i, "provider": "plaid"} for i in cards["Credit card"]]}
-    sapphire = {"kind": "account", "accountId": cards["Sapphire Preferred"][0],
-                "provider": "plaid"}
+    pooled = {
+        "kind": "accounts",
+        "accounts": [{"accountId": i, "provider": "plaid"} for i in cards["Credit card"]],
+    }
+    sapphire = {"kind": "account", "accountId": cards["Sapphire Preferred"][0], "provider": "plaid"}
     with idle_after(app):
         session_id = demo.new_session()
         asked = demo.ask(session_id, "What do I owe on my credit cards?")
@@ -69,8 +70,11 @@ def test_credit_card_question_yields_typed_targets_on_every_channel(
     assert [int(e.id) for e in events] == list(range(1, len(events) + 1))
 
     # SSE `citation`: data.citation.target
-    live = {json.loads(e.data)["citation"]["source"]: json.loads(e.data)["citation"]["target"]
-            for e in events if e.event == "citation"}
+    live = {
+        json.loads(e.data)["citation"]["source"]: json.loads(e.data)["citation"]["target"]
+        for e in events
+        if e.event == "citation"
+    }
     assert live[CREDIT]["kind"] == "accounts"
     assert sorted(a["accountId"] for a in live[CREDIT]["accounts"]) == sorted(cards["Credit card"])
     assert live[SAPPHIRE] == sapphire
@@ -78,8 +82,9 @@ def test_credit_card_question_yields_typed_targets_on_every_channel(
     (summary,) = [json.loads(e.data) for e in events if e.event == "citations_summary"]
     by_source = {c["source"]: c["target"] for c in summary["citations"]}
     assert by_source[SAPPHIRE] == sapphire
-    assert sorted(a["accountId"] for a in by_source[CREDIT]["accounts"]) == \
-        sorted(a["accountId"] for a in pooled["accounts"])
+    assert sorted(a["accountId"] for a in by_source[CREDIT]["accounts"]) == sorted(
+        a["accountId"] for a in pooled["accounts"]
+    )
     # The raw `message` event carries no targets.
     (message,) = [e.data for e in events if e.event == "message"]
     assert '"target"' not in message
@@ -100,7 +105,7 @@ def test_credit_card_question_yields_typed_targets_on_every_channel(
     assert answer["role"] == "assistant" and answer["status"] == "complete"
     assert {c["source"]: c["target"] for c in answer["citations"]}[SAPPHIRE] == sapphire
     inline = answer["inline_citations"]
-    assert inline and all(answer["content"][c["start"]:c["end"]] == c["text"] for c in inline)
+    assert inline and all(answer["content"][c["start"] : c["end"]] == c["text"] for c in inline)
     assert {c["source"]: c["target"] for c in inline}[SAPPHIRE] == sapphire
     # Provider names are for routing only: never in the text people read.
     assert "plaid" not in answer["content"].lower()
@@ -127,16 +132,28 @@ def test_a_dropped_connection_loses_nothing(tmp_path: Path) -> None:
                 release.wait(20)
             return super().pop(index)
 
-    query = ("SELECT source, source_account_id, account_name, current_balance "
-             "FROM account_details WHERE account_name = 'Credit card'")
-    cite = {"type": "search_result_location", "source": CREDIT, "title": "Credit card",
-            "cited_text": "…", "search_result_index": 0, "start_block_index": 0,
-            "end_block_index": 1}
+    query = (
+        "SELECT source, source_account_id, account_name, current_balance "
+        "FROM account_details WHERE account_name = 'Credit card'"
+    )
+    cite = {
+        "type": "search_result_location",
+        "source": CREDIT,
+        "title": "Credit card",
+        "cited_text": "…",
+        "search_result_index": 0,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
     with FakeClaude() as fake:
         app = make_app(tmp_path, ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=fake.url)
         # The answer's text waits until the reader has hung up, so the hang-up is mid-stream.
-        fake.replies = HeldReplies([tool_reply(("q", "execute_sql", {"query": query})),
-                                    text_reply(("You owe on two cards.", [cite]))])
+        fake.replies = HeldReplies(
+            [
+                tool_reply(("q", "execute_sql", {"query": query})),
+                text_reply(("You owe on two cards.", [cite])),
+            ]
+        )
         demo = api_client(app)
         server = make_server("127.0.0.1", 0, app, threaded=True)
         serving = threading.Thread(target=server.serve_forever, daemon=True)
@@ -190,8 +207,10 @@ def test_other_users_cannot_see_a_session(app: Flask, demo: ApiClient) -> None:
     alex = api_client(app, "alex").http
     assert alex.get(f"/api/chat/sessions/{session_id}").status_code == 404
     assert alex.get(asked["stream_url"]).status_code == 404
-    assert alex.post(f"/api/chat/sessions/{session_id}/messages",
-                     json={"message": "hi"}).status_code == 404
+    assert (
+        alex.post(f"/api/chat/sessions/{session_id}/messages", json={"message": "hi"}).status_code
+        == 404
+    )
     assert alex.get("/api/chat/sessions").json() == {"sessions": []}
 
 
@@ -203,7 +222,11 @@ def test_other_users_cannot_see_a_session(app: Flask, demo: ApiClient) -> None:
         (b'{"message": 7}', {"content-type": "application/json"}, 400),
         (b'{"message": "   "}', {"content-type": "application/json"}, 400),
         (json.dumps({"message": "x" * 9000}).encode(), {"content-type": "application/json"}, 400),
-        (json.dumps({"message": "x" * 100_000}).encode(), {"content-type": "application/json"}, 413),
+        (
+            json.dumps({"message": "x" * 100_000}).encode(),
+            {"content-type": "application/json"},
+            413,
+        ),
     ],
     ids=["malformed", "not-an-object", "not-a-string", "blank", "too-long", "oversize-body"],
 )
@@ -211,8 +234,9 @@ def test_bad_requests_get_clear_errors(
     app: Flask, demo: ApiClient, body: bytes, headers: dict[str, str], status: int
 ) -> None:
     session_id = demo.new_session()
-    response = demo.http.post(f"/api/chat/sessions/{session_id}/messages", content=body,
-                              headers=headers)
+    response = demo.http.post(
+        f"/api/chat/sessions/{session_id}/messages", content=body, headers=headers
+    )
     assert response.status_code == status
     assert isinstance(response.json()["error"], str) and response.json()["error"]
     assert demo.session(session_id)["messages"] == []
@@ -235,8 +259,11 @@ def test_no_log_record_of_complete_turns_names_an_account(
     caplog.set_level(logging.DEBUG)
     with idle_after(app):
         session_id = demo.new_session()
-        for question in ("What do I owe on my credit cards?", "What are my holdings?",
-                         "What is my checking balance?"):
+        for question in (
+            "What do I owe on my credit cards?",
+            "What are my holdings?",
+            "What is my checking balance?",
+        ):
             demo.stream(demo.ask(session_id, question)["stream_url"])
     records = [r.getMessage() for r in caplog.records]
     assert any("[Citations]" in r for r in records)
@@ -258,46 +285,80 @@ def _wait_for(check: Callable[[], T | None], timeout: float = 30) -> T:
 
 def _rows(app: Flask, table: sa.Table, column: sa.Column[Any], value: str) -> int:
     with get_engine(app).connect() as conn:
-        return int(conn.execute(sa.select(sa.func.count()).select_from(table)
-                                .where(column == value)).scalar() or 0)
+        return int(
+            conn.execute(
+                sa.select(sa.func.count()).select_from(table).where(column == value)
+            ).scalar()
+            or 0
+        )
 
 
 def test_rename_trims_the_title_and_answers_with_the_session(app: Flask, demo: ApiClient) -> None:
     session_id = demo.new_session()
-    response = demo.http.patch(f"/api/chat/sessions/{session_id}",
-                               json={"title": "  Card debts 💳  "})
+    response = demo.http.patch(
+        f"/api/chat/sessions/{session_id}", json={"title": "  Card debts 💳  "}
+    )
     assert response.status_code == 200, response.text
     assert response.json()["id"] == session_id and response.json()["title"] == "Card debts 💳"
     assert demo.session(session_id)["title"] == "Card debts 💳"
     listed = demo.http.get("/api/chat/sessions").json()["sessions"]
     assert [s["title"] for s in listed] == ["Card debts 💳"]
     longest = "x" * 80
-    assert demo.http.patch(f"/api/chat/sessions/{session_id}",
-                           json={"title": longest}).json()["title"] == longest
+    assert (
+        demo.http.patch(f"/api/chat/sessions/{session_id}", json={"title": longest}).json()["title"]
+        == longest
+    )
 
 
 @pytest.mark.parametrize(
     "body",
-    [b'{"title": ""}', b'{"title": "   "}', json.dumps({"title": "x" * 81}).encode(),
-     b'{"title": "a\\u0000b"}', b'{"title": "two\\nlines"}', b'{"title": "tab\\there"}',
-     b'{"title": "half \\ud800 pair"}', b'{"title": "\\udfff"}', b'{"title": "evil\\u202egnp"}',
-     b'{"title": 7}', b"{}", b"{not json"],
-    ids=["empty", "blank", "too-long", "nul", "newline", "tab", "lone-high-surrogate",
-         "lone-low-surrogate", "bidi-override", "not-a-string", "missing", "malformed"],
+    [
+        b'{"title": ""}',
+        b'{"title": "   "}',
+        json.dumps({"title": "x" * 81}).encode(),
+        b'{"title": "a\\u0000b"}',
+        b'{"title": "two\\nlines"}',
+        b'{"title": "tab\\there"}',
+        b'{"title": "half \\ud800 pair"}',
+        b'{"title": "\\udfff"}',
+        b'{"title": "evil\\u202egnp"}',
+        b'{"title": 7}',
+        b"{}",
+        b"{not json",
+    ],
+    ids=[
+        "empty",
+        "blank",
+        "too-long",
+        "nul",
+        "newline",
+        "tab",
+        "lone-high-surrogate",
+        "lone-low-surrogate",
+        "bidi-override",
+        "not-a-string",
+        "missing",
+        "malformed",
+    ],
 )
-def test_a_bad_title_is_refused_and_nothing_changes(app: Flask, demo: ApiClient,
-                                                    body: bytes) -> None:
+def test_a_bad_title_is_refused_and_nothing_changes(
+    app: Flask, demo: ApiClient, body: bytes
+) -> None:
     session_id = demo.new_session()
-    response = demo.http.patch(f"/api/chat/sessions/{session_id}", content=body,
-                               headers={"content-type": "application/json"})
+    response = demo.http.patch(
+        f"/api/chat/sessions/{session_id}",
+        content=body,
+        headers={"content-type": "application/json"},
+    )
     assert response.status_code == 400
     assert isinstance(response.json()["error"], str) and response.json()["error"]
     assert demo.session(session_id)["title"] == "New chat"
 
 
 @pytest.mark.parametrize("method", ["PATCH", "DELETE"])
-def test_another_users_session_cannot_be_renamed_or_deleted(app: Flask, demo: ApiClient,
-                                                            method: str) -> None:
+def test_another_users_session_cannot_be_renamed_or_deleted(
+    app: Flask, demo: ApiClient, method: str
+) -> None:
     session_id = demo.new_session()
     alex = api_client(app, "alex").http
     for target in (session_id, "nope"):
@@ -311,9 +372,11 @@ def test_delete_removes_the_session_and_everything_in_it(app: Flask, demo: ApiCl
     with idle_after(app):
         session_id = demo.new_session()
         kept = demo.new_session()
-        response = demo.http.post(f"/api/chat/sessions/{session_id}/messages",
-                                  json={"message": "What are my holdings?"},
-                                  headers={"Idempotency-Key": "holdings-1"})
+        response = demo.http.post(
+            f"/api/chat/sessions/{session_id}/messages",
+            json={"message": "What are my holdings?"},
+            headers={"Idempotency-Key": "holdings-1"},
+        )
         message_id = response.json()["message_id"]
         demo.stream(response.json()["stream_url"])
     assert _rows(app, chat_events, chat_events.c.message_id, message_id) > 0
@@ -331,9 +394,11 @@ def test_delete_removes_the_session_and_everything_in_it(app: Flask, demo: ApiCl
     assert _rows(app, chat_idempotency_keys, chat_idempotency_keys.c.session_id, session_id) == 0
     # The key went with the chat: asked again elsewhere, it is a new question.
     with idle_after(app):
-        again = demo.http.post(f"/api/chat/sessions/{kept}/messages",
-                               json={"message": "What are my holdings?"},
-                               headers={"Idempotency-Key": "holdings-1"})
+        again = demo.http.post(
+            f"/api/chat/sessions/{kept}/messages",
+            json={"message": "What are my holdings?"},
+            headers={"Idempotency-Key": "holdings-1"},
+        )
     assert again.status_code == 202 and again.json()["message_id"] != message_id
 
 
@@ -342,8 +407,13 @@ LONG_TEXT = "One part of the answer, then another. " * 400
 
 def _streamed_some(app: Flask, message_id: str) -> bool | None:
     with get_engine(app).connect() as conn:
-        found = conn.execute(sa.select(chat_events.c.data)
-                             .where(chat_events.c.message_id == message_id)).scalars().all()
+        found = (
+            conn.execute(
+                sa.select(chat_events.c.data).where(chat_events.c.message_id == message_id)
+            )
+            .scalars()
+            .all()
+        )
     return True if any("message_delta" in data for data in found) else None
 
 
@@ -383,10 +453,14 @@ def test_deleting_a_session_with_a_running_answer_stops_its_runner(tmp_path: Pat
 # Idempotency-Key on asking.
 
 
-def _ask_with_key(client: ApiClient, session_id: str, key: str,
-                  question: str = "What are my holdings?") -> httpx.Response:
-    return client.http.post(f"/api/chat/sessions/{session_id}/messages",
-                            json={"message": question}, headers={"Idempotency-Key": key})
+def _ask_with_key(
+    client: ApiClient, session_id: str, key: str, question: str = "What are my holdings?"
+) -> httpx.Response:
+    return client.http.post(
+        f"/api/chat/sessions/{session_id}/messages",
+        json={"message": question},
+        headers={"Idempotency-Key": key},
+    )
 
 
 def test_the_same_key_again_answers_the_same_message_and_starts_nothing(
@@ -423,8 +497,11 @@ def test_a_key_older_than_a_day_is_a_new_question(app: Flask, demo: ApiClient) -
         first = _ask_with_key(demo, session_id, "old")
         demo.wait_done(session_id)
         with get_engine(app).begin() as conn:
-            conn.execute(chat_idempotency_keys.update().values(
-                created_at=datetime.now(UTC) - timedelta(hours=24, minutes=1)))
+            conn.execute(
+                chat_idempotency_keys.update().values(
+                    created_at=datetime.now(UTC) - timedelta(hours=24, minutes=1)
+                )
+            )
         again = _ask_with_key(demo, session_id, "old")
         demo.wait_done(session_id)
         repeat = _ask_with_key(demo, session_id, "old")
@@ -433,11 +510,14 @@ def test_a_key_older_than_a_day_is_a_new_question(app: Flask, demo: ApiClient) -
     assert len(demo.session(session_id)["messages"]) == 4
 
 
-@pytest.mark.parametrize(("key", "status"),
-                         [("k" * 200, 202), ("k" * 201, 400), ("", 400)],
-                         ids=["200-chars", "201-chars", "empty"])
-def test_an_idempotency_key_is_1_to_200_characters(app: Flask, demo: ApiClient, key: str,
-                                                   status: int) -> None:
+@pytest.mark.parametrize(
+    ("key", "status"),
+    [("k" * 200, 202), ("k" * 201, 400), ("", 400)],
+    ids=["200-chars", "201-chars", "empty"],
+)
+def test_an_idempotency_key_is_1_to_200_characters(
+    app: Flask, demo: ApiClient, key: str, status: int
+) -> None:
     with idle_after(app):
         session_id = demo.new_session()
         response = _ask_with_key(demo, session_id, key)

@@ -16,8 +16,9 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture(scope="module")
 def pg_app(pg_url: str) -> Iterator[Flask]:
-    app = create_app({"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": pg_url,
-                      "ANTHROPIC_API_KEY": None})
+    app = create_app(
+        {"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": pg_url, "ANTHROPIC_API_KEY": None}
+    )
     upgrade_database(get_engine(app))
     seed_demo(get_engine(app), "demo")
     yield app
@@ -28,7 +29,9 @@ def test_credit_card_turn_on_postgres(pg_app: Flask) -> None:
     demo, alex = api_client(pg_app, "demo"), api_client(pg_app, "alex")
     with idle_after(pg_app):
         session_id = demo.new_session()
-        events = demo.stream(demo.ask(session_id, "What do I owe on my credit cards?")["stream_url"])
+        events = demo.stream(
+            demo.ask(session_id, "What do I owe on my credit cards?")["stream_url"]
+        )
         other = alex.new_session()
         alex.stream(alex.ask(other, "What do I owe on my credit cards?")["stream_url"])
     assert events[-1].event == "done"

@@ -15,37 +15,65 @@ from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 
 # tool, path in its corpus, the source it is cited under, its title, and the target kind.
 ROWS = [
-    ("read_tax_authority", "guides/recordkeeping.md",
-     "silvia://tax-authority/guides/recordkeeping.md", "How long to keep tax records",
-     "tax_reference"),
-    ("read_mortgage_authority", "guides/escrow-basics.md",
-     "silvia://mortgage-code/guides/escrow-basics.md", "Mortgage escrow accounts: the basics",
-     "mortgage_reference"),
+    (
+        "read_tax_authority",
+        "guides/recordkeeping.md",
+        "silvia://tax-authority/guides/recordkeeping.md",
+        "How long to keep tax records",
+        "tax_reference",
+    ),
+    (
+        "read_mortgage_authority",
+        "guides/escrow-basics.md",
+        "silvia://mortgage-code/guides/escrow-basics.md",
+        "Mortgage escrow accounts: the basics",
+        "mortgage_reference",
+    ),
 ]
 
 
 @pytest.fixture
 def claude_app(tmp_path: Path) -> Iterator[tuple[Flask, FakeClaude]]:
     with FakeClaude() as fake:
-        yield make_app(tmp_path, ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=fake.url,
-                       ANTHROPIC_MODEL="claude-test"), fake
+        yield (
+            make_app(
+                tmp_path,
+                ANTHROPIC_API_KEY="sk-test",
+                ANTHROPIC_BASE_URL=fake.url,
+                ANTHROPIC_MODEL="claude-test",
+            ),
+            fake,
+        )
 
 
 def cite(source: str, title: str) -> dict[str, Any]:
-    return {"type": "search_result_location", "source": source, "title": title,
-            "cited_text": "…", "search_result_index": 0, "start_block_index": 0,
-            "end_block_index": 1}
+    return {
+        "type": "search_result_location",
+        "source": source,
+        "title": title,
+        "cited_text": "…",
+        "search_result_index": 0,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
 
 
-@pytest.mark.parametrize(("tool", "path", "source", "title", "kind"), ROWS,
-                         ids=["tax-no-url", "mortgage-no-url"])
+@pytest.mark.parametrize(
+    ("tool", "path", "source", "title", "kind"), ROWS, ids=["tax-no-url", "mortgage-no-url"]
+)
 def test_a_reader_document_without_a_source_url_cites_its_silvia_path(
-    claude_app: tuple[Flask, FakeClaude], tool: str, path: str, source: str, title: str,
+    claude_app: tuple[Flask, FakeClaude],
+    tool: str,
+    path: str,
+    source: str,
+    title: str,
     kind: str,
 ) -> None:
     app, fake = claude_app
-    fake.replies += [tool_reply(("r", tool, {"path": path})),
-                     text_reply(("Here is what the guide says.", [cite(source, title)]))]
+    fake.replies += [
+        tool_reply(("r", tool, {"path": path})),
+        text_reply(("Here is what the guide says.", [cite(source, title)])),
+    ]
     client = api_client(app)
     with idle_after(app):
         session_id = client.new_session()

@@ -25,37 +25,61 @@ from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from webapp.store import authenticate, get_engine, list_accounts
 
 CREDIT = "silvia://your-account/credit-card"
-WITH_IDS = ("SELECT source, source_account_id, account_name, current_balance "
-            "FROM account_details WHERE institution_name = '{}' AND account_name = 'Credit card'")
-WITHOUT_IDS = ("SELECT account_name, current_balance FROM account_details "
-               "WHERE institution_name = '{}' AND account_name = 'Credit card'")
+WITH_IDS = (
+    "SELECT source, source_account_id, account_name, current_balance "
+    "FROM account_details WHERE institution_name = '{}' AND account_name = 'Credit card'"
+)
+WITHOUT_IDS = (
+    "SELECT account_name, current_balance FROM account_details "
+    "WHERE institution_name = '{}' AND account_name = 'Credit card'"
+)
 
 
 @pytest.fixture
 def claude_app(tmp_path: Path) -> Iterator[tuple[Flask, FakeClaude]]:
     with FakeClaude() as fake:
-        yield make_app(tmp_path, ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=fake.url,
-                       ANTHROPIC_MODEL="claude-test"), fake
+        yield (
+            make_app(
+                tmp_path,
+                ANTHROPIC_API_KEY="sk-test",
+                ANTHROPIC_BASE_URL=fake.url,
+                ANTHROPIC_MODEL="claude-test",
+            ),
+            fake,
+        )
 
 
 def cite(text: str) -> dict[str, Any]:
-    return {"type": "search_result_location", "source": CREDIT, "title": "Credit card",
-            "cited_text": text, "search_result_index": 0, "start_block_index": 0,
-            "end_block_index": 1}
+    return {
+        "type": "search_result_location",
+        "source": CREDIT,
+        "title": "Credit card",
+        "cited_text": text,
+        "search_result_index": 0,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
 
 
 def card_id(app: Flask, institution: str) -> str:
     user = authenticate(get_engine(app), "demo", "demo")
     assert user is not None
-    (found,) = [str(a["source_account_id"]) for a in list_accounts(get_engine(app), user.id)
-                if a["institution_name"] == institution and a["account_name"] == "Credit card"]
+    (found,) = [
+        str(a["source_account_id"])
+        for a in list_accounts(get_engine(app), user.id)
+        if a["institution_name"] == institution and a["account_name"] == "Credit card"
+    ]
     return found
 
 
 def pooled(app: Flask) -> dict[str, Any]:
-    return {"kind": "accounts", "accounts": [
-        {"accountId": card_id(app, "American Express"), "provider": "plaid"},
-        {"accountId": card_id(app, "Citi"), "provider": "plaid"}]}
+    return {
+        "kind": "accounts",
+        "accounts": [
+            {"accountId": card_id(app, "American Express"), "provider": "plaid"},
+            {"accountId": card_id(app, "Citi"), "provider": "plaid"},
+        ],
+    }
 
 
 # The second read of "Credit card" (Citi's): with its ids the source pools both cards; without
@@ -63,13 +87,17 @@ def pooled(app: Flask) -> dict[str, Any]:
 CASES = {"pooled": (WITH_IDS, pooled), "poisoned": (WITHOUT_IDS, lambda app: None)}
 
 
-def ask(app: Flask, fake: FakeClaude, second_read: str
-        ) -> tuple[list[ServerSentEvent], dict[str, Any]]:
+def ask(
+    app: Flask, fake: FakeClaude, second_read: str
+) -> tuple[list[ServerSentEvent], dict[str, Any]]:
     """Cite Amex's "Credit card", then read Citi's; answer citing "Credit card" again."""
     fake.replies += [
         tool_reply(("a", "execute_sql", {"query": WITH_IDS.format("American Express")})),
-        cite_then_call("Your American Express card has a balance.", [cite("amex")],
-                       ("b", "execute_sql", {"query": second_read.format("Citi")})),
+        cite_then_call(
+            "Your American Express card has a balance.",
+            [cite("amex")],
+            ("b", "execute_sql", {"query": second_read.format("Citi")}),
+        ),
         text_reply(("Your Citi card has one too.", [cite("citi")])),
     ]
     client = api_client(app)
@@ -92,32 +120,39 @@ def test_every_citation_event_says_what_the_summary_and_the_row_say(
     settled = expected(app)
     names = [e.event for e in events]
     live = [json.loads(e.data)["citation"] for e in events if e.event == "citation"]
-    (summary,) = [json.loads(e.data)["citations"] for e in events
-                  if e.event == "citations_summary"]
+    (summary,) = [json.loads(e.data)["citations"] for e in events if e.event == "citations_summary"]
 
     # One source, cited twice: before and after the second read wrote it again.
     assert [(c["number"], c["source"], c["cited_text"]) for c in live] == [
-        (1, CREDIT, "amex"), (1, CREDIT, "citi")]
+        (1, CREDIT, "amex"),
+        (1, CREDIT, "citi"),
+    ]
     assert [(c["number"], c["source"], c["target"]) for c in summary] == [(1, CREDIT, settled)]
     assert [(c["source"], c["target"]) for c in row["citations"]] == [(CREDIT, settled)]
     by_source = {c["source"]: c["target"] for c in summary}
     assert [c["target"] for c in live] == [by_source[c["source"]] for c in live]
     assert [(c["number"], c["source"], c["target"]) for c in live] == [
-        (c["number"], c["source"], c["target"]) for c in row["inline_citations"]]
+        (c["number"], c["source"], c["target"]) for c in row["inline_citations"]
+    ]
 
     # Sent once the turn has settled its sources: after every tool round, just before the
     # summary, in the order the answer made them.
     at = names.index("citations_summary")
-    assert names[at - len(live):at] == ["citation"] * len(live)
+    assert names[at - len(live) : at] == ["citation"] * len(live)
     assert names.count("citation") == len(live)
 
     # The packets agree: numbers in first-cite order, the last copy of the document settled.
     packets = [json.loads(e.data)["obj"] for e in events if e.event == "packet"]
-    infos = [(p["citation_number"], p["document_id"]) for p in packets
-             if p["type"] == "citation_info"]
+    infos = [
+        (p["citation_number"], p["document_id"]) for p in packets if p["type"] == "citation_info"
+    ]
     assert infos == [(1, CREDIT)]
-    copies = [d for p in packets for d in (p.get("documents") or p.get("final_documents") or [])
-              if d["document_id"] == CREDIT]
+    copies = [
+        d
+        for p in packets
+        for d in (p.get("documents") or p.get("final_documents") or [])
+        if d["document_id"] == CREDIT
+    ]
     assert copies[-1].get("target") == settled
 
 

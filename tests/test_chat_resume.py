@@ -51,28 +51,41 @@ def user_id(app: Flask, client: ApiClient) -> int:
     return user.id
 
 
-def dead_runner(app: Flask, client: ApiClient, checkpoint: dict[str, Any],
-                stale: int = 0) -> tuple[str, str, str]:
+def dead_runner(
+    app: Flask, client: ApiClient, checkpoint: dict[str, Any], stale: int = 0
+) -> tuple[str, str, str]:
     """Store a running answer whose runner died after its checkpoint and `stale` more events."""
     engine, uid = get_engine(app), user_id(app, client)
     session_id = client.new_session()
     _, message_id = store.start_message(engine, uid, session_id, QUESTION, LEASE, "dead")
     store.save_checkpoint(engine, message_id, "dead", LEASE, checkpoint, 0)
     for seq in range(1, stale + 1):
-        packet = {"placement": {"turn_index": 0, "tab_index": 0, "sub_turn_index": None,
-                                "model_index": 0},
-                  "obj": {"type": "message_delta", "content": f"stale {seq} "}}
-        store.append_event(engine, message_id, "dead", LEASE,
-                           StoredEvent(seq, "packet", json.dumps(packet)))
+        packet = {
+            "placement": {
+                "turn_index": 0,
+                "tab_index": 0,
+                "sub_turn_index": None,
+                "model_index": 0,
+            },
+            "obj": {"type": "message_delta", "content": f"stale {seq} "},
+        }
+        store.append_event(
+            engine, message_id, "dead", LEASE, StoredEvent(seq, "packet", json.dumps(packet))
+        )
     store.renew_lease(engine, message_id, "dead", timedelta(seconds=-1))  # ... and then died.
     return session_id, message_id, f"/api/chat/sessions/{session_id}/messages/{message_id}/stream"
 
 
-def checkpoint_after_first_round(app: Flask, client: ApiClient,
-                                 preface: bool = False) -> dict[str, Any]:
+def checkpoint_after_first_round(
+    app: Flask, client: ApiClient, preface: bool = False
+) -> dict[str, Any]:
     sink = MemorySink()
-    result = run_turn(OneRoundThenDie(), LocalTools(get_engine(app), user_id(app, client)), sink,
-                      start_checkpoint([], QUESTION))
+    result = run_turn(
+        OneRoundThenDie(),
+        LocalTools(get_engine(app), user_id(app, client)),
+        sink,
+        start_checkpoint([], QUESTION),
+    )
     assert result.status == "error" and len(sink.checkpoints) == 1
     return sink.checkpoints[0]
 
@@ -144,8 +157,9 @@ def test_a_live_runner_is_not_taken_over(app: Flask) -> None:
     client = api_client(app)
     engine = get_engine(app)
     session_id = client.new_session()
-    _, message_id = store.start_message(engine, user_id(app, client), session_id, QUESTION,
-                                        timedelta(minutes=5), "alive")
+    _, message_id = store.start_message(
+        engine, user_id(app, client), session_id, QUESTION, timedelta(minutes=5), "alive"
+    )
     assert store.claim_stale(engine, message_id, LEASE) is None
     assert not service(app).resume_if_stale(user_id(app, client), message_id)
     store.append_event(engine, message_id, "alive", LEASE, StoredEvent(1, "packet", "{}"))
@@ -156,8 +170,9 @@ def test_an_orphaned_turn_does_not_block_its_session(app: Flask) -> None:
     service(app)  # the worker's first-use sweep is behind us: the question finds the orphan
     with idle_after(app):
         session_id, _, _ = dead_runner(app, client, start_checkpoint([], QUESTION))
-        busy = client.http.post(f"/api/chat/sessions/{session_id}/messages",
-                                json={"message": "And my checking?"})
+        busy = client.http.post(
+            f"/api/chat/sessions/{session_id}/messages", json={"message": "And my checking?"}
+        )
         assert busy.status_code == 409  # ... and the orphan was taken over,
     assert citations(client, session_id)  # ... so it finished,
     asked = client.ask(session_id, "What is my checking balance?")  # ... and the session is free.

@@ -33,23 +33,43 @@ def tools(app: Flask, web: Provider | None = None) -> LocalTools:
 
 
 def test_search_results_without_a_url_are_cited_untyped(app: Flask) -> None:
-    provider = Provider([WebResult("", "A summary", "snippet", "Some text.", None),
-                         WebResult("https://www.irs.gov/x", "IRS", "s", "Tax text.", None)])
+    provider = Provider(
+        [
+            WebResult("", "A summary", "snippet", "Some text.", None),
+            WebResult("https://www.irs.gov/x", "IRS", "s", "Tax text.", None),
+        ]
+    )
     search = "silvia://search/search_web"
-    cite = {"type": "search_result_location", "source": search, "title": "A summary",
-            "cited_text": "Some text.", "search_result_index": 0, "start_block_index": 0,
-            "end_block_index": 1}
+    cite = {
+        "type": "search_result_location",
+        "source": search,
+        "title": "A summary",
+        "cited_text": "Some text.",
+        "search_result_index": 0,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
     sink = MemorySink()
-    with FakeClaude([tool_reply(("s", "search_web", {"query": "q"})),
-                     text_reply(("Per the summary.", [cite]))]) as fake:
-        result = run_turn(ClaudeEngine("k", base_url=fake.url), tools(app, provider), sink,
-                          start_checkpoint([], "q"))
+    with FakeClaude(
+        [tool_reply(("s", "search_web", {"query": "q"})), text_reply(("Per the summary.", [cite]))]
+    ) as fake:
+        result = run_turn(
+            ClaudeEngine("k", base_url=fake.url),
+            tools(app, provider),
+            sink,
+            start_checkpoint([], "q"),
+        )
     assert result.status == "complete"
     assert [(c["source"], c["target"]) for c in result.citations] == [(search, None)]
-    docs = [p["obj"]["documents"] for p in sink.packets()
-            if p["obj"]["type"] == "search_tool_documents_delta"][0]
+    docs = [
+        p["obj"]["documents"]
+        for p in sink.packets()
+        if p["obj"]["type"] == "search_tool_documents_delta"
+    ][0]
     assert [(d["document_id"], d["target"]) for d in docs] == [
-        (search, None), ("https://www.irs.gov/x", {"kind": "web", "url": "https://www.irs.gov/x"})]
+        (search, None),
+        ("https://www.irs.gov/x", {"kind": "web", "url": "https://www.irs.gov/x"}),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -64,8 +84,9 @@ def test_search_results_without_a_url_are_cited_untyped(app: Flask) -> None:
     ],
     ids=["unknown", "private-helper", "mistyped", "write", "traversal", "python-error"],
 )
-def test_bad_calls_come_back_as_errors(app: Flask, name: str, tool_input: dict[str, object],
-                                       message: str | None) -> None:
+def test_bad_calls_come_back_as_errors(
+    app: Flask, name: str, tool_input: dict[str, object], message: str | None
+) -> None:
     outcome = tools(app).run(name, tool_input)
     assert outcome.is_error and not outcome.citables
     text = " ".join(str(block.get("text", "")) for block in outcome.content)

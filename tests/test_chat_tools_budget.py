@@ -34,8 +34,10 @@ if TYPE_CHECKING:
     from tests.conftest import SqlBackend
 
 BUDGET = 8192
-ISSUE_QUERY = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 200) "
-               "SELECT printf('%d', x) AS account_name, printf('%.*c', 999000, 'x') AS a FROM c")
+ISSUE_QUERY = (
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 200) "
+    "SELECT printf('%d', x) AS account_name, printf('%.*c', 999000, 'x') AS a FROM c"
+)
 
 
 @dataclass
@@ -88,9 +90,11 @@ def test_sql_on_each_backend_keeps_to_the_budget(sql_backend: SqlBackend) -> Non
     if sql_backend.name == "sqlite":
         query = ISSUE_QUERY.replace("999000", "3000")
     else:
-        query = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 200) "
-                 "SELECT x::text AS account_name, format('%s', x) || (SELECT string_agg('x', '') "
-                 "FROM c AS d) AS a FROM c")
+        query = (
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 200) "
+            "SELECT x::text AS account_name, format('%s', x) || (SELECT string_agg('x', '') "
+            "FROM c AS d) AS a FROM c"
+        )
     runner = LocalTools(sql_backend.engine, sql_backend.users["demo"].id, max_bytes=BUDGET)
     outcome = runner.run("execute_sql", {"query": query})
     assert not outcome.is_error, notes(outcome)
@@ -102,14 +106,17 @@ def test_sql_on_each_backend_keeps_to_the_budget(sql_backend: SqlBackend) -> Non
 
 def test_a_small_result_is_untouched(app: Flask) -> None:
     outcome = tools(app, max_bytes=BUDGET).run(
-        "execute_sql", {"query": "SELECT account_name FROM account_details"})
+        "execute_sql", {"query": "SELECT account_name FROM account_details"}
+    )
     assert not outcome.is_error and "cut" not in notes(outcome)
     assert_consistent(outcome)
 
 
 def test_web_results_are_cut_and_left_out_past_the_budget(app: Flask) -> None:
-    pages = [WebResult(f"https://example.com/{i}", f"Page {i}", "s", f"{i} " + "word " * 2000,
-                       None) for i in range(5)]
+    pages = [
+        WebResult(f"https://example.com/{i}", f"Page {i}", "s", f"{i} " + "word " * 2000, None)
+        for i in range(5)
+    ]
     outcome = tools(app, web=Provider(pages), max_bytes=BUDGET).run("search_web", {"query": "q"})
     assert text_bytes(outcome) <= BUDGET
     assert 0 < len(outcome.citables) < 5
@@ -117,14 +124,16 @@ def test_web_results_are_cut_and_left_out_past_the_budget(app: Flask) -> None:
     assert_consistent(outcome)
 
 
-def test_a_document_is_cut_to_the_budget(app: Flask, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_document_is_cut_to_the_budget(
+    app: Flask, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus = tmp_path / "tax-authority"
     corpus.mkdir()
     (corpus / "long.md").write_text("# A long page\n\n" + "words " * 10_000)
     monkeypatch.setattr(_readers, "CORPORA_ROOT", tmp_path)
     outcome = tools(app, max_bytes=MIN_TOOL_RESULT_MAX_BYTES).run(
-        "read_tax_authority", {"path": "long.md"})
+        "read_tax_authority", {"path": "long.md"}
+    )
     assert not outcome.is_error and len(outcome.citables) == 1
     assert outcome.citables[0].title == "A long page"
     assert text_bytes(outcome) <= MIN_TOOL_RESULT_MAX_BYTES
@@ -134,7 +143,8 @@ def test_a_document_is_cut_to_the_budget(app: Flask, tmp_path: Path,
 
 def test_python_output_is_cut_to_the_budget(app: Flask) -> None:
     outcome = tools(app, max_bytes=MIN_TOOL_RESULT_MAX_BYTES).run(
-        "execute_python", {"code": "for i in range(5000):\n    print('line', i, 'x' * 50)"})
+        "execute_python", {"code": "for i in range(5000):\n    print('line', i, 'x' * 50)"}
+    )
     assert outcome.citables
     assert text_bytes(outcome) <= MIN_TOOL_RESULT_MAX_BYTES
     assert_consistent(outcome)
@@ -142,16 +152,22 @@ def test_python_output_is_cut_to_the_budget(app: Flask) -> None:
 
 def test_an_error_is_kept_whatever_the_budget(app: Flask) -> None:
     outcome = tools(app, max_bytes=MIN_TOOL_RESULT_MAX_BYTES).run(
-        "execute_sql", {"query": "SELECT * FROM plaid_items"})
+        "execute_sql", {"query": "SELECT * FROM plaid_items"}
+    )
     assert outcome.is_error and "cannot be queried" in notes(outcome)
 
 
 def test_the_model_reads_at_most_the_budget_and_the_checkpoint_stays_small(app: Flask) -> None:
     sink = MemorySink()
-    with FakeClaude([tool_reply(("q", "execute_sql", {"query": ISSUE_QUERY})),
-                     text_reply(("Done.", []))]) as fake:
-        result = run_turn(ClaudeEngine("k", base_url=fake.url), tools(app, max_bytes=BUDGET),
-                          sink, start_checkpoint([], "q"))
+    with FakeClaude(
+        [tool_reply(("q", "execute_sql", {"query": ISSUE_QUERY})), text_reply(("Done.", []))]
+    ) as fake:
+        result = run_turn(
+            ClaudeEngine("k", base_url=fake.url),
+            tools(app, max_bytes=BUDGET),
+            sink,
+            start_checkpoint([], "q"),
+        )
     assert result.status == "complete"
     sent = fake.requests[1]["messages"][-1]["content"][0]
     assert sent["type"] == "tool_result"
@@ -164,26 +180,39 @@ def test_the_model_reads_at_most_the_budget_and_the_checkpoint_stays_small(app: 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(None, DEFAULT_TOOL_RESULT_MAX_BYTES), ("", DEFAULT_TOOL_RESULT_MAX_BYTES),
-     ("65536", 65536), (" 8192 ", 8192), (100_000, 100_000)],
+    [
+        (None, DEFAULT_TOOL_RESULT_MAX_BYTES),
+        ("", DEFAULT_TOOL_RESULT_MAX_BYTES),
+        ("65536", 65536),
+        (" 8192 ", 8192),
+        (100_000, 100_000),
+    ],
     ids=["unset", "empty", "text", "spaces", "number"],
 )
 def test_the_setting_is_read(value: object, expected: int) -> None:
     assert tool_result_max_bytes(value) == expected
 
 
-@pytest.mark.parametrize("value", ["lots", "1e6", "100", 100, True, 1.5, "-5"],
-                         ids=["words", "exponent", "too-small", "too-small-number", "bool",
-                              "float", "negative"])
+@pytest.mark.parametrize(
+    "value",
+    ["lots", "1e6", "100", 100, True, 1.5, "-5"],
+    ids=["words", "exponent", "too-small", "too-small-number", "bool", "float", "negative"],
+)
 def test_a_bad_setting_is_refused(value: object) -> None:
     with pytest.raises(ValueError, match="TOOL_RESULT_MAX_BYTES"):
         tool_result_max_bytes(value)
 
 
 def test_the_app_passes_its_setting_to_the_tools(app: Flask) -> None:
-    configured = create_app({"TESTING": True, "SECRET_KEY": "t",
-                             "DATABASE_URL": app.config["DATABASE_URL"],
-                             "ANTHROPIC_API_KEY": None, "TOOL_RESULT_MAX_BYTES": "5000"})
+    configured = create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "t",
+            "DATABASE_URL": app.config["DATABASE_URL"],
+            "ANTHROPIC_API_KEY": None,
+            "TOOL_RESULT_MAX_BYTES": "5000",
+        }
+    )
     try:
         runner = _extension.chat_service(configured).tools(1)
         assert isinstance(runner, LocalTools) and runner.max_bytes == 5000
@@ -197,20 +226,36 @@ def test_the_app_passes_its_setting_to_the_tools(app: Flask) -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["https://example.com/a<b>c", "https://example.com/a b", "https://example.com/x)(y",
-     "https://example.com/q?x=\u202eevil", 'https://example.com/"quoted"\\back'],
+    [
+        "https://example.com/a<b>c",
+        "https://example.com/a b",
+        "https://example.com/x)(y",
+        "https://example.com/q?x=\u202eevil",
+        'https://example.com/"quoted"\\back',
+    ],
     ids=["angle-brackets", "space", "unbalanced-parens", "bidi-control", "quote-backslash"],
 )
 def test_a_marker_survives_any_url(app: Flask, url: str) -> None:
     provider = Provider([WebResult(url, "A page", "s", "Some text.", None)])
-    cite = {"type": "search_result_location", "source": url, "title": "A page",
-            "cited_text": "Some text.", "search_result_index": 0, "start_block_index": 0,
-            "end_block_index": 1}
+    cite = {
+        "type": "search_result_location",
+        "source": url,
+        "title": "A page",
+        "cited_text": "Some text.",
+        "search_result_index": 0,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
     sink = MemorySink()
-    with FakeClaude([tool_reply(("s", "search_web", {"query": "q"})),
-                     text_reply(("Per the page.", [cite]))]) as fake:
-        result = run_turn(ClaudeEngine("k", base_url=fake.url), tools(app, web=provider), sink,
-                          start_checkpoint([], "q"))
+    with FakeClaude(
+        [tool_reply(("s", "search_web", {"query": "q"})), text_reply(("Per the page.", [cite]))]
+    ) as fake:
+        result = run_turn(
+            ClaudeEngine("k", base_url=fake.url),
+            tools(app, web=provider),
+            sink,
+            start_checkpoint([], "q"),
+        )
     assert result.status == "complete"
     assert "[[1]](https://example.com/" in sink.streamed_text()
     # The source and its target keep the URL as the tool gave it.
@@ -225,12 +270,18 @@ def test_a_marker_survives_any_url(app: Flask, url: str) -> None:
     assert "".join(getattr(s, "text", "") for s in segments).strip() == "Per the page."
 
 
-def test_the_setting_is_read_from_the_environment(app: Flask,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_setting_is_read_from_the_environment(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TOOL_RESULT_MAX_BYTES", "6000")
-    configured = create_app({"TESTING": True, "SECRET_KEY": "t",
-                             "DATABASE_URL": app.config["DATABASE_URL"],
-                             "ANTHROPIC_API_KEY": None})
+    configured = create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "t",
+            "DATABASE_URL": app.config["DATABASE_URL"],
+            "ANTHROPIC_API_KEY": None,
+        }
+    )
     try:
         runner = _extension.chat_service(configured).tools(1)
         assert isinstance(runner, LocalTools) and runner.max_bytes == 6000

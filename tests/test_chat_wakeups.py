@@ -40,8 +40,9 @@ def running_answer(engine: Engine) -> tuple[int, str, str]:
 
 
 def packet(seq: int) -> StoredEvent:
-    return StoredEvent(seq, "packet", json.dumps({"obj": {"type": "message_delta",
-                                                          "content": f"w{seq} "}}))
+    return StoredEvent(
+        seq, "packet", json.dumps({"obj": {"type": "message_delta", "content": f"w{seq} "}})
+    )
 
 
 def test_a_wake_reaches_only_the_readers_of_that_message() -> None:
@@ -95,8 +96,9 @@ def sqlite_file_engine(app: Flask) -> Engine:
     return get_engine(app)
 
 
-def wait_for_wake(listener: Listener, wakeups: Wakeups, message_id: str,
-                  write: threading.Event) -> Iterator[bool]:
+def wait_for_wake(
+    listener: Listener, wakeups: Wakeups, message_id: str, write: threading.Event
+) -> Iterator[bool]:
     stop = threading.Event()
     thread = threading.Thread(target=listener.run, args=(wakeups, stop), daemon=True)
     with wakeups.watch(message_id) as flag:
@@ -118,8 +120,13 @@ def test_sqlite_readers_hear_another_connections_write(sqlite_file_engine: Engin
     write = threading.Event()
     wakeups = Wakeups()
     outcome = wait_for_wake(SqlitePoller(engine), wakeups, message_id, write)
-    writer = threading.Thread(target=lambda: (write.wait(WAIT), store.append_events(
-        other, message_id, "writer", LEASE, [packet(1)])), daemon=True)
+    writer = threading.Thread(
+        target=lambda: (
+            write.wait(WAIT),
+            store.append_events(other, message_id, "writer", LEASE, [packet(1)]),
+        ),
+        daemon=True,
+    )
     writer.start()
     assert next(outcome)
     other.dispose()
@@ -139,8 +146,13 @@ def test_postgresql_readers_hear_a_commit_through_notify(pg_engine: Engine) -> N
     _, _, message_id = running_answer(pg_engine)
     write = threading.Event()
     outcome = wait_for_wake(PostgresListener(pg_engine), Wakeups(), message_id, write)
-    writer = threading.Thread(target=lambda: (write.wait(WAIT), store.append_events(
-        pg_engine, message_id, "writer", LEASE, [packet(1)])), daemon=True)
+    writer = threading.Thread(
+        target=lambda: (
+            write.wait(WAIT),
+            store.append_events(pg_engine, message_id, "writer", LEASE, [packet(1)]),
+        ),
+        daemon=True,
+    )
     writer.start()
     assert next(outcome)
 
@@ -158,14 +170,16 @@ def test_redis_readers_hear_a_publish_from_another_host() -> None:
     url = "redis://127.0.0.1:6379/0"
     write = threading.Event()
     outcome = wait_for_wake(RedisListener(url), Wakeups(), "m-redis", write)
-    writer = threading.Thread(target=lambda: (write.wait(WAIT),
-                                              RedisListener(url).publish("m-redis")), daemon=True)
+    writer = threading.Thread(
+        target=lambda: (write.wait(WAIT), RedisListener(url).publish("m-redis")), daemon=True
+    )
     writer.start()
     assert next(outcome)
 
 
-def test_heartbeats_of_a_quiet_answer_cost_no_queries(app: Flask,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_heartbeats_of_a_quiet_answer_cost_no_queries(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from webapp.chat import _service
 
     monkeypatch.setattr(_service, "HEARTBEAT_SECONDS", 0.01)

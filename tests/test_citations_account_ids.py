@@ -87,21 +87,42 @@ def test_is_account_id_edges(value: object, expected: bool) -> None:
             {"source_account_id": PLAID, "snaptrade_account_id": SNAP, "account_id": MANUAL},
             CitationAccountRef(PLAID, None),
         ),
-        ({"manual_account_uuid": MANUAL, "account_id": PLAID}, CitationAccountRef(MANUAL, "manual")),
+        (
+            {"manual_account_uuid": MANUAL, "account_id": PLAID},
+            CitationAccountRef(MANUAL, "manual"),
+        ),
         ({"account_id": "1234567890123456"}, None),
         ({"account_name": "Credit card", "current_balance": 1234.5}, None),
         (
-            {"clerk_id": "user_2abcdefghijklmnopqrstu", "item_id": PLAID,
-             "access_token": "access-sandbox-0123456789abcdef"},
+            {
+                "clerk_id": "user_2abcdefghijklmnopqrstu",
+                "item_id": PLAID,
+                "access_token": "access-sandbox-0123456789abcdef",
+            },
             None,
         ),
     ],
     ids=[
-        "plaid", "manual", "snaptrade", "source-case-and-space", "source-not-selected",
-        "source-null", "crypto", "crypto-native", "source-not-a-string", "snaptrade-column",
-        "manual-uuid", "account-uuid", "account-id", "invalid-first-falls-through",
-        "non-ids-fall-through", "unified-wins", "manual-before-account-id", "digits-only",
-        "no-id-columns", "secret-columns-never-read",
+        "plaid",
+        "manual",
+        "snaptrade",
+        "source-case-and-space",
+        "source-not-selected",
+        "source-null",
+        "crypto",
+        "crypto-native",
+        "source-not-a-string",
+        "snaptrade-column",
+        "manual-uuid",
+        "account-uuid",
+        "account-id",
+        "invalid-first-falls-through",
+        "non-ids-fall-through",
+        "unified-wins",
+        "manual-before-account-id",
+        "digits-only",
+        "no-id-columns",
+        "secret-columns-never-read",
     ],
 )
 def test_account_ref_from_row(row: dict[str, object], expected: CitationAccountRef | None) -> None:
@@ -109,8 +130,13 @@ def test_account_ref_from_row(row: dict[str, object], expected: CitationAccountR
 
 
 def test_candidates_and_matching() -> None:
-    account = {"source_account_id": SNAP, "snaptrade_account_id": SNAP, "account_id": PLAID,
-               "account_name": "Individual", "clerk_id": "user_secret_123456789"}
+    account = {
+        "source_account_id": SNAP,
+        "snaptrade_account_id": SNAP,
+        "account_id": PLAID,
+        "account_name": "Individual",
+        "clerk_id": "user_secret_123456789",
+    }
     assert account_id_candidates(account) == (SNAP, PLAID)
     other = {"source_account_id": MANUAL}
     assert match_account([other, account], PLAID) is account
@@ -132,8 +158,17 @@ def test_candidates_and_matching() -> None:
         ("😀", "%F0%9F%98%80"),
         ("[]", "%5B%5D"),
     ],
-    ids=["unreserved", "space", "reserved", "percent", "sub-delims", "latin", "euro", "astral",
-         "brackets"],
+    ids=[
+        "unreserved",
+        "space",
+        "reserved",
+        "percent",
+        "sub-delims",
+        "latin",
+        "euro",
+        "astral",
+        "brackets",
+    ],
 )
 def test_encode_uri_component_matches_javascript(value: str, encoded: str) -> None:
     assert encode_uri_component(value) == encoded
@@ -168,20 +203,43 @@ def seed_account(row: Mapping[str, object]) -> tuple[str, str | None] | None:
         if not isinstance(source, str) or source.strip().lower() not in PROVIDERS:
             return None
         provider = source.strip().lower()
-    for column, named in [("source_account_id", provider), ("snaptrade_account_id", "snaptrade"),
-                          ("manual_account_uuid", "manual"), ("account_uuid", "manual"),
-                          ("account_id", None)]:
+    for column, named in [
+        ("source_account_id", provider),
+        ("snaptrade_account_id", "snaptrade"),
+        ("manual_account_uuid", "manual"),
+        ("account_uuid", "manual"),
+        ("account_id", None),
+    ]:
         value = row.get(column)
-        if (isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_-]{16,128}", value, re.ASCII)
-                and not value.isdigit()):
+        if (
+            isinstance(value, str)
+            and re.fullmatch(r"[A-Za-z0-9_-]{16,128}", value, re.ASCII)
+            and not value.isdigit()
+        ):
             return value, named
     return None
 
 
-_cell = st.sampled_from(
-    [PLAID, SNAP, MANUAL, "1234567890123456", "short", "plaid", " Manual", "SNAPTRADE", "crypto",
-     None, 3, True, ["plaid"]]
-) | json_values
+_cell = (
+    st.sampled_from(
+        [
+            PLAID,
+            SNAP,
+            MANUAL,
+            "1234567890123456",
+            "short",
+            "plaid",
+            " Manual",
+            "SNAPTRADE",
+            "crypto",
+            None,
+            3,
+            True,
+            ["plaid"],
+        ]
+    )
+    | json_values
+)
 account_rows = st.lists(
     st.fixed_dictionaries({}, optional=dict.fromkeys(("source", *ID_COLUMNS), _cell)),
     max_size=20,

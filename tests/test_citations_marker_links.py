@@ -14,7 +14,10 @@ from webapp.packets import browser_url, domain_of
         ("https://www.irs.gov/p17?x=1&y=[2]#top", "https://www.irs.gov/p17?x=1&y=[2]#top"),
         ("https://example.com/a<b>c", "https://example.com/a%3Cb%3Ec"),
         ("https://example.com/a b\tc", "https://example.com/a%20b%09c"),
-        ("https://en.wikipedia.org/wiki/Roth_(IRA)", "https://en.wikipedia.org/wiki/Roth_%28IRA%29"),
+        (
+            "https://en.wikipedia.org/wiki/Roth_(IRA)",
+            "https://en.wikipedia.org/wiki/Roth_%28IRA%29",
+        ),
         ("https://example.com/x)y", "https://example.com/x%29y"),
         ('https://example.com/"q"\\`{|}^', "https://example.com/%22q%22%5C%60%7B%7C%7D%5E"),
         ("https://example.com/\u202eevil\u200f", "https://example.com/%E2%80%AEevil%E2%80%8F"),
@@ -22,9 +25,18 @@ from webapp.packets import browser_url, domain_of
         ("https://example.com/caf\u00e9/%20ok", "https://example.com/caf\u00e9/%20ok"),
         ("https://example.com/\ud800", "https://example.com/%ED%A0%80"),
     ],
-    ids=["plain", "angle-brackets", "whitespace", "balanced-parens", "unbalanced-paren",
-         "quote-backslash-and-co", "bidi-controls", "unicode-spaces", "letters-and-escapes-kept",
-         "lone-surrogate"],
+    ids=[
+        "plain",
+        "angle-brackets",
+        "whitespace",
+        "balanced-parens",
+        "unbalanced-paren",
+        "quote-backslash-and-co",
+        "bidi-controls",
+        "unicode-spaces",
+        "letters-and-escapes-kept",
+        "lone-surrogate",
+    ],
 )
 def test_what_breaks_a_link_is_percent_encoded(url: str, expected: str) -> None:
     assert marker_safe_link(url) == expected

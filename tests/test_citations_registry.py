@@ -47,17 +47,28 @@ def recorded(*targets: CitationTarget | None) -> CitationTarget | None:
             AccountsTarget((CitationAccountRef(A, "plaid"), CitationAccountRef(B, "plaid"))),
         ),
         (
-            (AccountsTarget((CitationAccountRef(A), CitationAccountRef(B))),
-             AccountTarget(B), AccountTarget(C, "manual")),
-            AccountsTarget((CitationAccountRef(A), CitationAccountRef(B),
-                            CitationAccountRef(C, "manual"))),
+            (
+                AccountsTarget((CitationAccountRef(A), CitationAccountRef(B))),
+                AccountTarget(B),
+                AccountTarget(C, "manual"),
+            ),
+            AccountsTarget(
+                (CitationAccountRef(A), CitationAccountRef(B), CitationAccountRef(C, "manual"))
+            ),
         ),
         ((AccountTarget(A), AccountTarget(A, "plaid")), AccountTarget(A, "plaid")),
         ((WebTarget(URL), WebTarget(URL)), WebTarget(URL)),
         ((None, None), None),
     ],
-    ids=["single", "same-again", "pool-two", "pool-dedup-order", "provider-learned",
-         "same-web", "untyped-twice"],
+    ids=[
+        "single",
+        "same-again",
+        "pool-two",
+        "pool-dedup-order",
+        "provider-learned",
+        "same-web",
+        "untyped-twice",
+    ],
 )
 def test_pooling_and_agreement(
     targets: tuple[CitationTarget | None, ...], expected: CitationTarget | None
@@ -77,8 +88,16 @@ def test_pooling_and_agreement(
         (WebTarget(URL), TaxReferenceTarget(URL), WebTarget(URL), WebTarget(URL)),
         (AccountTarget(A), None, AccountTarget(A), AccountTarget(B)),
     ],
-    ids=["ids-then-none", "none-then-ids", "web-vs-tax", "two-tickers", "account-vs-analysis",
-         "stays-poisoned", "stays-poisoned-when-later-agree", "poisoned-no-pooling"],
+    ids=[
+        "ids-then-none",
+        "none-then-ids",
+        "web-vs-tax",
+        "two-tickers",
+        "account-vs-analysis",
+        "stays-poisoned",
+        "stays-poisoned-when-later-agree",
+        "poisoned-no-pooling",
+    ],
 )
 def test_disagreement_poisons_for_the_rest_of_the_turn(
     targets: tuple[CitationTarget | None, ...],
@@ -103,7 +122,9 @@ def test_checkpoint_round_trip_keeps_pooled_and_poisoned_sources() -> None:
     registry.record(SRC, AccountTarget(B))
     registry.record("poisoned", WebTarget(URL))
     registry.record("poisoned", None)
-    checkpoint = json.loads(json.dumps({"messages": [], "citationTargets": registry.to_checkpoint()}))
+    checkpoint = json.loads(
+        json.dumps({"messages": [], "citationTargets": registry.to_checkpoint()})
+    )
     resumed = CitationRegistry.from_checkpoint(checkpoint)
     assert resumed.target(SRC) == registry.target(SRC)
     assert resumed.target("poisoned") is None
@@ -125,8 +146,16 @@ def test_checkpoint_json_is_the_seed_target_json() -> None:
 
 @pytest.mark.parametrize(
     "checkpoint",
-    [{"messages": []}, {"citationTargets": None}, {"citationTargets": []},
-     {"citationTargets": "x"}, None, [], "checkpoint", 7],
+    [
+        {"messages": []},
+        {"citationTargets": None},
+        {"citationTargets": []},
+        {"citationTargets": "x"},
+        None,
+        [],
+        "checkpoint",
+        7,
+    ],
     ids=["old", "null", "list", "string", "none", "not-a-dict", "str", "int"],
 )
 def test_old_or_malformed_checkpoint_resumes_empty(checkpoint: object) -> None:

@@ -70,19 +70,37 @@ TABLE: list[tuple[str, str, CitationTarget | None]] = [
     ("execute_python", "silvia://market-data/finnhub/<x>", None),
     ("execute_python", "silvia://market-data/finnhub", AnalysisTarget()),
     ("execute_python", "silvia://analysis", AnalysisTarget()),
-    ("execute_python", "https://www.example.com/article", WebTarget("https://www.example.com/article")),
+    (
+        "execute_python",
+        "https://www.example.com/article",
+        WebTarget("https://www.example.com/article"),
+    ),
     ("execute_python", "javascript:alert(1)", None),
-    ("read_tax_authority", "https://www.irs.gov/p590a", TaxReferenceTarget("https://www.irs.gov/p590a")),
+    (
+        "read_tax_authority",
+        "https://www.irs.gov/p590a",
+        TaxReferenceTarget("https://www.irs.gov/p590a"),
+    ),
     ("read_tax_authority", "silvia://tax-authority/irs/p17.md", TaxReferenceTarget(None)),
     ("read_tax_authority", "silvia://credit-card-corpus/x.md", None),
-    ("read_credit_card_document", "https://www.americanexpress.com/benefits",
-     CardDocumentTarget("https://www.americanexpress.com/benefits")),
+    (
+        "read_credit_card_document",
+        "https://www.americanexpress.com/benefits",
+        CardDocumentTarget("https://www.americanexpress.com/benefits"),
+    ),
     ("read_credit_card_document", "silvia://credit-card-corpus/guide.md", CardDocumentTarget(None)),
-    ("read_mortgage_authority", "https://www.consumerfinance.gov/x",
-     MortgageReferenceTarget("https://www.consumerfinance.gov/x")),
+    (
+        "read_mortgage_authority",
+        "https://www.consumerfinance.gov/x",
+        MortgageReferenceTarget("https://www.consumerfinance.gov/x"),
+    ),
     ("read_mortgage_authority", "silvia://mortgage-code/reg-z.md", MortgageReferenceTarget(None)),
     ("read_mortgage_authority", "silvia://mortgage-code/", None),
-    ("search_web", "https://www.investor.gov/index-funds", WebTarget("https://www.investor.gov/index-funds")),
+    (
+        "search_web",
+        "https://www.investor.gov/index-funds",
+        WebTarget("https://www.investor.gov/index-funds"),
+    ),
     ("search_web", "silvia://search/search_web", None),
     ("search_web", "data:text/html,hi", None),
     ("unknown_tool", "https://example.com", None),
@@ -96,8 +114,12 @@ def test_target_for_source(tool: str, source: str, target: CitationTarget | None
 
 @pytest.mark.parametrize(
     ("ticker", "source"),
-    [("aapl", "silvia://market-data/finnhub/AAPL"), (None, "silvia://market-data/finnhub"),
-     ("", "silvia://market-data/finnhub"), ("A/../B", "silvia://market-data/finnhub")],
+    [
+        ("aapl", "silvia://market-data/finnhub/AAPL"),
+        (None, "silvia://market-data/finnhub"),
+        ("", "silvia://market-data/finnhub"),
+        ("A/../B", "silvia://market-data/finnhub"),
+    ],
 )
 def test_market_data_source(ticker: str | None, source: str) -> None:
     assert market_data_source(ticker) == source
@@ -113,11 +135,13 @@ def row(name: str, source: str | None, account: str | None, **extra: object) -> 
 
 
 def test_two_cards_labelled_alike_pool_into_one_accounts_source() -> None:
-    groups = targets_for_sql([
-        row("Credit card", "plaid", AMEX, current_balance=-1200),
-        row("Credit card", "plaid", CITI, current_balance=-300),
-        row("Sapphire Preferred", "plaid", SAPPHIRE, current_balance=-80),
-    ])
+    groups = targets_for_sql(
+        [
+            row("Credit card", "plaid", AMEX, current_balance=-1200),
+            row("Credit card", "plaid", CITI, current_balance=-300),
+            row("Sapphire Preferred", "plaid", SAPPHIRE, current_balance=-80),
+        ]
+    )
     assert [(g.source, g.title, len(g.rows)) for g in groups] == [
         ("silvia://your-account/credit-card", "Credit card", 2),
         ("silvia://your-account/sapphire-preferred", "Sapphire Preferred", 1),
@@ -146,7 +170,9 @@ def test_crypto_rows_name_no_account() -> None:
 
 def test_rows_without_a_label_are_the_portfolio() -> None:
     groups = targets_for_sql([{"ticker": "AAPL", "market_value": 10.0}, {"ticker": "VTI"}])
-    assert [(g.source, g.target) for g in groups] == [("silvia://your-portfolio", PortfolioTarget())]
+    assert [(g.source, g.target) for g in groups] == [
+        ("silvia://your-portfolio", PortfolioTarget())
+    ]
 
 
 def test_label_falls_back_to_institution() -> None:
@@ -174,7 +200,7 @@ hostile_rows = st.lists(
 
 @given(hostile_rows)
 def test_sql_rows_of_any_json_never_raise_and_cite_only_their_own_ids(
-    rows: list[dict[str, object]]
+    rows: list[dict[str, object]],
 ) -> None:
     groups = targets_for_sql(rows)
     assert sum(len(g.rows) for g in groups) == len(rows)
@@ -210,23 +236,49 @@ def reference_targets(rows: list[Mapping[str, object]]) -> list[SqlGroup]:
 # the repeats are what the one-pass caches skip, and where a wrong skip would show. Most
 # rows name an account, so a label often pools several before one row spoils it.
 _pooled_cell = st.sampled_from(
-    [AMEX, CITI, SAPPHIRE, "1234567890123456", "short", None, "Checking", " Checking ",
-     "CHECKING", "credit-card", "Credit card", "  ", "", "💳", "plaid", "Plaid ", "manual",
-     "snaptrade", "crypto", 7, True, ["Checking"]]
+    [
+        AMEX,
+        CITI,
+        SAPPHIRE,
+        "1234567890123456",
+        "short",
+        None,
+        "Checking",
+        " Checking ",
+        "CHECKING",
+        "credit-card",
+        "Credit card",
+        "  ",
+        "",
+        "💳",
+        "plaid",
+        "Plaid ",
+        "manual",
+        "snaptrade",
+        "crypto",
+        7,
+        True,
+        ["Checking"],
+    ]
 )
 _account_row = st.fixed_dictionaries(
-    {"account_name": st.sampled_from(["Checking", " Checking ", "CHECKING", "Credit card",
-                                      "credit-card", "Savings"]),
-     "source_account_id": st.sampled_from([AMEX, CITI, SAPPHIRE, AMEX, CITI, "1234567890123456",
-                                           None])},
-    optional={"source": st.sampled_from(["plaid", "Plaid ", "manual", None, "crypto"]),
-              "account_id": st.sampled_from([CITI, SAPPHIRE, "1234567890123456"])},
+    {
+        "account_name": st.sampled_from(
+            ["Checking", " Checking ", "CHECKING", "Credit card", "credit-card", "Savings"]
+        ),
+        "source_account_id": st.sampled_from(
+            [AMEX, CITI, SAPPHIRE, AMEX, CITI, "1234567890123456", None]
+        ),
+    },
+    optional={
+        "source": st.sampled_from(["plaid", "Plaid ", "manual", None, "crypto"]),
+        "account_id": st.sampled_from([CITI, SAPPHIRE, "1234567890123456"]),
+    },
 )
 _any_row = st.fixed_dictionaries(
     {}, optional=dict.fromkeys(("source", *ID_COLUMNS, *_LABELS), _pooled_cell)
 )
-pooled_rows = st.lists(st.one_of(_account_row, _account_row, _account_row, _any_row),
-                       max_size=40)
+pooled_rows = st.lists(st.one_of(_account_row, _account_row, _account_row, _any_row), max_size=40)
 
 
 @settings(max_examples=300)
@@ -239,8 +291,10 @@ def test_one_pass_equals_the_rules_row_by_row(rows: list[dict[str, object]]) -> 
 
 
 def test_interleaved_cards_under_one_label_keep_first_seen_order() -> None:
-    rows = [row("Credit card", "plaid", CITI, n=i) if i % 2 else row("Credit card", "plaid", AMEX, n=i)
-            for i in range(6)]
+    rows = [
+        row("Credit card", "plaid", CITI, n=i) if i % 2 else row("Credit card", "plaid", AMEX, n=i)
+        for i in range(6)
+    ]
     (group,) = targets_for_sql(rows)
     assert group.rows == tuple(rows)
     assert group.target == AccountsTarget(
@@ -249,14 +303,22 @@ def test_interleaved_cards_under_one_label_keep_first_seen_order() -> None:
 
 
 def test_an_id_seen_without_then_with_its_provider_is_one_account() -> None:
-    rows = [row("Checking", None, AMEX), row("Checking", None, AMEX), row("Checking", "plaid", AMEX)]
+    rows = [
+        row("Checking", None, AMEX),
+        row("Checking", None, AMEX),
+        row("Checking", "plaid", AMEX),
+    ]
     assert [g.target for g in targets_for_sql(rows)] == [AccountTarget(AMEX, "plaid")]
 
 
 @pytest.mark.parametrize(
     "last",
-    [row("Checking", "crypto", AMEX), row("Checking", None, None), row("Checking", "plaid", "42"),
-     row("Checking", 3, AMEX)],
+    [
+        row("Checking", "crypto", AMEX),
+        row("Checking", None, None),
+        row("Checking", "plaid", "42"),
+        row("Checking", 3, AMEX),
+    ],
     ids=["crypto", "no-id", "digits-only", "source-not-a-string"],
 )
 def test_a_row_after_many_good_ones_still_leaves_the_label_untyped(last: dict[str, object]) -> None:
@@ -272,11 +334,17 @@ def test_same_id_with_another_source_cell_is_read_again() -> None:
 
 
 def test_cells_that_slug_alike_are_one_source_titled_by_the_first() -> None:
-    rows = [row(" credit-card ", "plaid", AMEX), row("Credit card", "plaid", CITI),
-            row("CREDIT CARD", "plaid", AMEX)]
+    rows = [
+        row(" credit-card ", "plaid", AMEX),
+        row("Credit card", "plaid", CITI),
+        row("CREDIT CARD", "plaid", AMEX),
+    ]
     (group,) = targets_for_sql(rows)
     assert (group.source, group.title, len(group.rows)) == (
-        "silvia://your-account/credit-card", "credit-card", 3)
+        "silvia://your-account/credit-card",
+        "credit-card",
+        3,
+    )
 
 
 def test_blank_and_non_string_labels_fall_through_to_later_columns() -> None:
@@ -317,11 +385,19 @@ def test_each_distinct_label_is_slugged_and_each_distinct_id_matched_once(
 
     monkeypatch.setattr(_sources, "slugify", counting_slugify)
     monkeypatch.setattr(_account_ids, "_ID", CountingPattern())
-    rows = [row(("Credit card", "Checking")[i % 2], "plaid", (AMEX, CITI, SAPPHIRE)[i % 3], n=i)
-            for i in range(3000)]
+    rows = [
+        row(("Credit card", "Checking")[i % 2], "plaid", (AMEX, CITI, SAPPHIRE)[i % 3], n=i)
+        for i in range(3000)
+    ]
     # An invalid unified id falls through to the native column, on every such row.
-    rows += [{"account_name": "Checking", "source_account_id": "1234567890123456",
-              "account_id": SAPPHIRE} for _ in range(100)]
+    rows += [
+        {
+            "account_name": "Checking",
+            "source_account_id": "1234567890123456",
+            "account_id": SAPPHIRE,
+        }
+        for _ in range(100)
+    ]
     groups = targets_for_sql(rows)
     assert sorted(slugged) == ["Checking", "Credit card"]
     assert sorted(matched) == sorted([AMEX, CITI, SAPPHIRE, "1234567890123456"])

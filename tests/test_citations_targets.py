@@ -90,22 +90,41 @@ def test_target_from_json_refuses_what_is_not_a_target(value: object) -> None:
 def test_every_kind_of_the_seed_is_covered() -> None:
     kinds = {w["kind"] for _, w in WIRE}
     assert kinds == {
-        "web", "tax_reference", "card_document", "mortgage_reference", "market_data",
-        "analysis", "account", "accounts", "portfolio",
+        "web",
+        "tax_reference",
+        "card_document",
+        "mortgage_reference",
+        "market_data",
+        "analysis",
+        "account",
+        "accounts",
+        "portfolio",
     }
 
 
 @pytest.mark.parametrize(
     "value",
     [
-        None, 1, True, "web", [], {}, {"kind": None}, {"kind": "video", "url": "https://x"},
-        {"kind": "web"}, {"kind": "web", "url": ""}, {"kind": "web", "url": 3},
-        {"kind": "tax_reference", "url": 5}, {"kind": "market_data"},
+        None,
+        1,
+        True,
+        "web",
+        [],
+        {},
+        {"kind": None},
+        {"kind": "video", "url": "https://x"},
+        {"kind": "web"},
+        {"kind": "web", "url": ""},
+        {"kind": "web", "url": 3},
+        {"kind": "tax_reference", "url": 5},
+        {"kind": "market_data"},
         {"kind": "market_data", "ticker": ["AAPL"]},
-        {"kind": "account"}, {"kind": "account", "accountId": "short"},
+        {"kind": "account"},
+        {"kind": "account", "accountId": "short"},
         {"kind": "account", "accountId": "1234567890123456789"},
         {"kind": "account", "accountId": 12345678901234567890},
-        {"kind": "accounts"}, {"kind": "accounts", "accounts": []},
+        {"kind": "accounts"},
+        {"kind": "accounts", "accounts": []},
         {"kind": "accounts", "accounts": "x"},
         {"kind": "accounts", "accounts": [{"accountId": PLAID_ID}, {"accountId": "bad"}]},
         {"KIND": "web", "url": "https://x"},
@@ -136,8 +155,14 @@ def test_parse_never_raises_on_any_json_value(value: object) -> None:
     parse_citation_target(value)
 
 
-@given(kinds, st.dictionaries(st.sampled_from(["url", "ticker", "accountId", "provider",
-                                               "accounts"]), json_values, max_size=4))
+@given(
+    kinds,
+    st.dictionaries(
+        st.sampled_from(["url", "ticker", "accountId", "provider", "accounts"]),
+        json_values,
+        max_size=4,
+    ),
+)
 def test_parse_never_raises_on_target_like_values(kind: str, fields: dict[str, object]) -> None:
     result = parse_citation_target({"kind": kind, **fields})
     if result is not None:
@@ -156,9 +181,7 @@ def test_a_valid_account_survives_any_json_provider(account_id: str, provider: o
     one = {"kind": "account", "accountId": account_id, "provider": provider}
     assert parse_citation_target(one) == AccountTarget(account_id, known)
     many = {"kind": "accounts", "accounts": [{"accountId": account_id, "provider": provider}]}
-    assert parse_citation_target(many) == AccountsTarget(
-        (CitationAccountRef(account_id, known),)
-    )
+    assert parse_citation_target(many) == AccountsTarget((CitationAccountRef(account_id, known),))
 
 
 @pytest.mark.parametrize("provider", [[], ["plaid"], {}, {"plaid": 1}, 1.5, True], ids=repr)

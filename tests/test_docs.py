@@ -23,8 +23,14 @@ def environment_reads() -> set[str]:
 
 def test_the_scan_finds_the_settings_it_should() -> None:
     # The scan is able to fail: these are read in three different ways.
-    assert {"ANTHROPIC_API_KEY", "SECRET_KEY", "DEMO_PASSWORD", "FINNHUB_API_KEY",
-            "EXA_API_KEY", "PORT"} <= environment_reads()
+    assert {
+        "ANTHROPIC_API_KEY",
+        "SECRET_KEY",
+        "DEMO_PASSWORD",
+        "FINNHUB_API_KEY",
+        "EXA_API_KEY",
+        "PORT",
+    } <= environment_reads()
 
 
 @pytest.mark.parametrize("name", sorted(environment_reads()))

@@ -10,14 +10,22 @@ from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply, 
 from webapp.engines import ClaudeEngine, EngineError, MessageAccumulator, ModelRequest
 
 REQUEST = ModelRequest(system="sys", messages=[{"role": "user", "content": "hi"}], tools=[])
-CITE = {"type": "search_result_location", "source": "silvia://analysis", "title": "Analysis",
-        "cited_text": "42", "search_result_index": 0, "start_block_index": 0, "end_block_index": 1}
+CITE = {
+    "type": "search_result_location",
+    "source": "silvia://analysis",
+    "title": "Analysis",
+    "cited_text": "42",
+    "search_result_index": 0,
+    "start_block_index": 0,
+    "end_block_index": 1,
+}
 
 
 def run(fake: FakeClaude, **kwargs: Any) -> tuple[dict[str, Any], list[float]]:
     slept: list[float] = []
-    engine = ClaudeEngine("sk-test", base_url=fake.url, model="claude-test",
-                          sleep=slept.append, **kwargs)
+    engine = ClaudeEngine(
+        "sk-test", base_url=fake.url, model="claude-test", sleep=slept.append, **kwargs
+    )
     acc = MessageAccumulator()
     for event in engine.stream(REQUEST):
         acc.feed(event)
@@ -26,8 +34,9 @@ def run(fake: FakeClaude, **kwargs: Any) -> tuple[dict[str, Any], list[float]]:
 
 @pytest.mark.parametrize("citations_first", [False, True], ids=["text-first", "citations-first"])
 def test_text_with_citations_in_either_order(citations_first: bool) -> None:
-    reply = text_reply(("The answer is 42 — ünïcode ✓.", [CITE]), ("Plain.", []),
-                       citations_first=citations_first)
+    reply = text_reply(
+        ("The answer is 42 — ünïcode ✓.", [CITE]), ("Plain.", []), citations_first=citations_first
+    )
     with FakeClaude([reply]) as fake:
         message, _ = run(fake)
     assert message["content"] == [
@@ -42,13 +51,18 @@ def test_text_with_citations_in_either_order(citations_first: bool) -> None:
 
 
 def test_tool_use_input_is_joined_and_parsed() -> None:
-    reply = tool_reply(("tu_1", "execute_sql", {"query": "SELECT 1 -- \"quoted\""}),
-                       preface="Let me look.")
+    reply = tool_reply(
+        ("tu_1", "execute_sql", {"query": 'SELECT 1 -- "quoted"'}), preface="Let me look."
+    )
     with FakeClaude([reply]) as fake:
         message, _ = run(fake)
     assert message["stop_reason"] == "tool_use"
-    assert message["content"][1] == {"type": "tool_use", "id": "tu_1", "name": "execute_sql",
-                                     "input": {"query": "SELECT 1 -- \"quoted\""}}
+    assert message["content"][1] == {
+        "type": "tool_use",
+        "id": "tu_1",
+        "name": "execute_sql",
+        "input": {"query": 'SELECT 1 -- "quoted"'},
+    }
 
 
 def test_unknown_events_are_ignored() -> None:
@@ -60,8 +74,9 @@ def test_unknown_events_are_ignored() -> None:
 
 
 def test_529_then_success_retries_with_backoff() -> None:
-    overloaded = HttpError(529, {"type": "error", "error": {"type": "overloaded_error",
-                                                            "message": "Overloaded"}})
+    overloaded = HttpError(
+        529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    )
     with FakeClaude([overloaded, overloaded, text_reply(("ok", []))]) as fake:
         message, slept = run(fake, backoff=0.5)
     assert message["content"][0]["text"] == "ok"
@@ -71,17 +86,21 @@ def test_529_then_success_retries_with_backoff() -> None:
 
 
 def test_429_honours_retry_after() -> None:
-    limited = HttpError(429, {"type": "error", "error": {"type": "rate_limit_error",
-                                                         "message": "slow down"}},
-                        {"retry-after": "7"})
+    limited = HttpError(
+        429,
+        {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+        {"retry-after": "7"},
+    )
     with FakeClaude([limited, text_reply(("ok", []))]) as fake:
         _, slept = run(fake)
     assert slept == [7.0]
 
 
 def test_overloaded_error_event_before_content_is_retried() -> None:
-    stream_error = [{"type": "message_start", "message": {"id": "m", "content": []}},
-                    {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}]
+    stream_error = [
+        {"type": "message_start", "message": {"id": "m", "content": []}},
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    ]
     with FakeClaude([stream_error, text_reply(("ok", []))]) as fake:
         message, slept = run(fake, backoff=0.1)
     assert message["content"][0]["text"] == "ok"
@@ -96,24 +115,29 @@ def test_error_event_after_content_is_a_clear_error() -> None:
 
 
 def test_retries_give_up() -> None:
-    overloaded = HttpError(529, {"type": "error", "error": {"type": "overloaded_error",
-                                                            "message": "Overloaded"}})
+    overloaded = HttpError(
+        529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    )
     with FakeClaude([overloaded] * 3) as fake, pytest.raises(EngineError, match="unavailable"):
         run(fake, max_retries=2)
     assert len(fake.requests) == 3
 
 
 def test_other_http_errors_are_not_retried() -> None:
-    bad = HttpError(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                     "message": "messages: bad"}})
+    bad = HttpError(
+        400,
+        {"type": "error", "error": {"type": "invalid_request_error", "message": "messages: bad"}},
+    )
     with FakeClaude([bad]) as fake, pytest.raises(EngineError, match="HTTP 400.*messages: bad"):
         run(fake)
     assert len(fake.requests) == 1
 
 
 def test_stream_cut_before_message_stop_is_an_error() -> None:
-    with FakeClaude([text_reply(("cut", []))[:-2]]) as fake, \
-            pytest.raises(EngineError, match="before message_stop"):
+    with (
+        FakeClaude([text_reply(("cut", []))[:-2]]) as fake,
+        pytest.raises(EngineError, match="before message_stop"),
+    ):
         run(fake)
 
 
@@ -132,17 +156,22 @@ def test_a_passing_server_error_then_success_is_retried(status: int) -> None:
 
 
 def test_retry_after_ms_is_honoured_before_retry_after() -> None:
-    limited = HttpError(429, {"type": "error", "error": {"type": "rate_limit_error",
-                                                         "message": "slow down"}},
-                        {"retry-after-ms": "250", "retry-after": "7"})
+    limited = HttpError(
+        429,
+        {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+        {"retry-after-ms": "250", "retry-after": "7"},
+    )
     with FakeClaude([limited, text_reply(("ok", []))]) as fake:
         _, slept = run(fake)
     assert slept == [0.25]
 
 
 def test_retries_stop_at_their_total_budget() -> None:
-    limited = HttpError(503, {"type": "error", "error": {"type": "api_error", "message": "x"}},
-                        {"retry-after": "30"})
+    limited = HttpError(
+        503,
+        {"type": "error", "error": {"type": "api_error", "message": "x"}},
+        {"retry-after": "30"},
+    )
     with FakeClaude([limited] * 5) as fake, pytest.raises(EngineError, match="unavailable"):
         run(fake, retry_budget=45.0)
     assert len(fake.requests) == 2  # a second wait of 30 s would pass the 45 s budget
@@ -150,16 +179,20 @@ def test_retries_stop_at_their_total_budget() -> None:
 
 def test_a_refused_connection_is_retried_then_reported() -> None:
     slept: list[float] = []
-    engine = ClaudeEngine("sk-test", base_url="http://127.0.0.1:9", sleep=slept.append,
-                          backoff=0.01)
+    engine = ClaudeEngine(
+        "sk-test", base_url="http://127.0.0.1:9", sleep=slept.append, backoff=0.01
+    )
     with pytest.raises(EngineError, match="Could not reach Claude"):
         list(engine.stream(REQUEST))
     assert len(slept) == 4  # every retry was tried
 
 
 def test_a_round_that_only_pings_ends_at_its_deadline() -> None:
-    pings = Paced([{"type": "message_start", "message": {"id": "m", "content": []}}]
-                  + [{"type": "ping"}] * 50, 0.05)
+    pings = Paced(
+        [{"type": "message_start", "message": {"id": "m", "content": []}}]
+        + [{"type": "ping"}] * 50,
+        0.05,
+    )
     with FakeClaude([pings]) as fake, pytest.raises(EngineError, match="too long"):
         run(fake, round_seconds=0.5)
 

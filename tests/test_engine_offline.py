@@ -69,17 +69,30 @@ def test_a_question_that_only_names_an_account_asks_for_it() -> None:
 
 @pytest.mark.parametrize(
     ("question", "tickers"),
-    [("AAPL vs MSFT", ["AAPL", "MSFT"]), ("apple and Google", ["AAPL", "GOOGL"]),
-     ("I OWE TAX", []), ("$SPY", ["SPY"]), ("What is the IRA limit?", []),
-     ("TSLA stock price", ["TSLA"]), ("is spy up", ["SPY"])],
+    [
+        ("AAPL vs MSFT", ["AAPL", "MSFT"]),
+        ("apple and Google", ["AAPL", "GOOGL"]),
+        ("I OWE TAX", []),
+        ("$SPY", ["SPY"]),
+        ("What is the IRA limit?", []),
+        ("TSLA stock price", ["TSLA"]),
+        ("is spy up", ["SPY"]),
+    ],
 )
 def test_tickers_in(question: str, tickers: list[str]) -> None:
     assert tickers_in(question) == tickers
 
 
-@pytest.mark.parametrize(("text", "small"), [
-    ("Hello there!", True), ("What can you do?", True), ("Thanks", True),
-    ("Hello, what is my net worth?", False), ("What's the weather?", False)])
+@pytest.mark.parametrize(
+    ("text", "small"),
+    [
+        ("Hello there!", True),
+        ("What can you do?", True),
+        ("Thanks", True),
+        ("Hello, what is my net worth?", False),
+        ("What's the weather?", False),
+    ],
+)
 def test_small_talk(text: str, small: bool) -> None:
     assert is_small_talk(text) is small
 
@@ -121,10 +134,17 @@ def test_plan_calls_the_tools_the_question_needs(question: str, tools: list[str]
 
 
 def test_pages_no_search_words_can_tell_apart_are_fetched_one_each() -> None:
-    twins = [(LibraryDoc(None, f"https://x.example/{n}", f"Budget guide {n}"), "",
-              "Make a budget and keep it.") for n in (1, 2)]
-    books = Library([*twins, (LibraryDoc(None, "https://x.example/3", "Other"), "",
-                              "Budget help.")])
+    twins = [
+        (
+            LibraryDoc(None, f"https://x.example/{n}", f"Budget guide {n}"),
+            "",
+            "Make a budget and keep it.",
+        )
+        for n in (1, 2)
+    ]
+    books = Library(
+        [*twins, (LibraryDoc(None, "https://x.example/3", "Other"), "", "Budget help.")]
+    )
     hits = books.rank("How do I keep a budget guide?")
     assert [h.doc.path for h in hits][:2] == ["https://x.example/1", "https://x.example/2"]
     assert books.web_query("How do I keep a budget guide?", hits[:1]) is None
@@ -177,9 +197,16 @@ def test_first_round_calls_tools() -> None:
     assert call["name"] == "search_web" and call["input"] == {"query": "score"}
 
 
-@pytest.mark.parametrize("question", [
-    "How big should my emergency fund be?", "What's the 2025 Roth IRA contribution limit?",
-    "What is an index fund?", "Can I deduct charitable donations?", "Are I bonds taxable?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How big should my emergency fund be?",
+        "What's the 2025 Roth IRA contribution limit?",
+        "What is an index fund?",
+        "Can I deduct charitable donations?",
+        "Are I bonds taxable?",
+    ],
+)
 def test_the_web_search_brings_back_the_relevant_pages_and_no_others(question: str) -> None:
     pages = [hit for hit in library().rank(question) if hit.doc.tool is None]
     query = library().web_query(question, pages)
@@ -190,7 +217,8 @@ def test_the_web_search_brings_back_the_relevant_pages_and_no_others(question: s
 
 @pytest.mark.parametrize("question", ["Hello!", "Who won the Super Bowl?"])
 def test_small_talk_and_the_out_of_scope_are_answered_at_once_without_sources(
-        question: str) -> None:
+    question: str,
+) -> None:
     message = run([{"role": "user", "content": question}])
     assert message["stop_reason"] == "end_turn"
     (block,) = message["content"]
@@ -199,33 +227,67 @@ def test_small_talk_and_the_out_of_scope_are_answered_at_once_without_sources(
 
 
 def row_result(index: int, source: str, *rows: dict[str, object]) -> Result:
-    texts = ["\n".join(f"{k}: {'null' if v is None else v}" for k, v in row.items())
-             for row in rows]
-    return Result("execute_sql", index, {"type": "search_result", "source": source,
-                                         "title": source.rsplit("/", 1)[-1],
-                                         "content": [{"type": "text", "text": t} for t in texts]})
+    texts = [
+        "\n".join(f"{k}: {'null' if v is None else v}" for k, v in row.items()) for row in rows
+    ]
+    return Result(
+        "execute_sql",
+        index,
+        {
+            "type": "search_result",
+            "source": source,
+            "title": source.rsplit("/", 1)[-1],
+            "content": [{"type": "text", "text": t} for t in texts],
+        },
+    )
 
 
 def card(name: str, place: str, owed: float, limit: float | None = None) -> dict[str, object]:
-    return {"account_name": name, "institution_name": place, "account_type": "credit",
-            "account_subtype": "credit card", "current_balance": owed, "currency": "USD",
-            "credit_limit": limit}
+    return {
+        "account_name": name,
+        "institution_name": place,
+        "account_type": "credit",
+        "account_subtype": "credit card",
+        "current_balance": owed,
+        "currency": "USD",
+        "credit_limit": limit,
+    }
 
 
 def test_answer_cites_search_results_by_their_request_index() -> None:
-    earlier = {"type": "search_result", "source": "https://a.example/", "title": "Earlier",
-               "content": [{"type": "text", "text": "Old."}], "citations": {"enabled": True}}
-    rows = row_result(1, "silvia://your-account/checking", {
-        "account_name": "Checking", "institution_name": "Chase", "account_type": "depository",
-        "account_subtype": "checking", "current_balance": 12.5, "currency": "USD"})
+    earlier = {
+        "type": "search_result",
+        "source": "https://a.example/",
+        "title": "Earlier",
+        "content": [{"type": "text", "text": "Old."}],
+        "citations": {"enabled": True},
+    }
+    rows = row_result(
+        1,
+        "silvia://your-account/checking",
+        {
+            "account_name": "Checking",
+            "institution_name": "Chase",
+            "account_type": "depository",
+            "account_subtype": "checking",
+            "current_balance": 12.5,
+            "currency": "USD",
+        },
+    )
     messages = [
         {"role": "user", "content": [earlier, {"type": "text", "text": "context"}]},
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": "What is my checking balance?"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "execute_sql",
-                                           "input": {"query": "x"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
-                                      "content": [rows.block]}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t", "name": "execute_sql", "input": {"query": "x"}}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t", "content": [rows.block]}],
+        },
     ]
     message = run(messages)
     assert message["stop_reason"] == "end_turn"
@@ -240,10 +302,28 @@ def test_answer_cites_search_results_by_their_request_index() -> None:
 def test_a_tool_error_is_reported_plainly() -> None:
     messages = [
         {"role": "user", "content": "What is my checking balance?"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "execute_sql",
-                                           "input": {"query": "SELECT 1"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": True,
-                                      "content": [{"type": "text", "text": "no such view"}]}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t",
+                    "name": "execute_sql",
+                    "input": {"query": "SELECT 1"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t",
+                    "is_error": True,
+                    "content": [{"type": "text", "text": "no such view"}],
+                }
+            ],
+        },
     ]
     (block,) = run(messages)["content"]
     assert block["text"] == "I couldn't get that information: no such view"
@@ -254,47 +334,92 @@ def test_a_tool_error_is_reported_plainly() -> None:
 
 
 def test_debts_total_then_each_card_citing_its_row() -> None:
-    cards = row_result(0, "silvia://your-account/credit-card", card("Credit card", "Amex", 100.5),
-                       card("Credit card", "Citi", 20))
+    cards = row_result(
+        0,
+        "silvia://your-account/credit-card",
+        card("Credit card", "Amex", 100.5),
+        card("Credit card", "Citi", 20),
+    )
     blocks = debts(understand("What do I owe?"), rows_of([cards]))
     assert blocks[0][0] == "In total you owe $120.50 across two credit cards.\n"
     assert [c["start_block_index"] for c in blocks[0][1]] == [0, 1]
     # One line per cited label: "Credit card" is both cards, each figure citing its own row.
     assert blocks[1][0] == "- Credit card: $100.50 at Amex and $20.00 at Citi\n"
     assert [(c["start_block_index"], c["end_block_index"]) for c in blocks[1][1]] == [
-        (0, 1), (1, 2)]
+        (0, 1),
+        (1, 2),
+    ]
 
 
 def test_net_worth_says_what_it_counts_and_never_prints_null() -> None:
-    home = row_result(0, "silvia://your-account/home", {
-        "account_name": "Home", "institution_name": None, "account_type": "property",
-        "account_subtype": "home", "current_balance": 300000, "currency": "USD"})
-    unknown = row_result(1, "silvia://your-account/old", {
-        "account_name": "Old", "institution_name": "Bank", "account_type": "depository",
-        "account_subtype": "checking", "current_balance": None, "currency": "USD"})
+    home = row_result(
+        0,
+        "silvia://your-account/home",
+        {
+            "account_name": "Home",
+            "institution_name": None,
+            "account_type": "property",
+            "account_subtype": "home",
+            "current_balance": 300000,
+            "currency": "USD",
+        },
+    )
+    unknown = row_result(
+        1,
+        "silvia://your-account/old",
+        {
+            "account_name": "Old",
+            "institution_name": "Bank",
+            "account_type": "depository",
+            "account_subtype": "checking",
+            "current_balance": None,
+            "currency": "USD",
+        },
+    )
     cards = row_result(2, "silvia://your-account/credit-card", card("Credit card", "Citi", 1000))
-    text = "".join(t for t, _ in net_worth(understand("What is my net worth?"),
-                                           rows_of([home, unknown, cards])))
-    assert text.startswith("Your net worth is $299,000.00: $300,000.00 in assets minus "
-                           "$1,000.00 in debts.")
+    text = "".join(
+        t
+        for t, _ in net_worth(understand("What is my net worth?"), rows_of([home, unknown, cards]))
+    )
+    assert text.startswith(
+        "Your net worth is $299,000.00: $300,000.00 in assets minus $1,000.00 in debts."
+    )
     assert "- Property: $300,000.00 (Home)" in text
     assert "Not counted, with no balance on record: Old at Bank." in text
     assert "null" not in text and "None" not in text
 
 
-@pytest.mark.parametrize(("question", "answer"), [
-    ("What do I have at Vanguard?", "You have no accounts at Vanguard among your linked accounts."),
-    ("What's my mortgage balance?", "You have no mortgage among your linked accounts."),
-    ("What are my balances?", "You have no accounts linked yet, so there are no balances to show."),
-])
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        (
+            "What do I have at Vanguard?",
+            "You have no accounts at Vanguard among your linked accounts.",
+        ),
+        ("What's my mortgage balance?", "You have no mortgage among your linked accounts."),
+        (
+            "What are my balances?",
+            "You have no accounts linked yet, so there are no balances to show.",
+        ),
+    ],
+)
 def test_no_rows_is_said_plainly(question: str, answer: str) -> None:
     assert balances(understand(question), []) == [(answer, [])]
 
 
 def test_an_amount_in_the_question_is_set_against_the_figure() -> None:
-    savings = row_result(0, "silvia://your-account/savings", {
-        "account_name": "Savings", "institution_name": "Chase", "account_type": "depository",
-        "account_subtype": "savings", "current_balance": 18250, "currency": "USD"})
+    savings = row_result(
+        0,
+        "silvia://your-account/savings",
+        {
+            "account_name": "Savings",
+            "institution_name": "Chase",
+            "account_type": "depository",
+            "account_subtype": "savings",
+            "current_balance": 18250,
+            "currency": "USD",
+        },
+    )
     (lead, versus) = balances(understand("Do I have $20,000 in savings?"), rows_of([savings]))
     assert lead[0] == "Savings at Chase has a balance of $18,250.00."
     assert versus[0] == "That is $1,750.00 short of the $20,000.00 you asked about."
@@ -302,32 +427,44 @@ def test_an_amount_in_the_question_is_set_against_the_figure() -> None:
 
 
 def test_utilization_divides_what_is_owed_by_the_limits() -> None:
-    cards = [row_result(i, f"silvia://your-account/{name.lower()}", card(name, place, owed, cap))
-             for i, (name, place, owed, cap) in enumerate(
-                 [("A", "X", 250, 1000), ("B", "Y", 250, 4000), ("C", "Z", 80, None)])]
-    text = "".join(t for t, _ in utilization(understand("What's my utilization?"),
-                                             rows_of(cards)))
+    cards = [
+        row_result(i, f"silvia://your-account/{name.lower()}", card(name, place, owed, cap))
+        for i, (name, place, owed, cap) in enumerate(
+            [("A", "X", 250, 1000), ("B", "Y", 250, 4000), ("C", "Z", 80, None)]
+        )
+    ]
+    text = "".join(t for t, _ in utilization(understand("What's my utilization?"), rows_of(cards)))
     assert "Your credit utilization is 10.0%: you owe $500.00 against $5,000.00" in text
     assert "- A at X: $250.00 of $1,000.00 (25.0%)" in text
     assert "- C at Z: $80.00 owed, no credit limit on record" in text
 
 
 def market(*texts: str) -> Result:
-    return Result("execute_python", 3, {"source": "silvia://market-data/finnhub/AAPL",
-                                        "title": "AAPL market data",
-                                        "content": [{"type": "text", "text": t} for t in texts]})
+    return Result(
+        "execute_python",
+        3,
+        {
+            "source": "silvia://market-data/finnhub/AAPL",
+            "title": "AAPL market data",
+            "content": [{"type": "text", "text": t} for t in texts],
+        },
+    )
 
 
-QUOTE = ("AAPL last traded at 192.78, +0.09 (+0.05%) on the day, open 192.64, high 194.04, "
-         "low 191.80, previous close 192.69 as of 2025-06-27.")
+QUOTE = (
+    "AAPL last traded at 192.78, +0.09 (+0.05%) on the day, open 192.64, high 194.04, "
+    "low 191.80, previous close 192.69 as of 2025-06-27."
+)
 
 
 def test_a_quote_says_when_it_is_from_and_whether_it_is_live() -> None:
     profile = "Apple Inc (AAPL) trades on NASDAQ; industry: Technology."
     old, cites = quote(market(QUOTE, profile), today=date(2025, 9, 1))
-    assert old == ("Apple Inc (AAPL) last traded at $192.78, up $0.09 (+0.05%) on the day. "
-                   "That price is from June 27, 2025: a snapshot in my market data, not a live "
-                   "quote.")
+    assert old == (
+        "Apple Inc (AAPL) last traded at $192.78, up $0.09 (+0.05%) on the day. "
+        "That price is from June 27, 2025: a snapshot in my market data, not a live "
+        "quote."
+    )
     assert [(c["start_block_index"], c["end_block_index"]) for c in cites] == [(0, 1)]
     fresh, _ = quote(market(QUOTE), today=date(2025, 6, 28))
     assert fresh.endswith("on the day, as of June 27, 2025.") and "snapshot" not in fresh
@@ -339,26 +476,41 @@ def test_a_quote_says_when_it_is_from_and_whether_it_is_live() -> None:
 
 
 def document(*texts: str, title: str = "Guide") -> Source:
-    return Source(Result("read_tax_authority", 0, {
-        "source": "https://x.gov/a", "title": title,
-        "content": [{"type": "text", "text": t} for t in texts]}), 0)
+    return Source(
+        Result(
+            "read_tax_authority",
+            0,
+            {
+                "source": "https://x.gov/a",
+                "title": title,
+                "content": [{"type": "text", "text": t} for t in texts],
+            },
+        ),
+        0,
+    )
 
 
 def test_lists_tables_and_lead_ins_become_sentences_and_notes_are_skipped() -> None:
-    source = document("# Guide", "*A note about this summary.*",
-                      "- **Limit.** The most is $7,000 a year.\n- $8,000 at 50 or older",
-                      "| Case | Keep for |\n|---|---|\n| Usual | 3 years |")
+    source = document(
+        "# Guide",
+        "*A note about this summary.*",
+        "- **Limit.** The most is $7,000 a year.\n- $8,000 at 50 or older",
+        "| Case | Keep for |\n|---|---|\n| Usual | 3 years |",
+    )
     assert [u.text for u in units_of(source)] == [
-        "Limit: The most is $7,000 a year.", "$8,000 at 50 or older.",
-        "Usual: keep for 3 years."]
+        "Limit: The most is $7,000 a year.",
+        "$8,000 at 50 or older.",
+        "Usual: keep for 3 years.",
+    ]
 
 
 def test_the_answer_leads_with_the_figure_asked_for_and_cites_its_passage() -> None:
-    source = document("Saving is good for you and your family.",
-                      "Aim for a fund of three to six months of expenses.",
-                      title="Emergency funds")
-    blocks = document_answer("How big should my emergency fund be?", [source],
-                             library().rarity)
+    source = document(
+        "Saving is good for you and your family.",
+        "Aim for a fund of three to six months of expenses.",
+        title="Emergency funds",
+    )
+    blocks = document_answer("How big should my emergency fund be?", [source], library().rarity)
     text, (citation, *_) = blocks[0]
     assert text.startswith("Aim for a fund of three to six months of expenses.")
     assert (citation["start_block_index"], citation["end_block_index"]) == (1, 2)
@@ -367,7 +519,9 @@ def test_the_answer_leads_with_the_figure_asked_for_and_cites_its_passage() -> N
 def test_abbreviations_do_not_end_a_sentence() -> None:
     source = document("Series I bonds are U.S. Treasury bonds. Apple Inc. sells phones.")
     assert [u.text for u in units_of(source)] == [
-        "Series I bonds are U.S. Treasury bonds.", "Apple Inc. sells phones."]
+        "Series I bonds are U.S. Treasury bonds.",
+        "Apple Inc. sells phones.",
+    ]
 
 
 def test_a_sentence_opening_with_it_keeps_the_one_before() -> None:

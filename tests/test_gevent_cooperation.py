@@ -20,8 +20,13 @@ PROBE = Path(__file__).parent / "support" / "gevent_probe.py"
 
 
 def probe(case: str, database_url: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(PROBE), case, database_url], capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, str(PROBE), case, database_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result

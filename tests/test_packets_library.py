@@ -24,28 +24,48 @@ def finder(corpus: str, url: str) -> str | None:
 @pytest.mark.parametrize(
     ("source", "target", "corpus", "path"),
     [
-        ("silvia://tax-authority/guides/recordkeeping.md", TaxReferenceTarget(None),
-         "tax-authority", "guides/recordkeeping.md"),
-        ("silvia://credit-card-corpus/guides/disputing-a-card-charge.md",
-         CardDocumentTarget(None), "credit-card-corpus", "guides/disputing-a-card-charge.md"),
-        ("silvia://mortgage-code/guides/escrow-basics.md", MortgageReferenceTarget(None),
-         "mortgage-code", "guides/escrow-basics.md"),
+        (
+            "silvia://tax-authority/guides/recordkeeping.md",
+            TaxReferenceTarget(None),
+            "tax-authority",
+            "guides/recordkeeping.md",
+        ),
+        (
+            "silvia://credit-card-corpus/guides/disputing-a-card-charge.md",
+            CardDocumentTarget(None),
+            "credit-card-corpus",
+            "guides/disputing-a-card-charge.md",
+        ),
+        (
+            "silvia://mortgage-code/guides/escrow-basics.md",
+            MortgageReferenceTarget(None),
+            "mortgage-code",
+            "guides/escrow-basics.md",
+        ),
     ],
     ids=["tax", "card", "mortgage"],
 )
 def test_a_document_with_no_url_opens_in_the_reader(
-    source: str, target: TaxReferenceTarget | CardDocumentTarget | MortgageReferenceTarget,
-    corpus: str, path: str,
+    source: str,
+    target: TaxReferenceTarget | CardDocumentTarget | MortgageReferenceTarget,
+    corpus: str,
+    path: str,
 ) -> None:
     doc = SearchDoc(source, "Guide", target=target, match_highlights=["Keep  it\n3 years."])
     assert document_target(doc) == LibraryTarget(corpus, path, "Keep it 3 years.", None)
 
 
 def test_a_document_with_a_url_opens_in_the_reader_and_keeps_its_url() -> None:
-    doc = SearchDoc(IRS_526, "Publication 526", link=IRS_526,
-                    target=TaxReferenceTarget(IRS_526), match_highlights=["", "You <hi>can</hi>"])
+    doc = SearchDoc(
+        IRS_526,
+        "Publication 526",
+        link=IRS_526,
+        target=TaxReferenceTarget(IRS_526),
+        match_highlights=["", "You <hi>can</hi>"],
+    )
     assert document_target(doc, library_path=finder) == LibraryTarget(
-        "tax-authority", "irs/publication-526.md", "You can", IRS_526)
+        "tax-authority", "irs/publication-526.md", "You can", IRS_526
+    )
 
 
 def test_a_url_the_library_does_not_hold_still_opens_in_the_browser() -> None:
@@ -59,10 +79,11 @@ def test_a_url_the_library_does_not_hold_still_opens_in_the_browser() -> None:
     ("source", "target"),
     [
         # Another corpus's path under a tax citation opens nothing of the library's.
-        ("silvia://credit-card-corpus/guides/disputing-a-card-charge.md",
-         TaxReferenceTarget(None)),
-        ("silvia://tax-authority/../mortgage-code/guides/escrow-basics.md",
-         TaxReferenceTarget(None)),
+        ("silvia://credit-card-corpus/guides/disputing-a-card-charge.md", TaxReferenceTarget(None)),
+        (
+            "silvia://tax-authority/../mortgage-code/guides/escrow-basics.md",
+            TaxReferenceTarget(None),
+        ),
         ("silvia://tax-authority/.hidden", TaxReferenceTarget(None)),
         ("silvia://tax-authority/", TaxReferenceTarget(None)),
         ("silvia://tax-authority/guides//recordkeeping.md", TaxReferenceTarget(None)),
@@ -72,7 +93,8 @@ def test_a_url_the_library_does_not_hold_still_opens_in_the_browser() -> None:
     ids=["wrong-corpus", "dot-dot", "hidden", "no-path", "empty-segment", "control", "web"],
 )
 def test_a_library_link_never_names_a_path_outside_its_corpus(
-    source: str, target: TaxReferenceTarget | WebTarget,
+    source: str,
+    target: TaxReferenceTarget | WebTarget,
 ) -> None:
     assert not isinstance(document_target(SearchDoc(source, target=target)), LibraryTarget)
     if not isinstance(target, WebTarget):

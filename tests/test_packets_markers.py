@@ -155,9 +155,13 @@ def test_unknown_number_appears_once_its_citation_arrives() -> None:
         ("Use ``a ` [[1]]()`` here", ["Use ``a ` [[1]]()`` here"]),
         ("```\n[[1]](x)\n```\nthen [[1]](x)", ["```\n[[1]](x)\n```\nthen ", (1, "a")]),
         ("~~~md\n[[2]]()\n~~~", ["~~~md\n[[2]]()\n~~~"]),
-        ("Text\n\n    [[1]](x) indented\n\nafter [[2]]()", [
-            "Text\n\n    [[1]](x) indented\n\nafter ", (2, "f"),
-        ]),
+        (
+            "Text\n\n    [[1]](x) indented\n\nafter [[2]]()",
+            [
+                "Text\n\n    [[1]](x) indented\n\nafter ",
+                (2, "f"),
+            ],
+        ),
         ("- item\n  ```\n  [[1]](x)\n  ```\n", ["- item\n  ```\n  [[1]](x)\n  ```\n"]),
         ("> ```\n> [[1]](x)\n> ```", ["> ```\n> [[1]](x)\n> ```"]),
         ("Escaped \\`[[1]](x)` here", ["Escaped \\`", (1, "a"), "` here"]),
@@ -165,9 +169,13 @@ def test_unknown_number_appears_once_its_citation_arrives() -> None:
         ("Para `open\n\nnext [[1]](x)`", ["Para `open\n\nnext ", (1, "a"), "`"]),
         ("```\nopen fence [[1]](x)", ["```\nopen fence [[1]](x)"]),
         ("lazy\n    [[1]](x)", ["lazy\n    ", (1, "a")]),
-        ("crlf\r\n\r\n```\r\n[[1]](x)\r\n```\r\n[[2]]()", [
-            "crlf\r\n\r\n```\r\n[[1]](x)\r\n```\r\n", (2, "f"),
-        ]),
+        (
+            "crlf\r\n\r\n```\r\n[[1]](x)\r\n```\r\n[[2]]()",
+            [
+                "crlf\r\n\r\n```\r\n[[1]](x)\r\n```\r\n",
+                (2, "f"),
+            ],
+        ),
     ],
     ids=[
         "inline-code",
@@ -192,7 +200,8 @@ def test_markers_inside_code_stay_literal(text: str, expected: list[Any]) -> Non
 def test_streaming_open_code_span_stays_literal_until_closed() -> None:
     assert shape(segments("Run `x [[1]](u)", complete=False)) == ["Run `x [[1]](u)"]
     assert shape(segments("Run `x [[1]](u)` [[1]](u)", complete=False)) == [
-        "Run `x [[1]](u)` ", (1, "a"),
+        "Run `x [[1]](u)` ",
+        (1, "a"),
     ]
     # An open code span ends with its paragraph.
     assert shape(segments("Run `x\n\n[[1]](u)", complete=False)) == ["Run `x\n\n", (1, "a")]

@@ -67,9 +67,7 @@ ACCOUNT = doc("acct")
         "cited-files-first",
     ],
 )
-def test_sections(
-    docs: list[SearchDoc], cited: list[str], expected: tuple[list[str], ...]
-) -> None:
+def test_sections(docs: list[SearchDoc], cited: list[str], expected: tuple[list[str], ...]) -> None:
     result = selected(docs, cited)
     assert (ids(result.cited), ids(result.more), ids(result.files)) == expected
     assert result.count == sum(len(section) for section in expected)
@@ -251,8 +249,17 @@ def test_time_ago_defaults_to_the_current_time() -> None:
         ("1900-01-01T00:00:00Z", "on 1900-01-01"),
         ("0001-01-01T00:00:00Z", "on 0001-01-01"),
     ],
-    ids=["year-9999", "year-9999-offset", "years-ahead", "just-past-the-horizon",
-         "at-the-horizon", "days-ahead", "decades-ago", "past-a-century", "year-one"],
+    ids=[
+        "year-9999",
+        "year-9999-offset",
+        "years-ahead",
+        "just-past-the-horizon",
+        "at-the-horizon",
+        "days-ahead",
+        "decades-ago",
+        "past-a-century",
+        "year-one",
+    ],
 )
 def test_time_ago_reads_as_a_date_past_a_sane_horizon(updated_at: str, expected: str) -> None:
     # Issue 10: "7,978 years from now" said nothing a date would not say better.
@@ -261,11 +268,24 @@ def test_time_ago_reads_as_a_date_past_a_sane_horizon(updated_at: str, expected:
 
 @pytest.mark.parametrize(
     ("title", "shown"),
-    [("plain", "plain"), ("a\u202eb", "ab"), ("\u2067x\u2069 \u200fy\u200e", "x y"),
-     ("\u061c", ""), ("tab\there\x00", "tab here"), ("  kept  inner  ", "kept  inner"),
-     ("zero\u200bwidth", "zero\u200bwidth")],
-    ids=["plain", "override", "isolates-and-marks", "arabic-letter-mark", "controls",
-         "spaces", "other-format-characters-kept"],
+    [
+        ("plain", "plain"),
+        ("a\u202eb", "ab"),
+        ("\u2067x\u2069 \u200fy\u200e", "x y"),
+        ("\u061c", ""),
+        ("tab\there\x00", "tab here"),
+        ("  kept  inner  ", "kept  inner"),
+        ("zero\u200bwidth", "zero\u200bwidth"),
+    ],
+    ids=[
+        "plain",
+        "override",
+        "isolates-and-marks",
+        "arabic-letter-mark",
+        "controls",
+        "spaces",
+        "other-format-characters-kept",
+    ],
 )
 def test_display_title_takes_out_bidi_controls(title: str, shown: str) -> None:
     assert display_title(title) == shown
@@ -274,26 +294,75 @@ def test_display_title_takes_out_bidi_controls(title: str, shown: str) -> None:
 @pytest.mark.parametrize(
     ("document", "key"),
     [
-        (SearchDoc("s", target=parse_citation_target(
-            {"kind": "account", "accountId": "AcctAmex0000000000000001", "provider": "plaid"})), "account"),
-        (SearchDoc("s", target=parse_citation_target({"kind": "accounts", "accounts": [
-            {"accountId": "AcctAmex0000000000000001", "provider": None},
-            {"accountId": "AcctCiti0000000000000002", "provider": None}]})), "accounts"),
+        (
+            SearchDoc(
+                "s",
+                target=parse_citation_target(
+                    {
+                        "kind": "account",
+                        "accountId": "AcctAmex0000000000000001",
+                        "provider": "plaid",
+                    }
+                ),
+            ),
+            "account",
+        ),
+        (
+            SearchDoc(
+                "s",
+                target=parse_citation_target(
+                    {
+                        "kind": "accounts",
+                        "accounts": [
+                            {"accountId": "AcctAmex0000000000000001", "provider": None},
+                            {"accountId": "AcctCiti0000000000000002", "provider": None},
+                        ],
+                    }
+                ),
+            ),
+            "accounts",
+        ),
         (SearchDoc("s", target=parse_citation_target({"kind": "portfolio"})), "portfolio"),
-        (SearchDoc("s", target=parse_citation_target({"kind": "market_data", "ticker": "AAPL"})),
-         "market"),
-        (SearchDoc("s", link="https://www.irs.gov/p523", target=parse_citation_target(
-            {"kind": "tax_reference", "url": "https://www.irs.gov/p523"})), "tax"),
-        (SearchDoc("s", target=parse_citation_target({"kind": "card_document", "url": None})),
-         "card"),
-        (SearchDoc("s", target=parse_citation_target({"kind": "mortgage_reference", "url": None})),
-         "mortgage"),
+        (
+            SearchDoc("s", target=parse_citation_target({"kind": "market_data", "ticker": "AAPL"})),
+            "market",
+        ),
+        (
+            SearchDoc(
+                "s",
+                link="https://www.irs.gov/p523",
+                target=parse_citation_target(
+                    {"kind": "tax_reference", "url": "https://www.irs.gov/p523"}
+                ),
+            ),
+            "tax",
+        ),
+        (
+            SearchDoc("s", target=parse_citation_target({"kind": "card_document", "url": None})),
+            "card",
+        ),
+        (
+            SearchDoc(
+                "s", target=parse_citation_target({"kind": "mortgage_reference", "url": None})
+            ),
+            "mortgage",
+        ),
         (SearchDoc("s", link="https://www.Example.com/x"), "web:example.com"),
         (SearchDoc("s", file_id="file-1"), "file"),
         (SearchDoc("s"), "generic"),
     ],
-    ids=["account", "accounts", "portfolio", "market", "tax", "card", "mortgage", "web", "file",
-         "generic"],
+    ids=[
+        "account",
+        "accounts",
+        "portfolio",
+        "market",
+        "tax",
+        "card",
+        "mortgage",
+        "web",
+        "file",
+        "generic",
+    ],
 )
 def test_each_kind_of_source_has_its_own_icon(document: SearchDoc, key: str) -> None:
     assert icon_key(document) == key

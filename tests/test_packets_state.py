@@ -59,23 +59,27 @@ def test_initial_state() -> None:
 
 
 def test_citations_dedup_in_first_cite_order() -> None:
-    state = run([
-        citation_packet(2, "b"),
-        citation_packet(1, "a"),
-        citation_packet(3, "b"),
-        citation_packet(1, "a"),
-    ])
+    state = run(
+        [
+            citation_packet(2, "b"),
+            citation_packet(1, "a"),
+            citation_packet(3, "b"),
+            citation_packet(1, "a"),
+        ]
+    )
     assert state.citations == [StreamingCitation(2, "b"), StreamingCitation(1, "a")]
     assert state.citation_map == {1: "a", 2: "b", 3: "b"}
     assert state.seen_citation_doc_ids == {"a", "b"}
 
 
 def test_documents_fill_the_map_in_insertion_order() -> None:
-    state = run([
-        documents_packet([doc("b"), doc("a")]),
-        make_packet(OpenUrlDocuments((doc("u", link="https://u.example"),))),
-        documents_packet([doc("a", blurb="newer")]),
-    ])
+    state = run(
+        [
+            documents_packet([doc("b"), doc("a")]),
+            make_packet(OpenUrlDocuments((doc("u", link="https://u.example"),))),
+            documents_packet([doc("a", blurb="newer")]),
+        ]
+    )
     assert list(state.document_map) == ["b", "a", "u"]
     assert state.document_map["a"].blurb == "newer"
 
@@ -124,9 +128,7 @@ def test_final_documents_seed_an_empty_map() -> None:
         "stop-then-end",
     ],
 )
-def test_completion_and_stop_reason(
-    packets: list[Any], complete: bool, reason: str | None
-) -> None:
+def test_completion_and_stop_reason(packets: list[Any], complete: bool, reason: str | None) -> None:
     state = run(packets)
     assert state.is_complete is complete
     assert state.stop_reason == reason
@@ -144,14 +146,21 @@ def test_error_flag() -> None:
 
 
 def test_unknown_and_malformed_packets() -> None:
-    state = run([
-        {"obj": {"type": "search_tool_queries_delta", "queries": ["x"]}},
-        {"obj": {"type": "citation_info", "citation_number": True, "document_id": "a"}},
-        "garbage",
-        {"obj": {"type": "search_tool_documents_delta", "documents": ["junk", {"document_id": "a"}]}},
-        citation_packet(1, "a"),
-        None,
-    ])
+    state = run(
+        [
+            {"obj": {"type": "search_tool_queries_delta", "queries": ["x"]}},
+            {"obj": {"type": "citation_info", "citation_number": True, "document_id": "a"}},
+            "garbage",
+            {
+                "obj": {
+                    "type": "search_tool_documents_delta",
+                    "documents": ["junk", {"document_id": "a"}],
+                }
+            },
+            citation_packet(1, "a"),
+            None,
+        ]
+    )
     # Two malformed packets, one junk document and a null: counted; the rest still applies.
     assert state.malformed_count == 4
     assert state.citations == [StreamingCitation(1, "a")]
@@ -270,11 +279,13 @@ _PACKET = st.one_of(
     st.builds(delta, _TEXT),
     st.builds(stop, st.sampled_from([None, "user_cancelled"])),
     st.just(make_packet(MessageEnd())),
-    st.sampled_from([
-        {"obj": {"type": "mystery"}},
-        {"obj": {"type": "citation_info", "citation_number": "1", "document_id": "a"}},
-        "junk",
-    ]),
+    st.sampled_from(
+        [
+            {"obj": {"type": "mystery"}},
+            {"obj": {"type": "citation_info", "citation_number": "1", "document_id": "a"}},
+            "junk",
+        ]
+    ),
 )
 
 

@@ -145,9 +145,11 @@ def test_hostile_links_open_nothing(link: str) -> None:
             {"link": "https://w.example/a"},
             BrowserTarget("https://w.example/a"),
         ),
-        (WebTarget("javascript:x"), {"link": "https://w.example"}, BrowserTarget(
-            "https://w.example"
-        )),
+        (
+            WebTarget("javascript:x"),
+            {"link": "https://w.example"},
+            BrowserTarget("https://w.example"),
+        ),
         (TaxReferenceTarget(ECFR_XML), {"link": ECFR_PAGE}, BrowserTarget(ECFR_PAGE)),
         (TaxReferenceTarget(ECFR_XML), {}, BrowserTarget(ECFR_PAGE)),
         (
@@ -162,9 +164,11 @@ def test_hostile_links_open_nothing(link: str) -> None:
         ),
         (TaxReferenceTarget(None), {}, NoTarget()),
         (TaxReferenceTarget(None), {"file_id": "f1"}, FileTarget("f1")),
-        (CardDocumentTarget(None), {"link": "https://c.example"}, BrowserTarget(
-            "https://c.example"
-        )),
+        (
+            CardDocumentTarget(None),
+            {"link": "https://c.example"},
+            BrowserTarget("https://c.example"),
+        ),
         (MortgageReferenceTarget("vbscript:x"), {}, NoTarget()),
         (AnalysisTarget(), {}, NoTarget()),
         (AnalysisTarget(), {"link": "https://n.example"}, BrowserTarget("https://n.example")),
@@ -218,10 +222,12 @@ TWO_CARDS = AccountsTarget((CitationAccountRef(AMEX, "plaid"), CitationAccountRe
 
 def test_accounts_chooser() -> None:
     found = document_target(doc(title="Credit card", target=TWO_CARDS))
-    assert found == ChooserTarget((
-        ChooserOption("Credit card (1 of 2)", f"/accounts/{AMEX}"),
-        ChooserOption("Credit card (2 of 2)", f"/accounts/{CITI}"),
-    ))
+    assert found == ChooserTarget(
+        (
+            ChooserOption("Credit card (1 of 2)", f"/accounts/{AMEX}"),
+            ChooserOption("Credit card (2 of 2)", f"/accounts/{CITI}"),
+        )
+    )
     assert isinstance(found, ChooserTarget)
     assert [path for _, path in found.options] == [f"/accounts/{AMEX}", f"/accounts/{CITI}"]
 
@@ -231,9 +237,14 @@ def test_accounts_chooser() -> None:
     [
         ("Credit card", {AMEX: "Amex card", CITI: "Citi card"}, ["Amex card", "Citi card"]),
         ("Credit card", {AMEX: "Amex card"}, ["Amex card", "Credit card (2 of 2)"]),
-        ("Credit card", {AMEX: "Plaid card", CITI: "via SnapTrade"}, [
-            "Credit card (1 of 2)", "Credit card (2 of 2)",
-        ]),
+        (
+            "Credit card",
+            {AMEX: "Plaid card", CITI: "via SnapTrade"},
+            [
+                "Credit card (1 of 2)",
+                "Credit card (2 of 2)",
+            ],
+        ),
         ("Plaid accounts", {}, ["Account (1 of 2)", "Account (2 of 2)"]),
         ("", {CITI: "  "}, ["Account (1 of 2)", "Account (2 of 2)"]),
     ],
@@ -251,18 +262,20 @@ def test_chooser_labels_never_show_a_provider(
 
 
 def test_targets_read_from_the_wire() -> None:
-    wire = search_doc_from_json({
-        "document_id": "silvia://your-account/credit-card",
-        "semantic_identifier": "Credit card",
-        "link": None,
-        "target": {
-            "kind": "accounts",
-            "accounts": [
-                {"accountId": AMEX, "provider": "plaid"},
-                {"accountId": CITI, "provider": "unknown-vendor"},
-            ],
-        },
-    })
+    wire = search_doc_from_json(
+        {
+            "document_id": "silvia://your-account/credit-card",
+            "semantic_identifier": "Credit card",
+            "link": None,
+            "target": {
+                "kind": "accounts",
+                "accounts": [
+                    {"accountId": AMEX, "provider": "plaid"},
+                    {"accountId": CITI, "provider": "unknown-vendor"},
+                ],
+            },
+        }
+    )
     assert wire is not None
     found = document_target(wire)
     assert isinstance(found, ChooserTarget)

@@ -189,9 +189,13 @@ def test_malformed_reason_and_repr_hide_the_value() -> None:
 def test_unknown_type_is_kept() -> None:
     parsed = parse_packet(wrap({"type": "search_tool_queries_delta", "queries": ["q"]}))
     assert isinstance(parsed, Packet)
-    assert parsed.obj == UnknownPacket("search_tool_queries_delta", {
-        "type": "search_tool_queries_delta", "queries": ["q"],
-    })
+    assert parsed.obj == UnknownPacket(
+        "search_tool_queries_delta",
+        {
+            "type": "search_tool_queries_delta",
+            "queries": ["q"],
+        },
+    )
     assert packet_to_json(parsed)["obj"] == {"type": "search_tool_queries_delta", "queries": ["q"]}
 
 
@@ -226,8 +230,10 @@ def test_malformed_documents_are_skipped_and_counted(
     [
         (wrap({"type": "stop"}, PLACEMENT), Placement(1, 0, None, 0)),
         (
-            wrap({"type": "stop"}, {"turn_index": 2, "tab_index": 1, "sub_turn_index": 3,
-                                    "model_index": 4}),
+            wrap(
+                {"type": "stop"},
+                {"turn_index": 2, "tab_index": 1, "sub_turn_index": 3, "model_index": 4},
+            ),
             Placement(2, 1, 3, 4),
         ),
         (wrap({"type": "stop"}, None), Placement()),
@@ -316,11 +322,25 @@ def test_search_doc_defaults() -> None:
     assert doc == SearchDoc("x")
     wire = search_doc_to_json(SearchDoc("x"))
     assert wire == {
-        "document_id": "x", "semantic_identifier": "", "link": None, "blurb": "",
-        "source_type": "", "score": None, "updated_at": None, "match_highlights": [],
-        "metadata": {}, "is_internet": False, "chunk_ind": 0, "boost": 0, "hidden": False,
-        "primary_owners": None, "secondary_owners": None, "is_relevant": None,
-        "relevance_explanation": None, "file_id": None, "target": None,
+        "document_id": "x",
+        "semantic_identifier": "",
+        "link": None,
+        "blurb": "",
+        "source_type": "",
+        "score": None,
+        "updated_at": None,
+        "match_highlights": [],
+        "metadata": {},
+        "is_internet": False,
+        "chunk_ind": 0,
+        "boost": 0,
+        "hidden": False,
+        "primary_owners": None,
+        "secondary_owners": None,
+        "is_relevant": None,
+        "relevance_explanation": None,
+        "file_id": None,
+        "target": None,
     }
 
 
@@ -344,8 +364,11 @@ def test_search_doc_defaults() -> None:
         ("is_relevant", "no", None),
         ("file_id", 12, None),
         ("target", {"kind": "mystery"}, None),
-        ("target", {"kind": "account", "accountId": ACCOUNT_ID, "provider": "plaid"},
-         AccountTarget(ACCOUNT_ID, "plaid")),
+        (
+            "target",
+            {"kind": "account", "accountId": ACCOUNT_ID, "provider": "plaid"},
+            AccountTarget(ACCOUNT_ID, "plaid"),
+        ),
         ("target", {"kind": "web", "url": "https://a.example"}, WebTarget("https://a.example")),
     ],
     ids=lambda v: v if isinstance(v, str) and v.isidentifier() else None,
@@ -364,12 +387,29 @@ def test_search_doc_repr_hides_the_target() -> None:
     assert "plaid" not in repr(doc)
 
 
-_SCALAR = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
-_KEYS = st.sampled_from([
-    "type", "obj", "placement", "documents", "final_documents", "document_id",
-    "citation_number", "content", "stop_reason", "link", "file_id", "target", "kind", "url",
-    "metadata", "turn_index",
-]) | st.text(max_size=4)
+_SCALAR = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+)
+_KEYS = st.sampled_from(
+    [
+        "type",
+        "obj",
+        "placement",
+        "documents",
+        "final_documents",
+        "document_id",
+        "citation_number",
+        "content",
+        "stop_reason",
+        "link",
+        "file_id",
+        "target",
+        "kind",
+        "url",
+        "metadata",
+        "turn_index",
+    ]
+) | st.text(max_size=4)
 _JSON = st.recursive(
     _SCALAR | st.sampled_from(["citation_info", "stop", "message_start", "open_url_documents"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),

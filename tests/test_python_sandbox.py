@@ -218,12 +218,15 @@ def test_files_outside_the_scratch_folder_cannot_be_written() -> None:
 
 @as_root
 def test_services_data_logs_and_other_software_are_out_of_sight() -> None:
-    code = ("import os\nfor folder in ('/var', '/opt', '/srv', '/mnt', '/boot'):\n"
-            "    print(folder, os.listdir(folder) if os.path.isdir(folder) else [])")
+    code = (
+        "import os\nfor folder in ('/var', '/opt', '/srv', '/mnt', '/boot'):\n"
+        "    print(folder, os.listdir(folder) if os.path.isdir(folder) else [])"
+    )
     result = run(code)
     assert result.error is None
-    assert result.stdout.splitlines() == [f"{f} []" for f in ("/var", "/opt", "/srv", "/mnt",
-                                                                "/boot")]
+    assert result.stdout.splitlines() == [
+        f"{f} []" for f in ("/var", "/opt", "/srv", "/mnt", "/boot")
+    ]
 
 
 @as_root

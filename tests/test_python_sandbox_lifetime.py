@@ -83,8 +83,11 @@ def cmdline(pid: int) -> bytes:
 def sleepers(marker: str) -> list[int]:
     """Return the live `sleep MARKER` processes."""
     wanted = b"sleep\x00" + marker.encode() + b"\x00"
-    return [int(e.name) for e in os.scandir("/proc")
-            if e.name.isdigit() and cmdline(int(e.name)) == wanted]
+    return [
+        int(e.name)
+        for e in os.scandir("/proc")
+        if e.name.isdigit() and cmdline(int(e.name)) == wanted
+    ]
 
 
 def wait_until(check: Callable[[], bool], seconds: float = 30.0) -> bool:
@@ -110,9 +113,7 @@ print('never printed')
 """
 
 
-def test_a_fork_tree_shares_one_memory_limit(
-    mode: str, spawned: list[tuple[int, object]]
-) -> None:
+def test_a_fork_tree_shares_one_memory_limit(mode: str, spawned: list[tuple[int, object]]) -> None:
     result = run(FORK_TREE_BOMB, memory_mb=256)
     assert result.error == "memory limit reached (256 MB, all processes together)"
     assert result.stdout == ""
@@ -223,9 +224,11 @@ def test_the_tree_dies_with_the_process_that_started_it(mode: str, spawner: str)
 def test_a_killed_greenlets_tree_dies_while_its_process_lives(mode: str) -> None:
     marker = f"{91}.{os.getpid() % 1000}5"
     host = subprocess.Popen(
-        [sys.executable, "-c", HOST.format(root=str(ROOT), marker=marker), "killed-greenlet",
-         mode],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [sys.executable, "-c", HOST.format(root=str(ROOT), marker=marker), "killed-greenlet", mode],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert host.stdin is not None and host.stdout is not None
     try:
@@ -260,8 +263,12 @@ def _fake_proc(tmp_path: Path, own: str, handed_down: str) -> Path:
 
 @pytest.mark.parametrize(
     ("own", "handed_down", "usable"),
-    [("/", "cpu memory pids", True), ("/app", "memory pids", True),
-     ("/app", "memory", False), ("/app", "", False)],
+    [
+        ("/", "cpu memory pids", True),
+        ("/app", "memory pids", True),
+        ("/app", "memory", False),
+        ("/app", "", False),
+    ],
     ids=["root", "delegated", "no-pids", "nothing"],
 )
 def test_a_cgroup_is_used_only_where_memory_and_pids_are_handed_down(

@@ -77,15 +77,25 @@ def test_a_killed_worker_leaves_no_sandbox_behind(
     engine.dispose()
     replies = [tool_reply(("t1", "execute_python", {"code": SLEEPER})), text_reply(("Done.", []))]
     with FakeClaude(replies) as fake:
-        env = {"DATABASE_URL": url, "SECRET_KEY": "test", "REDIS_URL": "",
-               "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url,
-               "TURN_LEASE_SECONDS": "600"}  # no other worker takes the turn over meanwhile
-        with gunicorn(env, tmp_path) as server, httpx.Client(
-            base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
-        ) as client:
+        env = {
+            "DATABASE_URL": url,
+            "SECRET_KEY": "test",
+            "REDIS_URL": "",
+            "ANTHROPIC_API_KEY": "test-key",
+            "ANTHROPIC_BASE_URL": fake.url,
+            "TURN_LEASE_SECONDS": "600",
+        }  # no other worker takes the turn over meanwhile
+        with (
+            gunicorn(env, tmp_path) as server,
+            httpx.Client(
+                base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+            ) as client,
+        ):
             session_id = client.post("/api/chat/sessions", json={}).json()["id"]
-            asked = client.post(f"/api/chat/sessions/{session_id}/messages",
-                                json={"message": "How are my stocks doing?"})
+            asked = client.post(
+                f"/api/chat/sessions/{session_id}/messages",
+                json={"message": "How are my stocks doing?"},
+            )
             assert asked.status_code == 202, asked.text
             _wait(lambda: _launcher_of(server), "the sandbox never started")
             found = _launcher_of(server)
@@ -102,15 +112,21 @@ def test_a_killed_worker_leaves_no_sandbox_behind(
             if killed == "worker-and-launcher":
                 os.kill(launcher, signal.SIGKILL)
 
-            _wait(lambda: all(_procs.real_uid(pid) is None for pid in tree),
-                  f"sandbox processes outlived their worker: {tree}")
+            _wait(
+                lambda: all(_procs.real_uid(pid) is None for pid in tree),
+                f"sandbox processes outlived their worker: {tree}",
+            )
             assert _session_members(launcher) == []
             for uid in uids:
                 assert _procs.user_pids(uid) == [], f"processes of sandbox uid {uid} remain"
-            _wait(lambda: [w for w in server.workers() if w != worker] and
-                  len(server.workers()) == 2, "gunicorn started no new worker")
+            _wait(
+                lambda: [w for w in server.workers() if w != worker] and len(server.workers()) == 2,
+                "gunicorn started no new worker",
+            )
             _wait(lambda: client.get("/login").status_code == 200, "the server stopped answering")
-            _wait(lambda: not folder.exists(),
-                  f"the sandbox's folder outlived the start-up sweep: {folder}")
+            _wait(
+                lambda: not folder.exists(),
+                f"the sandbox's folder outlived the start-up sweep: {folder}",
+            )
         assert fake.requests, "the model was asked"
     assert "could not sweep" not in server.log_text()

@@ -42,8 +42,13 @@ def sandbox_uid() -> int:
 @pytest.fixture
 def leftover(sandbox_uid: int) -> Iterator[subprocess.Popen[bytes]]:
     """A process running as a sandbox uid, in its own session, as a leftover would be."""
-    process = subprocess.Popen(["sleep", "300"], user=sandbox_uid, group=sandbox_uid,
-                               extra_groups=[], start_new_session=True)
+    process = subprocess.Popen(
+        ["sleep", "300"],
+        user=sandbox_uid,
+        group=sandbox_uid,
+        extra_groups=[],
+        start_new_session=True,
+    )
     yield process
     if process.poll() is None:
         process.kill()
@@ -68,7 +73,9 @@ def _still_running(process: subprocess.Popen[bytes]) -> bool:
 
 @as_root
 def test_the_sweep_kills_a_dead_owners_uid_and_removes_its_folder(
-    tmp_path: Path, dead_owner: dict[str, object], sandbox_uid: int,
+    tmp_path: Path,
+    dead_owner: dict[str, object],
+    sandbox_uid: int,
     leftover: subprocess.Popen[bytes],
 ) -> None:
     folder = _folder(tmp_path, str(sandbox_uid), {**dead_owner, "uid": sandbox_uid})
@@ -98,11 +105,17 @@ def test_the_sweep_leaves_a_live_owners_run_alone(
 @as_root
 @pytest.mark.parametrize("record", ["missing", "another-boot", "unreadable"])
 def test_without_an_owner_known_dead_the_sweep_kills_nothing(
-    tmp_path: Path, dead_owner: dict[str, object], sandbox_uid: int,
-    leftover: subprocess.Popen[bytes], record: str,
+    tmp_path: Path,
+    dead_owner: dict[str, object],
+    sandbox_uid: int,
+    leftover: subprocess.Popen[bytes],
+    record: str,
 ) -> None:
-    content = {"missing": None, "another-boot": {**dead_owner, "boot": "other", "uid": sandbox_uid},
-               "unreadable": {"pid": "?"}}[record]
+    content = {
+        "missing": None,
+        "another-boot": {**dead_owner, "boot": "other", "uid": sandbox_uid},
+        "unreadable": {"pid": "?"},
+    }[record]
     folder = _folder(tmp_path, str(sandbox_uid), content)  # type: ignore[arg-type]
     fresh = _folder(tmp_path, "fresh", None)
     os.utime(folder, (0, 0))  # older than the longest run: the folder alone goes
@@ -114,8 +127,11 @@ def test_without_an_owner_known_dead_the_sweep_kills_nothing(
 @as_root
 @pytest.mark.parametrize("uid", [0, 1, "account", "mismatch"])
 def test_the_sweep_never_kills_an_account_or_a_uid_not_its_folders(
-    tmp_path: Path, dead_owner: dict[str, object], sandbox_uid: int,
-    leftover: subprocess.Popen[bytes], uid: object,
+    tmp_path: Path,
+    dead_owner: dict[str, object],
+    sandbox_uid: int,
+    leftover: subprocess.Popen[bytes],
+    uid: object,
 ) -> None:
     if uid == "account":
         uid = 65534  # nobody: in the sandbox range, but an account
@@ -134,7 +150,9 @@ def test_the_sweep_never_kills_an_account_or_a_uid_not_its_folders(
 
 @as_root
 def test_the_sweep_follows_no_link_and_skips_folders_open_to_others(
-    tmp_path: Path, dead_owner: dict[str, object], sandbox_uid: int,
+    tmp_path: Path,
+    dead_owner: dict[str, object],
+    sandbox_uid: int,
     leftover: subprocess.Popen[bytes],
 ) -> None:
     target = tmp_path / "elsewhere"

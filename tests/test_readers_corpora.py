@@ -122,8 +122,11 @@ def test_required_documents_carry_their_source(
 
 
 HOUSE_GUIDES = [
-    ("read_credit_card_document", "guides/disputing-a-card-charge.md",
-     "Disputing a credit card charge: a checklist"),
+    (
+        "read_credit_card_document",
+        "guides/disputing-a-card-charge.md",
+        "Disputing a credit card charge: a checklist",
+    ),
     ("read_tax_authority", "guides/recordkeeping.md", "How long to keep tax records"),
     ("read_mortgage_authority", "guides/escrow-basics.md", "Mortgage escrow accounts: the basics"),
 ]

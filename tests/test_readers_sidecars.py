@@ -26,14 +26,14 @@ def root(tmp_path: Path) -> Path:
     (corpus / "irs").mkdir(parents=True)
     (corpus / "irs" / "p1.md").write_text("# Pub 1\n\nSome text.\n")
     (corpus / "irs" / "p1.md.meta.json").write_text(
-        json.dumps({"title": "Publication 1", "source_url": "https://www.irs.gov/p1"}))
+        json.dumps({"title": "Publication 1", "source_url": "https://www.irs.gov/p1"})
+    )
     (corpus / "irs" / "p2.md").write_text("# Pub 2\n\nMore text.\n")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "meta.json").write_text(json.dumps(OUTSIDE_META))
     # Another corpus beside this one is outside it too.
     (tmp_path / "corpora" / "credit-card-corpus").mkdir()
-    (tmp_path / "corpora" / "credit-card-corpus" / "meta.json").write_text(
-        json.dumps(OUTSIDE_META))
+    (tmp_path / "corpora" / "credit-card-corpus" / "meta.json").write_text(json.dumps(OUTSIDE_META))
     return tmp_path / "corpora"
 
 
@@ -51,9 +51,11 @@ def _titles(root: Path, folder: str) -> dict[str, str | None]:
 
 @pytest.mark.parametrize(
     "target",
-    [lambda root: root.parent / "outside" / "meta.json",
-     lambda root: root / "credit-card-corpus" / "meta.json",
-     lambda root: Path("../../../outside/meta.json")],
+    [
+        lambda root: root.parent / "outside" / "meta.json",
+        lambda root: root / "credit-card-corpus" / "meta.json",
+        lambda root: Path("../../../outside/meta.json"),
+    ],
     ids=["absolute-link-out", "link-into-another-corpus", "relative-link-out"],
 )
 def test_a_sidecar_linking_out_of_the_corpus_is_not_read(root: Path, target: object) -> None:
@@ -66,8 +68,10 @@ def test_a_sidecar_linking_out_of_the_corpus_is_not_read(root: Path, target: obj
 
 
 def test_a_sidecar_linking_inside_the_corpus_is_read(root: Path) -> None:
-    os.symlink(root / "tax-authority" / "irs" / "p1.md.meta.json",
-               root / "tax-authority" / "irs" / "p2.md.meta.json")
+    os.symlink(
+        root / "tax-authority" / "irs" / "p1.md.meta.json",
+        root / "tax-authority" / "irs" / "p2.md.meta.json",
+    )
     read = _read(root, "irs/p2.md")
     assert read.title == "Publication 1" and read.source_url == "https://www.irs.gov/p1"
     assert _titles(root, "irs") == {"p1.md": "Publication 1", "p2.md": "Publication 1"}

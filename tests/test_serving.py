@@ -40,19 +40,26 @@ def _sqlite(tmp_path: Path, template: Path) -> str:
 
 
 def _env(database_url: str, **more: str) -> dict[str, str]:
-    return {"DATABASE_URL": database_url, "SECRET_KEY": "test", "ANTHROPIC_API_KEY": "",
-            "REDIS_URL": "", **more}
+    return {
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": "test",
+        "ANTHROPIC_API_KEY": "",
+        "REDIS_URL": "",
+        **more,
+    }
 
 
 def _client(server: Server, token: str) -> httpx.Client:
-    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"},
-                        timeout=httpx.Timeout(30, read=60))
+    return httpx.Client(
+        base_url=server.url,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=httpx.Timeout(30, read=60),
+    )
 
 
 def _ask(client: httpx.Client, question: str = QUESTION) -> tuple[str, str]:
     session_id = client.post("/api/chat/sessions", json={}).json()["id"]
-    response = client.post(f"/api/chat/sessions/{session_id}/messages",
-                           json={"message": question})
+    response = client.post(f"/api/chat/sessions/{session_id}/messages", json={"message": question})
     assert response.status_code == 202, response.text
     return session_id, str(response.json()["stream_url"])
 
@@ -67,8 +74,10 @@ def _open_raw_stream(server: Server, token: str, url: str) -> socket.socket:
     """Open an SSE request and read its status line, holding the connection open."""
     host, port = server.url.removeprefix("http://").split(":")
     sock = socket.create_connection((host, int(port)), timeout=30)
-    sock.sendall(f"GET {url} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
-                 "Accept: text/event-stream\r\n\r\n".encode())
+    sock.sendall(
+        f"GET {url} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+        "Accept: text/event-stream\r\n\r\n".encode()
+    )
     head = sock.recv(4096)
     assert head.startswith(b"HTTP/1.1 200"), head[:100]
     return sock
@@ -81,7 +90,8 @@ def _stalling_reply(seconds: int) -> Paced:
 
 
 def test_an_answer_streams_whole_under_the_procfile_server(
-        tmp_path: Path, seeded_sqlite_template: Path) -> None:
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
     url = _sqlite(tmp_path, seeded_sqlite_template)
     with gunicorn(_env(url), tmp_path) as server, _client(server, _token(url)) as client:
         session_id, stream_url = _ask(client)
@@ -96,18 +106,29 @@ def test_an_answer_streams_whole_under_the_procfile_server(
 
 
 def test_sign_in_page_answers_while_a_hundred_streams_wait(
-        tmp_path: Path, seeded_sqlite_template: Path) -> None:
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
     # 100 open streams are more than the old thread pools had threads (2 workers x 32).
     url = _sqlite(tmp_path, seeded_sqlite_template)
     with FakeClaude([_stalling_reply(40)]) as fake, ExitStack() as stack:
-        server = stack.enter_context(gunicorn(
-            _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url,
-                 MAX_STREAMS_PER_USER="200"), tmp_path))
+        server = stack.enter_context(
+            gunicorn(
+                _env(
+                    url,
+                    ANTHROPIC_API_KEY="test-key",
+                    ANTHROPIC_BASE_URL=fake.url,
+                    MAX_STREAMS_PER_USER="200",
+                ),
+                tmp_path,
+            )
+        )
         token = _token(url)
         client = stack.enter_context(_client(server, token))
         _, stream_url = _ask(client)
-        sockets = [stack.enter_context(closing(_open_raw_stream(server, token, stream_url)))
-                   for _ in range(100)]
+        sockets = [
+            stack.enter_context(closing(_open_raw_stream(server, token, stream_url)))
+            for _ in range(100)
+        ]
         probes = [httpx.get(f"{server.url}/login", timeout=10) for _ in range(5)]
         assert len(sockets) == 100
     assert [p.status_code for p in probes] == [200] * 5
@@ -140,8 +161,12 @@ def test_a_killed_host_hands_its_running_turn_to_the_other(tmp_path: Path, pg_ur
     final = "Your cards: $1,842.17 at American Express, $2,940.00 at Chase and none at Citi."
     replies = [_stalling_reply(60), text_reply((final, []))]
     with FakeClaude(replies) as fake, ExitStack() as stack:
-        env = _env(pg_url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url,
-                   TURN_LEASE_SECONDS="2")
+        env = _env(
+            pg_url,
+            ANTHROPIC_API_KEY="test-key",
+            ANTHROPIC_BASE_URL=fake.url,
+            TURN_LEASE_SECONDS="2",
+        )
         host_a = stack.enter_context(gunicorn(env, tmp_path, name="a"))
         host_b = stack.enter_context(gunicorn(env, tmp_path, name="b"))
         token = _token(pg_url)
@@ -166,7 +191,7 @@ def test_a_killed_host_hands_its_running_turn_to_the_other(tmp_path: Path, pg_ur
         stored = on_b.get(f"/api/chat/sessions/{session_id}").json()["messages"]
     names = [e.event for e in events]
     assert "reset" in names, names
-    after_reset = events[names.index("reset") + 1:]
+    after_reset = events[names.index("reset") + 1 :]
     assert _streamed_text(after_reset) == final
     assert names[-1] == "done" and json.loads(events[-1].data) == {"status": "complete"}
     assert [m["role"] for m in stored] == ["user", "assistant"]
@@ -196,15 +221,16 @@ def _streamed_text(events: list[ServerSentEvent]) -> str:
 
 @pytest.mark.parametrize("signal_name", ["SIGHUP", "SIGTERM"])
 def test_a_deploy_mid_turn_with_no_reader_still_completes_the_answer(
-        tmp_path: Path, seeded_sqlite_template: Path, signal_name: str) -> None:
+    tmp_path: Path, seeded_sqlite_template: Path, signal_name: str
+) -> None:
     # SIGHUP: gunicorn reloads its workers. SIGTERM: the server stops and a new one starts.
     url = _sqlite(tmp_path, seeded_sqlite_template)
     final = "Your cards: $1,842.17 at American Express and $2,940.00 at Chase."
-    with FakeClaude([_stalling_reply(60), text_reply((final, []))]) as fake, \
-            ExitStack() as stack:
+    with FakeClaude([_stalling_reply(60), text_reply((final, []))]) as fake, ExitStack() as stack:
         # A lease far longer than the wait: only the exiting worker's hand-over can pass.
-        env = _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url,
-                   TURN_LEASE_SECONDS="300")
+        env = _env(
+            url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url, TURN_LEASE_SECONDS="300"
+        )
         server = stack.enter_context(gunicorn(env, tmp_path, name="before"))
         token = _token(url)
         client = stack.enter_context(_client(server, token))
@@ -224,8 +250,9 @@ def test_a_deploy_mid_turn_with_no_reader_still_completes_the_answer(
 
 def _finished(client: httpx.Client, session_id: str) -> list[dict[str, Any]] | None:
     try:
-        messages: list[dict[str, Any]] = client.get(
-            f"/api/chat/sessions/{session_id}").json()["messages"]
+        messages: list[dict[str, Any]] = client.get(f"/api/chat/sessions/{session_id}").json()[
+            "messages"
+        ]
     except httpx.HTTPError:
         return None  # the server is between workers
     return messages if messages[-1]["status"] != "running" else None
@@ -241,18 +268,21 @@ def _wait_for(check: Callable[[], T], timeout: float = 60) -> T:
 
 
 def test_a_users_21st_open_stream_is_refused_across_both_workers(
-        tmp_path: Path, seeded_sqlite_template: Path) -> None:
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
     url = _sqlite(tmp_path, seeded_sqlite_template)
     with FakeClaude([_stalling_reply(40), _stalling_reply(40)]) as fake, ExitStack() as stack:
-        server = stack.enter_context(gunicorn(
-            _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url), tmp_path))
+        server = stack.enter_context(
+            gunicorn(_env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url), tmp_path)
+        )
         token, theirs = _token(url), _token(url, "alex")
         client = stack.enter_context(_client(server, token))
         _, stream_url = _ask(client)
         for _ in range(20):  # new connections: gunicorn spreads them over its two workers
             stack.enter_context(closing(_open_raw_stream(server, token, stream_url)))
-        refused = httpx.get(f"{server.url}{stream_url}", timeout=10,
-                            headers={"Authorization": f"Bearer {token}"})
+        refused = httpx.get(
+            f"{server.url}{stream_url}", timeout=10, headers={"Authorization": f"Bearer {token}"}
+        )
         alex = stack.enter_context(_client(server, theirs))
         _, their_url = _ask(alex)
         allowed = _open_raw_stream(server, theirs, their_url)

@@ -24,7 +24,8 @@ def _packet(event: ServerSentEvent) -> dict[str, object]:
 
 
 def test_cancelling_mid_stream_ends_the_stream_and_keeps_what_was_written(
-        tmp_path: Path, seeded_sqlite_template: Path) -> None:
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
     url = _sqlite(tmp_path, seeded_sqlite_template)
     replies = [Paced(text_reply((LONG_TEXT, [])), 0.05), text_reply((ANSWER, []))]
     with FakeClaude(replies) as fake, ExitStack() as stack:
@@ -42,12 +43,13 @@ def test_cancelling_mid_stream_ends_the_stream_and_keeps_what_was_written(
                 if event.event == "packet" and _packet(event)["type"] == "message_delta":
                     break
             # From another connection, so perhaps another worker than the runner's.
-            cancelled = client.post(
-                f"/api/chat/sessions/{session_id}/messages/{message_id}/cancel")
+            cancelled = client.post(f"/api/chat/sessions/{session_id}/messages/{message_id}/cancel")
             events.extend(reading)  # the stream ends by itself
         stored = client.get(f"/api/chat/sessions/{session_id}").json()["messages"]
-        again = client.post(f"/api/chat/sessions/{session_id}/messages",
-                            json={"message": "And my checking account?"})
+        again = client.post(
+            f"/api/chat/sessions/{session_id}/messages",
+            json={"message": "And my checking account?"},
+        )
         assert again.status_code == 202, again.text
         next_events = _stream(client, again.json()["stream_url"])
         after = client.get(f"/api/chat/sessions/{session_id}").json()["messages"]
@@ -57,12 +59,16 @@ def test_cancelling_mid_stream_ends_the_stream_and_keeps_what_was_written(
     assert [e.event for e in events[-2:]] == ["packet", "done"]
     assert _packet(events[-2]) == {"type": "stop", "stop_reason": "user_cancelled"}
     assert json.loads(events[-1].data) == {"status": "cancelled"}
-    assert [p for p in map(_packet, (e for e in events if e.event == "packet"))
-            if p["type"] == "stop"] == [{"type": "stop", "stop_reason": "user_cancelled"}]
+    assert [
+        p for p in map(_packet, (e for e in events if e.event == "packet")) if p["type"] == "stop"
+    ] == [{"type": "stop", "stop_reason": "user_cancelled"}]
     assert [int(e.id) for e in events] == list(range(1, len(events) + 1))
     # The stored answer is what was streamed, no more: the start of the reply, not all of it.
-    streamed = "".join(str(p["content"]) for p in map(
-        _packet, (e for e in events if e.event == "packet")) if p["type"] == "message_delta")
+    streamed = "".join(
+        str(p["content"])
+        for p in map(_packet, (e for e in events if e.event == "packet"))
+        if p["type"] == "message_delta"
+    )
     answer = stored[-1]
     assert answer["id"] == message_id and answer["status"] == "cancelled"
     assert answer["content"] == streamed

@@ -60,16 +60,25 @@ def _sign_in(server: Server, browser: tuple[str, str], password: str) -> httpx.R
     cookie, token = browser
     # A new client each time: a fresh connection, taken by whichever worker is running.
     with httpx.Client(base_url=server.url, timeout=30) as client:
-        return client.post("/login", headers={"Cookie": cookie},
-                           data={"username": "demo", "password": password, "csrf_token": token})
+        return client.post(
+            "/login",
+            headers={"Cookie": cookie},
+            data={"username": "demo", "password": password, "csrf_token": token},
+        )
 
 
 def test_the_eleventh_failed_sign_in_is_refused_by_both_workers_with_retry_after(
-        tmp_path: Path, seeded_sqlite_template: Path) -> None:
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
     database = tmp_path / "webapp.sqlite"
     shutil.copyfile(seeded_sqlite_template, database)
-    env = {"DATABASE_URL": f"sqlite:///{database}", "SECRET_KEY": "test",
-           "ANTHROPIC_API_KEY": "", "REDIS_URL": "", "WEB_CONCURRENCY": "2"}
+    env = {
+        "DATABASE_URL": f"sqlite:///{database}",
+        "SECRET_KEY": "test",
+        "ANTHROPIC_API_KEY": "",
+        "REDIS_URL": "",
+        "WEB_CONCURRENCY": "2",
+    }
     with gunicorn(env, tmp_path) as server:
         first, second = _workers(server)
         browser = _browser(server)

@@ -28,15 +28,19 @@ def _run(backend: SqlBackend, query: str, **options: int) -> SqlResult:
 def _rows_per_label(backend: SqlBackend, size: int, rows: int = 200) -> str:
     """The issue's query: `rows` rows, each its own account label and a `size`-byte value."""
     if backend.name == "sqlite":
-        return (f"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT {rows}) "
-                f"SELECT printf('%d', x) AS account_name, printf('%.*c', {size}, 'x') AS a FROM c")
+        return (
+            f"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT {rows}) "
+            f"SELECT printf('%d', x) AS account_name, printf('%.*c', {size}, 'x') AS a FROM c"
+        )
     # PostgreSQL has no printf: the big value is doubled up in a second WITH query.
     doublings = (size - 1).bit_length()
-    return (f"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < {rows}), "
-            f"s(n, v) AS (SELECT 0, 'x'::text UNION ALL SELECT n+1, v || v FROM s "
-            f"WHERE n < {doublings}) "
-            f"SELECT x::text AS account_name, (SELECT left(v, {size}) FROM s "
-            f"WHERE n = {doublings}) AS a FROM c")
+    return (
+        f"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < {rows}), "
+        f"s(n, v) AS (SELECT 0, 'x'::text UNION ALL SELECT n+1, v || v FROM s "
+        f"WHERE n < {doublings}) "
+        f"SELECT x::text AS account_name, (SELECT left(v, {size}) FROM s "
+        f"WHERE n = {doublings}) AS a FROM c"
+    )
 
 
 def _text_bytes(result: SqlResult) -> int:
@@ -75,7 +79,8 @@ def test_a_result_within_the_bounds_is_whole(sql_backend: SqlBackend) -> None:
 def test_a_huge_value_is_cut_to_its_share(sql_backend: SqlBackend) -> None:
     # Four columns share the bytes: each value keeps a quarter, then says it was cut.
     query = _rows_per_label(sql_backend, 900_000, rows=1).replace(
-        " AS a FROM c", " AS a, 1 AS b, 'short' AS d FROM c")
+        " AS a FROM c", " AS a, 1 AS b, 'short' AS d FROM c"
+    )
     result = _run(sql_backend, query, max_bytes=BUDGET)
     assert result.error is None, result.error
     (row,) = result.rows
@@ -87,8 +92,11 @@ def test_a_huge_value_is_cut_to_its_share(sql_backend: SqlBackend) -> None:
 
 
 def test_values_keep_their_types_under_the_bound(sql_backend: SqlBackend) -> None:
-    result = _run(sql_backend, "SELECT account_name, current_balance, 1 AS one, NULL AS missing "
-                               "FROM account_details ORDER BY current_balance DESC LIMIT 2")
+    result = _run(
+        sql_backend,
+        "SELECT account_name, current_balance, 1 AS one, NULL AS missing "
+        "FROM account_details ORDER BY current_balance DESC LIMIT 2",
+    )
     assert result.error is None, result.error
     # Numbers stay numbers (the bound never turns a value into its text).
     assert all(isinstance(row["current_balance"], int | float) for row in result.rows)
@@ -114,9 +122,14 @@ def test_statement_ends_read_as_before(sql_backend: SqlBackend, query: str) -> N
 
 def test_a_wide_row_is_bounded_too(sql_backend: SqlBackend) -> None:
     big = "printf('%.*c', 500000, 'x')" if sql_backend.name == "sqlite" else "(SELECT v FROM s)"
-    prefix = "" if sql_backend.name == "sqlite" else (
-        "WITH RECURSIVE s0(n, v) AS (SELECT 0, 'x'::text UNION ALL SELECT n+1, v || v FROM s0 "
-        "WHERE n < 19), s(v) AS (SELECT v FROM s0 WHERE n = 19) ")
+    prefix = (
+        ""
+        if sql_backend.name == "sqlite"
+        else (
+            "WITH RECURSIVE s0(n, v) AS (SELECT 0, 'x'::text UNION ALL SELECT n+1, v || v FROM s0 "
+            "WHERE n < 19), s(v) AS (SELECT v FROM s0 WHERE n = 19) "
+        )
+    )
     columns = ", ".join(f"{big} AS c{i}" for i in range(80))
     result = _run(sql_backend, f"{prefix}SELECT {columns}", max_bytes=BUDGET)
     assert result.error is None, result.error
@@ -135,10 +148,12 @@ def test_sqlite_refuses_a_result_of_more_than_100_columns(sqlite_backend: SqlBac
 
 def test_postgres_cuts_values_before_they_leave_the_server(postgres_backend: SqlBackend) -> None:
     # A 32 MB value: only its column's share of the bytes ever reaches the worker.
-    result = _run(postgres_backend,
-                  "WITH RECURSIVE s(n, v) AS (SELECT 0, 'x'::text UNION ALL "
-                  "SELECT n+1, v || v FROM s WHERE n < 25) SELECT v, n FROM s WHERE n = 25",
-                  max_bytes=BUDGET)
+    result = _run(
+        postgres_backend,
+        "WITH RECURSIVE s(n, v) AS (SELECT 0, 'x'::text UNION ALL "
+        "SELECT n+1, v || v FROM s WHERE n < 25) SELECT v, n FROM s WHERE n = 25",
+        max_bytes=BUDGET,
+    )
     assert result.error is None, result.error
     (row,) = result.rows
     assert row["n"] == 25 and len(str(row["v"])) < value_bytes(BUDGET, 2) + 100
@@ -164,11 +179,14 @@ def test_values_are_cut_between_characters() -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ["SELECT * FROM Account_Details", "SELECT * FROM ACCOUNT_DETAILS",
-     "SELECT a.account_name FROM Account_Details a JOIN Holding_Details h "
-     "USING (source_account_id)",
-     "WITH cards AS (SELECT * FROM Account_Details) SELECT * FROM cards",
-     "SELECT * FROM PUBLIC_HOLDING_DETAILS"],
+    [
+        "SELECT * FROM Account_Details",
+        "SELECT * FROM ACCOUNT_DETAILS",
+        "SELECT a.account_name FROM Account_Details a JOIN Holding_Details h "
+        "USING (source_account_id)",
+        "WITH cards AS (SELECT * FROM Account_Details) SELECT * FROM cards",
+        "SELECT * FROM PUBLIC_HOLDING_DETAILS",
+    ],
     ids=["mixed-case", "upper-case", "join", "inside-a-with", "holdings"],
 )
 def test_view_names_match_in_any_case(sql_backend: SqlBackend, query: str) -> None:
@@ -203,8 +221,14 @@ def test_a_quoted_mixed_case_name_works_where_the_database_reads_it(
         'WITH "ACCOUNT_DETAILS" AS (SELECT name FROM plaid_accounts) SELECT * FROM account_details',
         "SELECT * FROM Account_Details a, Plaid_Items p",
     ],
-    ids=["base-table-mixed-case", "alias-named-like-a-view", "secret-upper-case",
-         "with-named-like-a-view", "quoted-with-named-like-a-view", "view-and-base-table"],
+    ids=[
+        "base-table-mixed-case",
+        "alias-named-like-a-view",
+        "secret-upper-case",
+        "with-named-like-a-view",
+        "quoted-with-named-like-a-view",
+        "view-and-base-table",
+    ],
 )
 def test_any_case_still_reaches_only_the_views(sql_backend: SqlBackend, query: str) -> None:
     result = _run(sql_backend, query)

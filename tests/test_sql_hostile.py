@@ -21,8 +21,10 @@ from webapp.tools.sql import SqlResult, run_sql
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend
 
-SECRETS_QUERY = "SELECT clerk_id FROM users UNION ALL SELECT item_id FROM plaid_items " \
+SECRETS_QUERY = (
+    "SELECT clerk_id FROM users UNION ALL SELECT item_id FROM plaid_items "
     "UNION ALL SELECT access_token FROM plaid_items UNION ALL SELECT clerk_id FROM plaid_items"
+)
 
 # Attacks that must fail on either backend.
 BOTH = {
@@ -32,20 +34,20 @@ BOTH = {
     "tokens-table": "SELECT * FROM api_tokens",
     "base-accounts-all-users": "SELECT * FROM plaid_accounts",
     "union-base": "SELECT source_account_id, account_name FROM account_details "
-                  "UNION SELECT item_id, access_token FROM plaid_items",
+    "UNION SELECT item_id, access_token FROM plaid_items",
     "union-all-users": "SELECT account_name FROM account_details UNION ALL "
-                       "SELECT name FROM plaid_accounts",
+    "SELECT name FROM plaid_accounts",
     "subquery-base": "SELECT (SELECT access_token FROM plaid_items LIMIT 1) FROM account_details",
     "exists-base": "SELECT * FROM account_details WHERE EXISTS "
-                   "(SELECT 1 FROM users WHERE clerk_id LIKE 'user_%')",
+    "(SELECT 1 FROM users WHERE clerk_id LIKE 'user_%')",
     "count-base": "SELECT count(*) FROM plaid_accounts",
     "cte-over-base": "WITH x AS (SELECT * FROM plaid_accounts) SELECT * FROM x",
     "cte-shadows-view": "WITH account_details AS (SELECT name AS account_name FROM plaid_accounts)"
-                        " SELECT * FROM account_details",
+    " SELECT * FROM account_details",
     "cte-shadows-view-quoted": 'WITH "Account_Details" AS (SELECT * FROM plaid_accounts) '
-                               'SELECT * FROM "Account_Details"',
+    'SELECT * FROM "Account_Details"',
     "cte-shadows-holdings": "WITH holding_details(ticker) AS MATERIALIZED "
-                            "(SELECT ticker FROM holdings) SELECT * FROM holding_details",
+    "(SELECT ticker FROM holdings) SELECT * FROM holding_details",
     "case-tricks": "sElEcT * FrOm PlAiD_iTeMs",
     "quoted-name": 'SELECT * FROM "plaid_items"',
     "comment-in-name": "SELECT * FROM/**/plaid_items",
@@ -55,7 +57,7 @@ BOTH = {
     "trailing-write-comment": "SELECT 1;DROP TABLE users --",
     "two-selects": "SELECT 1; SELECT 2",
     "insert": "INSERT INTO plaid_items (user_id, item_id, access_token, clerk_id, "
-              "institution_name) VALUES (1, 'x', 'y', 'z', 'w')",
+    "institution_name) VALUES (1, 'x', 'y', 'z', 'w')",
     "insert-view": "INSERT INTO account_details (account_name) VALUES ('x')",
     "update": "UPDATE plaid_accounts SET user_id = 1",
     "delete": "DELETE FROM holdings",
@@ -77,7 +79,7 @@ SQLITE_ONLY = {
     "main-qualified": "SELECT * FROM main.plaid_items",
     "bracket-quoted": "SELECT * FROM [plaid_items]",
     "string-cte-name": "WITH 'account_details' AS (SELECT * FROM plaid_accounts) "
-                       "SELECT * FROM account_details",
+    "SELECT * FROM account_details",
     "cte-named-like-table": "WITH plaid_items AS (SELECT 1) SELECT count(*) FROM main.plaid_items",
     "attach": "ATTACH DATABASE '{tmp}/attached.db' AS stolen",
     "attach-in-select": "SELECT * FROM account_details; ATTACH '{tmp}/attached.db' AS x",
@@ -98,7 +100,7 @@ SQLITE_ONLY = {
     "sqlite-version": "SELECT sqlite_version()",
     "json-each": "SELECT * FROM json_each('[1]')",
     "replace": "REPLACE INTO users (id, username, password_hash, clerk_id) "
-               "VALUES (1, 'demo', 'x', 'y')",
+    "VALUES (1, 'demo', 'x', 'y')",
     "reindex": "REINDEX",
     "analyze": "ANALYZE",
     "savepoint": "SAVEPOINT s",
@@ -111,7 +113,7 @@ POSTGRES_ONLY = {
     "information-schema": "SELECT table_name FROM information_schema.tables",
     "public-qualified": "SELECT * FROM public.plaid_items",
     "set-config-user": "SELECT set_config('webapp.user_id', '{alex}', true), * "
-                       "FROM account_details",
+    "FROM account_details",
     "set-config-role": "SELECT set_config('role', 'postgres', true)",
     "query-to-xml": "SELECT query_to_xml('SELECT * FROM plaid_items', true, false, '')",
     "table-to-xml": "SELECT table_to_xml('plaid_items', true, false, '')",
@@ -207,8 +209,10 @@ def test_no_secret_appears_in_any_result(sql_backend: SqlBackend, tmp_path: Path
     alex = str(sql_backend.users["alex"].id)
     queries = [
         *BENIGN,
-        *(q.replace("{tmp}", str(tmp_path)).replace("{alex}", alex)
-          for q in (*BOTH.values(), *extra.values())),
+        *(
+            q.replace("{tmp}", str(tmp_path)).replace("{alex}", alex)
+            for q in (*BOTH.values(), *extra.values())
+        ),
     ]
     for username in ("demo", "alex"):
         for query in queries:

@@ -90,8 +90,9 @@ def test_the_views_belong_to_a_role_that_owns_no_table(
 def test_every_base_table_has_row_level_security(
     raw: psycopg.Connection[tuple[object, ...]], table: str
 ) -> None:
-    enabled = raw.execute("SELECT relrowsecurity FROM pg_class WHERE oid = %s::regclass",
-                          (table,)).fetchone()
+    enabled = raw.execute(
+        "SELECT relrowsecurity FROM pg_class WHERE oid = %s::regclass", (table,)
+    ).fetchone()
     assert enabled == (True,)
 
 
@@ -110,9 +111,12 @@ def test_the_query_role_sees_only_its_users_rows_through_the_views(
 ) -> None:
     other = "demo" if viewer == "alex" else "alex"
     cursor = _as(raw, QUERY_ROLE, postgres_backend.users[viewer].id)
-    seen = {row[0] for row in cursor.execute(
-        "SELECT source_account_id FROM account_details WHERE source_account_id IS NOT NULL"
-    )}
+    seen = {
+        row[0]
+        for row in cursor.execute(
+            "SELECT source_account_id FROM account_details WHERE source_account_id IS NOT NULL"
+        )
+    }
     assert seen == _ids(postgres_backend, viewer)
     assert not seen & _ids(postgres_backend, other)
     holdings = cursor.execute("SELECT count(*) FROM holding_details").fetchone()
@@ -155,15 +159,19 @@ def test_the_service_leaves_no_role_or_user_behind(postgres_backend: SqlBackend)
 def test_the_service_runs_as_the_query_role_read_only(postgres_backend: SqlBackend) -> None:
     # The query itself cannot ask (current_setting is not allowed), so look from the server side.
     engine = postgres_backend.engine
-    result = run_sql(engine, postgres_backend.users["alex"].id,
-                     "SELECT count(*) AS n FROM account_details")
+    result = run_sql(
+        engine, postgres_backend.users["alex"].id, "SELECT count(*) AS n FROM account_details"
+    )
     assert result.rows == ({"n": 2},)
     with engine.connect() as connection:
-        granted = connection.execute(sa.text(
-            "SELECT has_table_privilege(:role, 'account_details', 'SELECT'),"
-            " has_table_privilege(:role, 'account_details', 'INSERT'),"
-            " has_table_privilege(:role, 'plaid_accounts', 'SELECT')"
-        ), {"role": QUERY_ROLE}).one()
+        granted = connection.execute(
+            sa.text(
+                "SELECT has_table_privilege(:role, 'account_details', 'SELECT'),"
+                " has_table_privilege(:role, 'account_details', 'INSERT'),"
+                " has_table_privilege(:role, 'plaid_accounts', 'SELECT')"
+            ),
+            {"role": QUERY_ROLE},
+        ).one()
     assert tuple(granted) == (True, False, False)
 
 
@@ -172,8 +180,9 @@ def test_an_owner_who_is_not_a_superuser_gets_the_same_walls(pg_admin_url: str) 
     # walls must hold when the app's own login owns the tables.
     name = f"webapp_owner_{secrets.token_hex(4)}"
     admin_info = make_url(pg_admin_url).set(drivername="postgresql")
-    with psycopg.connect(admin_info.render_as_string(hide_password=False),
-                         autocommit=True) as admin:
+    with psycopg.connect(
+        admin_info.render_as_string(hide_password=False), autocommit=True
+    ) as admin:
         admin.execute(f"CREATE ROLE {name} LOGIN CREATEROLE")
         admin.execute(f"CREATE DATABASE {name} OWNER {name}")
         try:
@@ -197,10 +206,16 @@ def test_an_owner_who_is_not_a_superuser_gets_the_same_walls(pg_admin_url: str) 
 
 def test_the_app_logs_in_as_an_owner_that_is_no_superuser(postgres_backend: SqlBackend) -> None:
     with postgres_backend.engine.connect() as conn:
-        flags = conn.execute(sa.text(
-            "SELECT rolsuper, rolbypassrls, rolcreaterole FROM pg_roles"
-            " WHERE rolname = current_user")).one()
-        owner = conn.execute(sa.text(
-            "SELECT pg_get_userbyid(datdba) = current_user FROM pg_database"
-            " WHERE datname = current_database()")).scalar()
+        flags = conn.execute(
+            sa.text(
+                "SELECT rolsuper, rolbypassrls, rolcreaterole FROM pg_roles"
+                " WHERE rolname = current_user"
+            )
+        ).one()
+        owner = conn.execute(
+            sa.text(
+                "SELECT pg_get_userbyid(datdba) = current_user FROM pg_database"
+                " WHERE datname = current_database()"
+            )
+        ).scalar()
     assert tuple(flags) == (False, False, False) and owner is True

@@ -16,12 +16,34 @@ if TYPE_CHECKING:
     from tests.conftest import SqlBackend
 
 REQUIRED_COLUMNS = {
-    "account_details": ("source", "source_account_id", "account_name", "institution_name",
-                        "account_type", "account_subtype", "current_balance", "currency"),
-    "holding_details": ("source", "source_account_id", "account_name", "ticker", "quantity",
-                        "market_value", "currency"),
-    "public_holding_details": ("source", "source_account_id", "account_name", "ticker",
-                               "quantity", "market_value", "currency"),
+    "account_details": (
+        "source",
+        "source_account_id",
+        "account_name",
+        "institution_name",
+        "account_type",
+        "account_subtype",
+        "current_balance",
+        "currency",
+    ),
+    "holding_details": (
+        "source",
+        "source_account_id",
+        "account_name",
+        "ticker",
+        "quantity",
+        "market_value",
+        "currency",
+    ),
+    "public_holding_details": (
+        "source",
+        "source_account_id",
+        "account_name",
+        "ticker",
+        "quantity",
+        "market_value",
+        "currency",
+    ),
 }
 
 
@@ -66,22 +88,29 @@ def test_aggregates_joins_and_ctes_work(sql_backend: SqlBackend) -> None:
         "FROM cards GROUP BY institution_name ORDER BY institution_name",
     )
     assert [(r["institution_name"], r["n"]) for r in result.rows] == [
-        ("American Express", 1), ("Chase", 1), ("Citi", 1),
+        ("American Express", 1),
+        ("Chase", 1),
+        ("Citi", 1),
     ]
-    assert sum(float(str(r["owed"])) for r in result.rows) == pytest.approx(1842.17 + 2315.40 + 624.50)
+    assert sum(float(str(r["owed"])) for r in result.rows) == pytest.approx(
+        1842.17 + 2315.40 + 624.50
+    )
     joined = _ok(
         sql_backend,
         "SELECT a.institution_name, h.ticker FROM account_details a "
         "JOIN holding_details h ON h.source_account_id = a.source_account_id ORDER BY h.ticker",
     )
     assert [(r["institution_name"], r["ticker"]) for r in joined.rows] == [
-        ("Robinhood", "AAPL"), ("Robinhood", "VTI"),
+        ("Robinhood", "AAPL"),
+        ("Robinhood", "VTI"),
     ]
 
 
-@pytest.mark.parametrize(("max_rows", "count", "truncated"), [(3, 3, True), (9, 9, False),
-                                                              (50, 9, False), (0, 1, True)],
-                         ids=["capped", "exact", "room", "floor-of-one"])
+@pytest.mark.parametrize(
+    ("max_rows", "count", "truncated"),
+    [(3, 3, True), (9, 9, False), (50, 9, False), (0, 1, True)],
+    ids=["capped", "exact", "room", "floor-of-one"],
+)
 def test_rows_are_capped_with_a_flag(
     sql_backend: SqlBackend, max_rows: int, count: int, truncated: bool
 ) -> None:
@@ -113,8 +142,16 @@ def test_an_unknown_user_sees_no_rows(sql_backend: SqlBackend) -> None:
         ("SELECT '\x00'", "NUL"),
         ("SELECT '\ud800'", "not valid text"),
     ],
-    ids=["unknown-column", "syntax", "unknown-table", "empty", "blank", "too-long", "nul",
-         "surrogate"],
+    ids=[
+        "unknown-column",
+        "syntax",
+        "unknown-table",
+        "empty",
+        "blank",
+        "too-long",
+        "nul",
+        "surrogate",
+    ],
 )
 def test_bad_sql_gets_a_clear_error_and_no_rows(
     sql_backend: SqlBackend, query: str, fragment: str
@@ -122,7 +159,7 @@ def test_bad_sql_gets_a_clear_error_and_no_rows(
     result = run_sql(sql_backend.engine, sql_backend.users["demo"].id, query)
     assert result.error is not None and fragment.lower() in result.error.lower()
     assert result.rows == () and result.columns == ()
-    assert "Traceback" not in result.error and "File \"" not in result.error
+    assert "Traceback" not in result.error and 'File "' not in result.error
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,9 @@ def test_spec_example_comment_and_ids() -> None:
     stream = ": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n"
     events = decode_all(stream)
     assert [(e.data, e.id) for e in events] == [
-        ("first event", "1"), ("second event", ""), (" third event", ""),
+        ("first event", "1"),
+        ("second event", ""),
+        (" third event", ""),
     ]
 
 
@@ -102,10 +104,10 @@ texts = st.text(alphabet=st.characters(blacklist_characters="\r\n\0", blacklist_
 
 
 @given(st.lists(st.tuples(texts, st.text(alphabet="abc\n", max_size=30)), max_size=5), st.data())
-def test_round_trip_through_any_chunking(
-    items: list[tuple[str, str]], data: st.DataObject
-) -> None:
-    stream = "".join(format_event(body, event=name or None, id=i) for i, (name, body) in enumerate(items))
+def test_round_trip_through_any_chunking(items: list[tuple[str, str]], data: st.DataObject) -> None:
+    stream = "".join(
+        format_event(body, event=name or None, id=i) for i, (name, body) in enumerate(items)
+    )
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=6)))
     chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
     events = decode_all(*chunks)

@@ -41,8 +41,15 @@ def _counts(app: Flask) -> dict[str, int]:
     with get_engine(app).connect() as connection:
         return {
             table: connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one()
-            for table in ("users", "plaid_items", "plaid_accounts", "snaptrade_accounts",
-                          "manual_accounts", "crypto_wallets", "holdings")
+            for table in (
+                "users",
+                "plaid_items",
+                "plaid_accounts",
+                "snaptrade_accounts",
+                "manual_accounts",
+                "crypto_wallets",
+                "holdings",
+            )
         }
 
 
@@ -72,8 +79,9 @@ def test_seed_demo_twice_leaves_the_same_data(
     assert demo is not None and len(list_accounts(engine, demo.id)) == 9
 
 
-def test_seed_demo_honours_demo_password(runner: FlaskCliRunner, app: Flask,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_seed_demo_honours_demo_password(
+    runner: FlaskCliRunner, app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DEMO_PASSWORD", "correct horse")
     result = runner.invoke(args=["seed-demo"])
     assert result.exit_code == 0, result.output
@@ -96,7 +104,10 @@ def test_create_token_prints_a_token_that_signs_in(
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["create-token", "nobody"], "No user is named 'nobody'"), (["create-token"], "Missing argument")],
+    [
+        (["create-token", "nobody"], "No user is named 'nobody'"),
+        (["create-token"], "Missing argument"),
+    ],
     ids=["unknown-user", "no-username"],
 )
 def test_create_token_errors_are_clear(
@@ -116,12 +127,16 @@ def test_a_bad_database_url_is_a_clear_cli_error(tmp_path: Path) -> None:
 
 
 def test_the_real_flask_command_line_works(tmp_path: Path) -> None:
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite'}",
-           "DEMO_PASSWORD": "from-env"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite'}",
+        "DEMO_PASSWORD": "from-env",
+    }
     flask = [sys.executable, "-m", "flask", "--app", "webapp"]
     for args in (["init-db"], ["seed-demo"], ["create-token", "alex"]):
-        done = subprocess.run([*flask, *args], env=env, capture_output=True, text=True,
-                              timeout=120, check=False)
+        done = subprocess.run(
+            [*flask, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
         assert done.returncode == 0, done.stderr
     token = done.stdout.strip()
     engine = create_store_engine(env["DATABASE_URL"])
@@ -173,15 +188,24 @@ def test_create_user_refuses_a_taken_username(runner: FlaskCliRunner, app: Flask
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["create-user", ""], "'' is not a username"),
-     (["create-user", "has space"], "'has space' is not a username"),
-     (["create-user", "x" * 65], "is not a username"),
-     (["create-user", "ünïcode", "--password", "pw"], "is not a username"),
-     (["create-user"], "Missing argument"),
-     (["create-user", "casey", "--password", ""], "The password must not be empty."),
-     (["create-user", "casey", "--password", "p" * 1025], "The password was refused")],
-    ids=["empty", "space", "too-long", "non-ascii", "no-username", "empty-password",
-         "long-password"],
+    [
+        (["create-user", ""], "'' is not a username"),
+        (["create-user", "has space"], "'has space' is not a username"),
+        (["create-user", "x" * 65], "is not a username"),
+        (["create-user", "ünïcode", "--password", "pw"], "is not a username"),
+        (["create-user"], "Missing argument"),
+        (["create-user", "casey", "--password", ""], "The password must not be empty."),
+        (["create-user", "casey", "--password", "p" * 1025], "The password was refused"),
+    ],
+    ids=[
+        "empty",
+        "space",
+        "too-long",
+        "non-ascii",
+        "no-username",
+        "empty-password",
+        "long-password",
+    ],
 )
 def test_create_user_errors_are_clear_and_come_before_the_prompt(
     runner: FlaskCliRunner, app: Flask, args: list[str], message: str

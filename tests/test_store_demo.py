@@ -52,23 +52,28 @@ PINNED_IDS = {
 def _snapshot(engine: sa.Engine) -> dict[str, list[tuple[object, ...]]]:
     with engine.connect() as connection:
         return {
-            table.name: [tuple(row) for row in connection.execute(
-                sa.select(table).order_by(*table.primary_key.columns)
-            )]
+            table.name: [
+                tuple(row)
+                for row in connection.execute(sa.select(table).order_by(*table.primary_key.columns))
+            ]
             for table in metadata.sorted_tables
         }
 
 
 def _shape(accounts: Sequence[Mapping[str, object]]) -> list[tuple[object, ...]]:
     return sorted(
-        ((a["source"], a["institution_name"], a["account_name"], a["account_type"])
-         for a in accounts),
+        (
+            (a["source"], a["institution_name"], a["account_name"], a["account_type"])
+            for a in accounts
+        ),
         key=repr,
     )
 
 
 @pytest.mark.parametrize(
-    ("username", "expected"), [("demo", DEMO_ACCOUNTS), ("alex", ALEX_ACCOUNTS)], ids=["demo", "alex"]
+    ("username", "expected"),
+    [("demo", DEMO_ACCOUNTS), ("alex", ALEX_ACCOUNTS)],
+    ids=["demo", "alex"],
 )
 def test_each_user_has_the_designed_accounts(
     sql_backend: SqlBackend, username: str, expected: list[tuple[object, ...]]
@@ -79,7 +84,9 @@ def test_each_user_has_the_designed_accounts(
 
 def test_credit_cards_show_amounts_owed(sql_backend: SqlBackend) -> None:
     for user in sql_backend.users.values():
-        cards = [a for a in list_accounts(sql_backend.engine, user.id) if a["account_type"] == "credit"]
+        cards = [
+            a for a in list_accounts(sql_backend.engine, user.id) if a["account_type"] == "credit"
+        ]
         assert cards
         for card in cards:
             assert isinstance(card["current_balance"], float) and card["current_balance"] > 0

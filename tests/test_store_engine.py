@@ -51,7 +51,11 @@ def test_other_backends_are_refused(url: str) -> None:
 
 @pytest.mark.parametrize(
     ("url", "expected"),
-    [("sqlite:////tmp/a.sqlite", "/tmp/a.sqlite"), ("sqlite://", None), ("sqlite:///:memory:", None)],
+    [
+        ("sqlite:////tmp/a.sqlite", "/tmp/a.sqlite"),
+        ("sqlite://", None),
+        ("sqlite:///:memory:", None),
+    ],
     ids=["file", "memory", "memory-named"],
 )
 def test_sqlite_file_names_only_real_files(url: str, expected: str | None) -> None:
@@ -122,7 +126,9 @@ def test_database_errors_never_quote_bound_values(
     insert = sa.text("INSERT INTO leak_probe (seq, data) VALUES (:seq, :data)")
     try:
         with engine.begin() as connection:
-            connection.execute(sa.text("CREATE TABLE leak_probe (seq INTEGER PRIMARY KEY, data TEXT)"))
+            connection.execute(
+                sa.text("CREATE TABLE leak_probe (seq INTEGER PRIMARY KEY, data TEXT)")
+            )
             connection.execute(insert, {"seq": 1, "data": data})
         with pytest.raises(sa.exc.IntegrityError) as caught, engine.begin() as connection:
             connection.execute(insert, {"seq": 1, "data": data})

@@ -36,8 +36,7 @@ def test_a_new_database_and_its_wal_and_shm_are_owner_only(tmp_path: Path) -> No
         with engine.connect() as connection:  # open: the -wal and -shm exist now
             connection.execute(sa.text("SELECT 1"))
             files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
-            assert {file.name: mode(file) for file in files} == {
-                file.name: 0o600 for file in files}
+            assert {file.name: mode(file) for file in files} == {file.name: 0o600 for file in files}
     finally:
         engine.dispose()
 
@@ -65,8 +64,9 @@ def test_an_existing_database_with_a_looser_mode_is_narrowed(tmp_path: Path) -> 
 
 def test_the_apps_default_database_in_the_instance_folder_is_owner_only(tmp_path: Path) -> None:
     path = tmp_path / "instance.sqlite"
-    app: Flask = create_app({"TESTING": True, "SECRET_KEY": "x",
-                             "DATABASE_URL": f"sqlite:///{path}"})
+    app: Flask = create_app(
+        {"TESTING": True, "SECRET_KEY": "x", "DATABASE_URL": f"sqlite:///{path}"}
+    )
     try:
         assert app.test_cli_runner().invoke(args=["init-db"]).exit_code == 0
         assert mode(path) == 0o600
@@ -75,8 +75,9 @@ def test_the_apps_default_database_in_the_instance_folder_is_owner_only(tmp_path
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"], ids=["memory", "memory-named"])
-def test_memory_databases_make_no_file(tmp_path: Path, url: str,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memory_databases_make_no_file(
+    tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     engine = create_store_engine(url)
     with engine.connect() as connection:

@@ -50,7 +50,9 @@ def test_the_chain_is_linear_with_one_head() -> None:
     assert all(not r.is_merge_point and not r.is_branch_point for r in revisions)
 
 
-@pytest.mark.parametrize("url_fixture", ["sqlite_url", pytest.param("pg_url", marks=pytest.mark.postgres)])
+@pytest.mark.parametrize(
+    "url_fixture", ["sqlite_url", pytest.param("pg_url", marks=pytest.mark.postgres)]
+)
 def test_upgrade_is_idempotent_and_goes_down_and_up(
     request: pytest.FixtureRequest, url_fixture: str
 ) -> None:

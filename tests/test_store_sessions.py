@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 
 def test_ending_sessions_moves_the_version_on_and_refuses_the_old_one(
-        sql_backend: SqlBackend) -> None:
+    sql_backend: SqlBackend,
+) -> None:
     engine, demo, alex = sql_backend.engine, sql_backend.users["demo"], sql_backend.users["alex"]
     before = session_version(engine, demo.id)
     assert user_for_session(engine, demo.id, before) == demo
@@ -27,6 +28,12 @@ def test_ending_sessions_moves_the_version_on_and_refuses_the_old_one(
 def test_a_session_names_a_real_user_and_an_integer_version(sql_backend: SqlBackend) -> None:
     engine, demo = sql_backend.engine, sql_backend.users["demo"]
     version = session_version(engine, demo.id)
-    for user_id, given in [(demo.id, str(version)), (demo.id, True), (demo.id, None),
-                           (True, version), (10**9, 0), ("1", version)]:
+    for user_id, given in [
+        (demo.id, str(version)),
+        (demo.id, True),
+        (demo.id, None),
+        (True, version),
+        (10**9, 0),
+        ("1", version),
+    ]:
         assert user_for_session(engine, user_id, given) is None

@@ -60,9 +60,16 @@ def sqlite_log(tmp_path: Path) -> Iterator[DatabaseFailureLog]:
     yield from _database_log(f"sqlite:///{tmp_path / 'throttle.sqlite'}")
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres),
-                        pytest.param("redis", marks=pytest.mark.skipif(
-                            not redis_reachable(), reason="no Redis at 127.0.0.1:6379"))])
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param(
+            "redis",
+            marks=pytest.mark.skipif(not redis_reachable(), reason="no Redis at 127.0.0.1:6379"),
+        ),
+    ]
+)
 def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[FailureLog]:
     """Return a failure log on each shared store: SQLite, PostgreSQL, Redis."""
     if request.param == "sqlite":
@@ -79,7 +86,8 @@ def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[FailureLog]:
 
 
 def test_ten_failures_refuse_the_eleventh_until_the_oldest_leaves_the_window(
-        log: FailureLog) -> None:
+    log: FailureLog,
+) -> None:
     clock = Clock()
     throttle = SignInThrottle(log, clock=clock)
     for i in range(10):
@@ -94,8 +102,7 @@ def test_ten_failures_refuse_the_eleventh_until_the_oldest_leaves_the_window(
     assert throttle.attempt("demo", "198.51.100.1").retry_after is None
 
 
-def test_ten_failures_from_one_address_refuse_it_whatever_the_username(
-        log: FailureLog) -> None:
+def test_ten_failures_from_one_address_refuse_it_whatever_the_username(log: FailureLog) -> None:
     clock = Clock()
     throttle = SignInThrottle(log, clock=clock)
     for i in range(10):
@@ -155,11 +162,22 @@ def test_keys_hold_no_plain_username_or_address(sqlite_log: DatabaseFailureLog) 
 
 @pytest.mark.parametrize(
     ("others", "expected"),
-    [({"u": [0.0] * 9}, None), ({"u": [0.0] * 10}, 900), ({"u": [0.0, *[50.0] * 10]}, 950),
-     ({"u": [0.0] * 10, "a": [300.0] * 10}, 1200), ({"u": [], "a": [0.0] * 3}, None)],
-    ids=["nine-go-ahead", "ten-refuse", "the-window-frees-at-the-tenth-newest",
-         "the-longer-wait-wins", "none-near"],
+    [
+        ({"u": [0.0] * 9}, None),
+        ({"u": [0.0] * 10}, 900),
+        ({"u": [0.0, *[50.0] * 10]}, 950),
+        ({"u": [0.0] * 10, "a": [300.0] * 10}, 1200),
+        ({"u": [], "a": [0.0] * 3}, None),
+    ],
+    ids=[
+        "nine-go-ahead",
+        "ten-refuse",
+        "the-window-frees-at-the-tenth-newest",
+        "the-longer-wait-wins",
+        "none-near",
+    ],
 )
 def test_retry_after_is_the_wait_until_every_key_frees(
-        others: dict[str, list[float]], expected: int | None) -> None:
+    others: dict[str, list[float]], expected: int | None
+) -> None:
     assert retry_after(others, 0.0, limit=10, window=900) == expected

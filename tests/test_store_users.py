@@ -47,9 +47,18 @@ def test_demo_users_sign_in_with_the_demo_password(app: Flask) -> None:
         ("demo", "d" * 5000),
     ],
     ids=[
-        "wrong-password", "empty-password", "case-differs", "unknown-user", "empty-username",
-        "sql-injection", "no-username", "no-password", "list-username", "lone-surrogate",
-        "long-username", "long-password",
+        "wrong-password",
+        "empty-password",
+        "case-differs",
+        "unknown-user",
+        "empty-username",
+        "sql-injection",
+        "no-username",
+        "no-password",
+        "list-username",
+        "lone-surrogate",
+        "long-username",
+        "long-password",
     ],
 )
 def test_bad_credentials_are_refused_without_raising(
@@ -89,8 +98,9 @@ def test_usernames_are_unique(app: Flask) -> None:
 
 
 @pytest.mark.parametrize(
-    "user_id", [0, -1, 10**6, "1", None, True, 1.0], ids=["zero", "negative", "absent", "str",
-                                                           "none", "bool", "float"]
+    "user_id",
+    [0, -1, 10**6, "1", None, True, 1.0],
+    ids=["zero", "negative", "absent", "str", "none", "bool", "float"],
 )
 def test_get_user_returns_none_for_unknown_or_odd_ids(app: Flask, user_id: object) -> None:
     assert get_user(get_engine(app), user_id) is None
@@ -115,9 +125,28 @@ def test_create_api_token_needs_a_known_user(app: Flask) -> None:
 
 @pytest.mark.parametrize(
     "token",
-    ["", "wat_", "wat_" + "A" * 43, "Bearer x", None, 42, "wat_" + "é" * 43, "\ud800", "x" * 10_000],
-    ids=["empty", "prefix-only", "unknown", "header", "none", "int", "non-ascii", "surrogate",
-         "huge"],
+    [
+        "",
+        "wat_",
+        "wat_" + "A" * 43,
+        "Bearer x",
+        None,
+        42,
+        "wat_" + "é" * 43,
+        "\ud800",
+        "x" * 10_000,
+    ],
+    ids=[
+        "empty",
+        "prefix-only",
+        "unknown",
+        "header",
+        "none",
+        "int",
+        "non-ascii",
+        "surrogate",
+        "huge",
+    ],
 )
 def test_unknown_or_malformed_tokens_name_no_user(app: Flask, token: object) -> None:
     engine = get_engine(app)

@@ -38,8 +38,9 @@ def _wait_for(check: Callable[[], T | None], timeout: float = 60) -> T:
 
 
 def _settled(client: httpx.Client, session_id: str) -> list[dict[str, Any]] | None:
-    messages: list[dict[str, Any]] = client.get(
-        f"/api/chat/sessions/{session_id}").json()["messages"]
+    messages: list[dict[str, Any]] = client.get(f"/api/chat/sessions/{session_id}").json()[
+        "messages"
+    ]
     return messages if messages[-1]["status"] != "running" else None
 
 
@@ -48,19 +49,28 @@ def _packets(events: list[ServerSentEvent]) -> list[dict[str, Any]]:
 
 
 def test_a_model_that_only_pings_is_stopped_at_the_turn_deadline(
-        tmp_path: Path, seeded_sqlite_template: Path) -> None:
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
     url = _sqlite(tmp_path, seeded_sqlite_template)
-    with FakeClaude([_stalling_reply(120), text_reply((ANSWER, []))]) as fake, \
-            ExitStack() as stack:
-        server = stack.enter_context(gunicorn(_env(
-            url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url,
-            TURN_DEADLINE_SECONDS="3"), tmp_path))
+    with FakeClaude([_stalling_reply(120), text_reply((ANSWER, []))]) as fake, ExitStack() as stack:
+        server = stack.enter_context(
+            gunicorn(
+                _env(
+                    url,
+                    ANTHROPIC_API_KEY="test-key",
+                    ANTHROPIC_BASE_URL=fake.url,
+                    TURN_DEADLINE_SECONDS="3",
+                ),
+                tmp_path,
+            )
+        )
         client = stack.enter_context(_client(server, _token(url)))
         session_id, stream_url = _ask(client)
         events = _stream(client, stream_url)
         stored = _wait_for(lambda: _settled(client, session_id))
-        again = client.post(f"/api/chat/sessions/{session_id}/messages",
-                            json={"message": "And now?"})
+        again = client.post(
+            f"/api/chat/sessions/{session_id}/messages", json={"message": "And now?"}
+        )
     kinds = [p["type"] for p in _packets(events)]
     assert kinds[-2:] == ["error", "stop"]
     assert json.loads(events[-1].data) == {"status": "error"}
@@ -70,12 +80,15 @@ def test_a_model_that_only_pings_is_stopped_at_the_turn_deadline(
 
 def test_a_503_then_success_still_answers(tmp_path: Path, seeded_sqlite_template: Path) -> None:
     url = _sqlite(tmp_path, seeded_sqlite_template)
-    unavailable = HttpError(503, {"type": "error", "error": {"type": "api_error",
-                                                            "message": "try later"}},
-                            {"retry-after-ms": "100"})
+    unavailable = HttpError(
+        503,
+        {"type": "error", "error": {"type": "api_error", "message": "try later"}},
+        {"retry-after-ms": "100"},
+    )
     with FakeClaude([unavailable, text_reply((ANSWER, []))]) as fake, ExitStack() as stack:
-        server = stack.enter_context(gunicorn(_env(
-            url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url), tmp_path))
+        server = stack.enter_context(
+            gunicorn(_env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url), tmp_path)
+        )
         client = stack.enter_context(_client(server, _token(url)))
         session_id, stream_url = _ask(client)
         events = _stream(client, stream_url)
@@ -85,13 +98,15 @@ def test_a_503_then_success_still_answers(tmp_path: Path, seeded_sqlite_template
 
 
 def test_a_write_lock_held_past_every_retry_resumes_the_turn(
-        tmp_path: Path, seeded_sqlite_template: Path) -> None:
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
     url = _sqlite(tmp_path, seeded_sqlite_template)
     # Still streaming when the lock goes: the runner meets the failure mid-answer.
     slow = Paced(text_reply(("Thinking about your cards, one moment please. " * 30, [])), 0.1)
     with FakeClaude([slow, text_reply((ANSWER, []))]) as fake, ExitStack() as stack:
-        server = stack.enter_context(gunicorn(_env(
-            url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url), tmp_path))
+        server = stack.enter_context(
+            gunicorn(_env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url), tmp_path)
+        )
         client = stack.enter_context(_client(server, _token(url)))
         session_id, _ = _ask(client)
         _wait_for(lambda: True if len(fake.requests) == 1 else None)
@@ -109,15 +124,19 @@ def test_a_write_lock_held_past_every_retry_resumes_the_turn(
 
 @pytest.fixture
 def slow_app(tmp_path: Path, seeded_sqlite_template: Path) -> Flask:
-    return create_app({"TESTING": True, "SECRET_KEY": "test",
-                       "DATABASE_URL": _sqlite(tmp_path, seeded_sqlite_template),
-                       "ANTHROPIC_API_KEY": "test-key"})
+    return create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "test",
+            "DATABASE_URL": _sqlite(tmp_path, seeded_sqlite_template),
+            "ANTHROPIC_API_KEY": "test-key",
+        }
+    )
 
 
 def test_cancel_keeps_what_was_written_and_frees_the_session(slow_app: Flask) -> None:
     long_text = "One part of the answer, then another. " * 40
-    with FakeClaude([Paced(text_reply((long_text, [])), 0.02), text_reply((ANSWER, []))]) \
-            as fake:
+    with FakeClaude([Paced(text_reply((long_text, [])), 0.02), text_reply((ANSWER, []))]) as fake:
         slow_app.config["ANTHROPIC_BASE_URL"] = fake.url
         client = api_client(slow_app)
         session_id = client.new_session()
@@ -132,8 +151,9 @@ def test_cancel_keeps_what_was_written_and_frees_the_session(slow_app: Flask) ->
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        _wait_for(lambda: True if any("message_delta" in e.data for e in events) else None,
-                  timeout=30)
+        _wait_for(
+            lambda: True if any("message_delta" in e.data for e in events) else None, timeout=30
+        )
         cancelled = client.http.post(f"{base}/cancel")
         reader.join(30)
         stored = client.session(session_id)["messages"]
@@ -156,8 +176,11 @@ def test_a_stopped_answer_keeps_its_text_and_citations_as_streamed() -> None:
 
     place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
     target = {"kind": "accounts", "accounts": [{"accountId": "acc-1", "provider": "plaid"}]}
-    doc = {"document_id": "silvia://your-account/credit-card", "semantic_identifier": "Credit card",
-           "target": target}
+    doc = {
+        "document_id": "silvia://your-account/credit-card",
+        "semantic_identifier": "Credit card",
+        "target": target,
+    }
 
     def packet(seq: int, obj: dict[str, Any]) -> StoredEvent:
         return StoredEvent(seq, "packet", json.dumps({"placement": place, "obj": obj}))
@@ -166,8 +189,9 @@ def test_a_stopped_answer_keeps_its_text_and_citations_as_streamed() -> None:
         packet(1, {"type": "search_tool_documents_delta", "documents": [doc]}),
         packet(2, {"type": "message_start", "final_documents": None}),
         packet(3, {"type": "message_delta", "content": "You owe $4,782.07 "}),
-        packet(4, {"type": "citation_info", "citation_number": 1,
-                   "document_id": doc["document_id"]}),
+        packet(
+            4, {"type": "citation_info", "citation_number": 1, "document_id": doc["document_id"]}
+        ),
         packet(5, {"type": "message_delta", "content": "[[1]]() in all."}),
         packet(6, {"type": "message_delta", "content": " Withdrawn."}),
         StoredEvent(7, "reset", json.dumps({"after": 5})),
@@ -175,8 +199,9 @@ def test_a_stopped_answer_keeps_its_text_and_citations_as_streamed() -> None:
     ]
     text, citations = written_so_far(events)
     assert text == "You owe $4,782.07 [[1]]() in all."
-    assert citations == [{"number": 1, "source": doc["document_id"], "title": "Credit card",
-                          "target": target}]
+    assert citations == [
+        {"number": 1, "source": doc["document_id"], "title": "Credit card", "target": target}
+    ]
 
 
 def test_a_users_fourth_running_answer_is_refused_with_retry_after(slow_app: Flask) -> None:
@@ -185,11 +210,14 @@ def test_a_users_fourth_running_answer_is_refused_with_retry_after(slow_app: Fla
         slow_app.config["ANTHROPIC_BASE_URL"] = fake.url
         client = api_client(slow_app)
         asked = [client.ask(client.new_session(), "What do I owe?") for _ in range(3)]
-        fourth = client.http.post(f"/api/chat/sessions/{client.new_session()}/messages",
-                                  json={"message": "And my checking?"})
+        fourth = client.http.post(
+            f"/api/chat/sessions/{client.new_session()}/messages",
+            json={"message": "And my checking?"},
+        )
         other_user = api_client(slow_app, "alex")
-        theirs = other_user.http.post(f"/api/chat/sessions/{other_user.new_session()}/messages",
-                                      json={"message": "Hi"})
+        theirs = other_user.http.post(
+            f"/api/chat/sessions/{other_user.new_session()}/messages", json={"message": "Hi"}
+        )
         for one in asked:  # stop the three so the test ends promptly
             client.http.post(one["stream_url"].removesuffix("/stream") + "/cancel")
     close_engine(slow_app)

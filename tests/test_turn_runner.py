@@ -22,24 +22,37 @@ SAPPHIRE_SRC = "silvia://your-account/sapphire-preferred"
 
 
 def card(name: str, account: str, balance: float, **extra: object) -> dict[str, object]:
-    return {"source": "plaid", "source_account_id": account, "account_name": name,
-            "current_balance": balance, **extra}
+    return {
+        "source": "plaid",
+        "source_account_id": account,
+        "account_name": name,
+        "current_balance": balance,
+        **extra,
+    }
 
 
 def cite(source: str, title: str, index: int, text: str) -> dict[str, Any]:
-    return {"type": "search_result_location", "source": source, "title": title,
-            "cited_text": text, "search_result_index": index, "start_block_index": 0,
-            "end_block_index": 1}
+    return {
+        "type": "search_result_location",
+        "source": source,
+        "title": title,
+        "cited_text": text,
+        "search_result_index": index,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
 
 
 def claude(fake: FakeClaude) -> ClaudeEngine:
     return ClaudeEngine("sk-test", base_url=fake.url, sleep=lambda _: None)
 
 
-TOOLS = CannedTools({
-    Q1: [card("Credit card", AMEX, 1200.0), card("Sapphire Preferred", SAPPHIRE, 80.0)],
-    Q2: [card("Credit card", CITI, 300.0)],
-})
+TOOLS = CannedTools(
+    {
+        Q1: [card("Credit card", AMEX, 1200.0), card("Sapphire Preferred", SAPPHIRE, 80.0)],
+        Q2: [card("Credit card", CITI, 300.0)],
+    }
+)
 
 
 def multi_round_replies() -> list[Any]:
@@ -59,8 +72,13 @@ def test_multi_round_tool_use_with_pooled_accounts() -> None:
     with FakeClaude(multi_round_replies()) as fake:
         result = run_turn(claude(fake), TOOLS, sink, start_checkpoint([], "What do I owe?"))
     assert result.status == "complete", result.error
-    pooled = {"kind": "accounts", "accounts": [{"accountId": AMEX, "provider": "plaid"},
-                                                {"accountId": CITI, "provider": "plaid"}]}
+    pooled = {
+        "kind": "accounts",
+        "accounts": [
+            {"accountId": AMEX, "provider": "plaid"},
+            {"accountId": CITI, "provider": "plaid"},
+        ],
+    }
     one = {"kind": "account", "accountId": SAPPHIRE, "provider": "plaid"}
 
     # The model saw search_result blocks with citations enabled in its tool results.
@@ -75,9 +93,12 @@ def test_multi_round_tool_use_with_pooled_accounts() -> None:
     assert [c["number"] for c in result.citations] == [1, 2]
     assert [c["target"] for c in result.citations] == [pooled, one]
     assert [(c["number"], c["target"]) for c in result.inline_citations] == [
-        (1, pooled), (2, one), (1, pooled)]
+        (1, pooled),
+        (2, one),
+        (1, pooled),
+    ]
     first = result.inline_citations[0]
-    assert result.content[first["start"]:first["end"]] == first["text"]
+    assert result.content[first["start"] : first["end"]] == first["text"]
     assert first["text"] == "You owe $1,500 on the cards named Credit card."
 
     # SSE events: citation (at the end, settled), citations_summary, and a raw message
@@ -91,29 +112,38 @@ def test_multi_round_tool_use_with_pooled_accounts() -> None:
     types = sink.packet_types()
     assert types.count("search_tool_start") == 2 and types[-1] == "stop"
     infos = [p["obj"] for p in sink.packets() if p["obj"]["type"] == "citation_info"]
-    assert infos == [{"type": "citation_info", "citation_number": 1, "document_id": CARD},
-                     {"type": "citation_info", "citation_number": 2, "document_id": SAPPHIRE_SRC}]
+    assert infos == [
+        {"type": "citation_info", "citation_number": 1, "document_id": CARD},
+        {"type": "citation_info", "citation_number": 2, "document_id": SAPPHIRE_SRC},
+    ]
     text = sink.streamed_text()
     assert text.startswith("Let me check your cards.\n\nYou owe")
     assert "Credit card. [[1]]() Sapphire Preferred has $80. [[2]]() Again" in text
     assert sink.packets()[-1]["obj"] == {"type": "stop", "stop_reason": None}
     # The message started in turn 0 (text before the first tool call): it ends there too.
-    message_turns = {p["placement"]["turn_index"] for p in sink.packets()
-                     if p["obj"]["type"] in ("message_start", "message_delta", "citation_info",
-                                             "open_url_documents", "stop")}
+    message_turns = {
+        p["placement"]["turn_index"]
+        for p in sink.packets()
+        if p["obj"]["type"]
+        in ("message_start", "message_delta", "citation_info", "open_url_documents", "stop")
+    }
     assert message_turns == {0}
     assert len(sink.checkpoints) == 2
     assert sink.checkpoints[-1]["citationTargets"][CARD] == pooled
 
 
 def test_a_source_written_with_and_without_ids_is_poisoned() -> None:
-    tools = CannedTools({
-        Q1: [card("Credit card", AMEX, 1.0)],
-        Q2: [{"account_name": "Credit card", "current_balance": 2.0}],
-    })
-    replies = [tool_reply(("a", "execute_sql", {"query": Q1})),
-               tool_reply(("b", "execute_sql", {"query": Q2})),
-               text_reply(("Cards.", [cite(CARD, "Credit card", 0, "x")]))]
+    tools = CannedTools(
+        {
+            Q1: [card("Credit card", AMEX, 1.0)],
+            Q2: [{"account_name": "Credit card", "current_balance": 2.0}],
+        }
+    )
+    replies = [
+        tool_reply(("a", "execute_sql", {"query": Q1})),
+        tool_reply(("b", "execute_sql", {"query": Q2})),
+        text_reply(("Cards.", [cite(CARD, "Credit card", 0, "x")])),
+    ]
     sink = MemorySink()
     with FakeClaude(replies) as fake:
         result = run_turn(claude(fake), tools, sink, start_checkpoint([], "q"))
@@ -151,8 +181,12 @@ def test_resume_from_an_old_checkpoint_streams_untyped() -> None:
 
 @pytest.mark.parametrize(
     "reply",
-    [HttpError(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}),
-     text_reply(("cut", []))[:-2]],
+    [
+        HttpError(
+            400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}
+        ),
+        text_reply(("cut", []))[:-2],
+    ],
     ids=["http-400", "stream-cut"],
 )
 def test_a_failed_turn_ends_with_error_and_stop(reply: Any) -> None:
@@ -189,8 +223,11 @@ def test_a_closed_sink_stops_the_turn_without_writing_an_error() -> None:
 
 CITE_THEN_POOL = [
     tool_reply(("a", "execute_sql", {"query": Q1})),
-    cite_then_call("Amex's Credit card has $1,200.", [cite(CARD, "Credit card", 0, "x")],
-                   ("b", "execute_sql", {"query": Q2})),
+    cite_then_call(
+        "Amex's Credit card has $1,200.",
+        [cite(CARD, "Credit card", 0, "x")],
+        ("b", "execute_sql", {"query": Q2}),
+    ),
 ]
 
 
@@ -204,8 +241,9 @@ def test_citation_events_wait_for_the_end_of_the_turn_and_say_its_settled_target
     assert names[-5:] == ["packet", "citation", "citations_summary", "message", "packet"]
     (citation,) = [c["citation"] for c in sink.named("citation")]
     assert citation["target"]["kind"] == "accounts"
-    assert citation == {k: v for k, v in result.inline_citations[0].items()
-                        if k not in ("start", "end", "text")}
+    assert citation == {
+        k: v for k, v in result.inline_citations[0].items() if k not in ("start", "end", "text")
+    }
     assert citation["target"] == result.citations[0]["target"]
 
 
@@ -219,7 +257,8 @@ def test_a_resumed_turn_announces_the_citations_made_before_its_checkpoint() -> 
     with FakeClaude([text_reply(("And Citi's.", [cite(CARD, "Credit card", 0, "y")]))]) as fake:
         result = run_turn(claude(fake), TOOLS, resumed, sink.checkpoints[-1])
     assert result.status == "complete", result.error
-    live = [(c["citation"]["cited_text"], c["citation"]["target"])
-            for c in resumed.named("citation")]
+    live = [
+        (c["citation"]["cited_text"], c["citation"]["target"]) for c in resumed.named("citation")
+    ]
     pooled = result.citations[0]["target"]
     assert pooled["kind"] == "accounts" and live == [("x", pooled), ("y", pooled)]

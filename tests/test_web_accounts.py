@@ -56,8 +56,9 @@ def test_the_accounts_page_lists_the_users_accounts(app: Flask, demo: FlaskClien
     assert_no_provider(response)
 
 
-@pytest.mark.parametrize("name", ["Sapphire Preferred", "Individual", "Home"],
-                         ids=["plaid-card", "brokerage", "manual"])
+@pytest.mark.parametrize(
+    "name", ["Sapphire Preferred", "Individual", "Home"], ids=["plaid-card", "brokerage", "manual"]
+)
 def test_an_account_page_shows_that_account(app: Flask, demo: FlaskClient, name: str) -> None:
     account = next(a for a in accounts_of(app, "demo") if a["account_name"] == name)
     response = demo.get(account_path(str(account["source_account_id"])))
@@ -85,12 +86,28 @@ def test_another_users_account_is_not_found_like_an_unknown_one(
 
 @pytest.mark.parametrize(
     "path",
-    ["/accounts/..%2F..%2Fetc%2Fpasswd", "/accounts/../../etc/passwd", "/accounts/%00",
-     "/accounts/12345678901234567890", "/accounts/short", "/accounts/" + "a" * 200,
-     "/accounts/<script>alert(1)</script>", "/accounts/a%20b%20c%20d%20e%20f%20g%20h",
-     "/accounts/AtVPgKt5aF8ZFKGcCMHn2zgT/extra"],
-    ids=["encoded-traversal", "traversal", "nul", "all-digits", "too-short", "too-long",
-         "markup", "spaces", "extra-segment"],
+    [
+        "/accounts/..%2F..%2Fetc%2Fpasswd",
+        "/accounts/../../etc/passwd",
+        "/accounts/%00",
+        "/accounts/12345678901234567890",
+        "/accounts/short",
+        "/accounts/" + "a" * 200,
+        "/accounts/<script>alert(1)</script>",
+        "/accounts/a%20b%20c%20d%20e%20f%20g%20h",
+        "/accounts/AtVPgKt5aF8ZFKGcCMHn2zgT/extra",
+    ],
+    ids=[
+        "encoded-traversal",
+        "traversal",
+        "nul",
+        "all-digits",
+        "too-short",
+        "too-long",
+        "markup",
+        "spaces",
+        "extra-segment",
+    ],
 )
 def test_hostile_account_ids_are_not_found(demo: FlaskClient, path: str) -> None:
     response = demo.get(path)
@@ -121,7 +138,8 @@ def test_the_portfolio_lists_holdings_with_a_total(app: Flask, demo: FlaskClient
     page = soup(response)
     rows = page.select(".holdings tbody tr")
     assert [row.select_one("td").get_text().split()[0] for row in rows] == [
-        str(h["ticker"]) for h in holdings]
+        str(h["ticker"]) for h in holdings
+    ]
     total = sum(Decimal(str(h["market_value"])) for h in holdings)
     assert text(page, ".portfolio-total .amount") == dollars(total)
     assert_no_provider(response)
@@ -161,7 +179,9 @@ def test_a_debt_reads_as_owed(app: Flask, demo: FlaskClient) -> None:
     owed = dollars(Decimal(str(card["current_balance"])))
     page = soup(demo.get(account_path(str(card["source_account_id"]))))
     assert (text(page, ".current-balance dt"), text(page, ".current-balance dd")) == (
-        "Balance owed", owed)
+        "Balance owed",
+        owed,
+    )
     listing = soup(demo.get("/accounts"))
     balances = [text(li, ".account-balance") for li in listing.select("#debts li")]
     assert f"{owed} owed" in balances
@@ -174,9 +194,16 @@ DOLLARS = re.compile(r"[-+]?\$\d{1,3}(?:,\d{3})*\.\d{2}")
 
 def page_paths(app: Flask) -> list[str]:
     accounts = {str(a["account_name"]): a for a in accounts_of(app, "demo")}
-    return ["/accounts", "/portfolio", "/markets/AAPL", "/markets/VTI",
-            *(account_path(str(accounts[name]["source_account_id"]))
-              for name in ("Sapphire Preferred", "Individual", "Home"))]
+    return [
+        "/accounts",
+        "/portfolio",
+        "/markets/AAPL",
+        "/markets/VTI",
+        *(
+            account_path(str(accounts[name]["source_account_id"]))
+            for name in ("Sapphire Preferred", "Individual", "Home")
+        ),
+    ]
 
 
 def test_money_reads_one_way_on_every_page(app: Flask, demo: FlaskClient) -> None:
@@ -213,8 +240,7 @@ def test_the_portfolio_charts_one_bar_per_holding_with_shares_adding_up_to_100(
     bars = chart.select(".allocation-bar")
     assert sorted(text(bar, ".bar-label") for bar in bars) == sorted(values)
     assert len(chart.select("rect.bar")) == len(holdings)
-    shares = {text(bar, ".bar-label"): Decimal(text(bar, ".bar-share").rstrip("%"))
-              for bar in bars}
+    shares = {text(bar, ".bar-label"): Decimal(text(bar, ".bar-share").rstrip("%")) for bar in bars}
     assert sum(shares.values()) == 100
     for ticker, share in shares.items():
         assert abs(share - values[ticker] * 100 / total) <= Decimal("0.1"), ticker
@@ -228,8 +254,7 @@ def test_the_portfolio_charts_one_bar_per_holding_with_shares_adding_up_to_100(
     assert table.find_parent(class_="visually-hidden") is not None
     rows = table.select("tbody tr")
     assert len(rows) == len(holdings)
-    assert sorted(Decimal(text(r, ".share").rstrip("%")) for r in rows) == sorted(
-        shares.values())
+    assert sorted(Decimal(text(r, ".share").rstrip("%")) for r in rows) == sorted(shares.values())
     assert not page.select("[style]")  # the CSP allows no inline styles
 
 
@@ -264,8 +289,16 @@ class FrozenLive(FinnhubLive):
         self.stamp = stamp
 
     def quote(self, symbol: str) -> dict[str, object]:
-        return {"c": 1234.5, "d": -2.0, "dp": -0.16, "h": 1240, "l": 1230, "o": 1236,
-                "pc": 1236.5, "t": self.stamp}
+        return {
+            "c": 1234.5,
+            "d": -2.0,
+            "dp": -0.16,
+            "h": 1240,
+            "l": 1230,
+            "o": 1236,
+            "pc": 1236.5,
+            "t": self.stamp,
+        }
 
     def profile(self, symbol: str) -> dict[str, object]:
         return {"name": "Example Corp", "currency": "EUR"}
@@ -293,8 +326,11 @@ def test_a_market_page_shows_the_bundled_quote(demo: FlaskClient, ticker: str) -
     assert not page.select("img")  # the snapshot's logo URL is a third party's
 
 
-@pytest.mark.parametrize("ticker", ["ZZZZ", "../etc", "A" * 30, "<script>", "%00", "AA PL"],
-                         ids=["unknown", "traversal", "too-long", "markup", "nul", "space"])
+@pytest.mark.parametrize(
+    "ticker",
+    ["ZZZZ", "../etc", "A" * 30, "<script>", "%00", "AA PL"],
+    ids=["unknown", "traversal", "too-long", "markup", "nul", "space"],
+)
 def test_unknown_or_invalid_tickers_are_not_found(demo: FlaskClient, ticker: str) -> None:
     response = demo.get(f"/markets/{ticker}")
     assert response.status_code == 404
@@ -305,14 +341,30 @@ def test_other_currencies_and_missing_balances_are_said_not_mixed(
     demo: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows: list[dict[str, Any]] = [
-        {"account_name": "Giro", "account_type": "depository", "current_balance": 1200.5,
-         "currency": "EUR"},
-        {"account_name": "Karte", "account_type": "credit", "current_balance": 200,
-         "currency": "EUR"},
-        {"account_name": "Checking", "account_type": "depository", "current_balance": 10,
-         "currency": "USD"},
-        {"account_name": "Old loan", "account_type": "loan", "current_balance": None,
-         "currency": "USD"},
+        {
+            "account_name": "Giro",
+            "account_type": "depository",
+            "current_balance": 1200.5,
+            "currency": "EUR",
+        },
+        {
+            "account_name": "Karte",
+            "account_type": "credit",
+            "current_balance": 200,
+            "currency": "EUR",
+        },
+        {
+            "account_name": "Checking",
+            "account_type": "depository",
+            "current_balance": 10,
+            "currency": "USD",
+        },
+        {
+            "account_name": "Old loan",
+            "account_type": "loan",
+            "current_balance": None,
+            "currency": "USD",
+        },
     ]
     monkeypatch.setattr("webapp.web.accounts.list_accounts", lambda engine, user_id: rows)
     page = soup(demo.get("/accounts"))
@@ -337,7 +389,10 @@ def test_the_chart_leaves_out_what_has_no_value_and_charts_each_currency(
     page = soup(demo.get("/portfolio"))
     charts = page.select("svg.allocation-chart")
     assert [[text(b, ".bar-share") for b in c.select(".allocation-bar")] for c in charts] == [
-        ["75.0%", "25.0%"], ["100.0%"]]
+        ["75.0%", "25.0%"],
+        ["100.0%"],
+    ]
     assert text(page, ".portfolio-total") == "400.00 EUR · $50.00 in 4 holdings"
     assert text(page, ".allocation-left-out") == (
-        "Not in the chart, with no positive market value: GONE.")
+        "Not in the chart, with no positive market value: GONE."
+    )

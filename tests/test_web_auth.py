@@ -23,8 +23,9 @@ def csrf_from(client: FlaskClient, path: str = "/login") -> str:
     return str(field["value"])
 
 
-def login(client: FlaskClient, username: str = "demo", password: str = "demo",
-          **extra: str) -> TestResponse:
+def login(
+    client: FlaskClient, username: str = "demo", password: str = "demo", **extra: str
+) -> TestResponse:
     data = {"username": username, "password": password, "csrf_token": csrf_from(client), **extra}
     return client.post("/login", data=data)
 
@@ -32,8 +33,8 @@ def login(client: FlaskClient, username: str = "demo", password: str = "demo",
 def test_the_sign_in_form_is_labelled_and_carries_a_csrf_token(client: FlaskClient) -> None:
     page = soup(client.get("/login"))
     labels = {str(label.get_text()): str(label["for"]) for label in page.select("label")}
-    assert page.select_one(f'#{labels["Username"]}')["name"] == "username"
-    assert page.select_one(f'#{labels["Password"]}')["type"] == "password"
+    assert page.select_one(f"#{labels['Username']}")["name"] == "username"
+    assert page.select_one(f"#{labels['Password']}")["type"] == "password"
     button = page.select_one('button[type="submit"]')
     assert button is not None and button.get_text() == "Sign in"
     assert page.select_one('form input[name="csrf_token"]')["value"]
@@ -47,11 +48,11 @@ def test_signing_in_sets_a_protected_session_cookie(client: FlaskClient) -> None
     assert client.get("/accounts").status_code == 200
 
 
-@pytest.mark.parametrize(("username", "password"),
-                         [("demo", "wrong"), ("nobody", "demo"), ("", ""), ("demo", "x" * 2000),
-                          ("<script>", "demo")],
-                         ids=["wrong-password", "unknown-user", "empty", "huge-password",
-                              "markup-username"])
+@pytest.mark.parametrize(
+    ("username", "password"),
+    [("demo", "wrong"), ("nobody", "demo"), ("", ""), ("demo", "x" * 2000), ("<script>", "demo")],
+    ids=["wrong-password", "unknown-user", "empty", "huge-password", "markup-username"],
+)
 def test_a_failed_sign_in_says_the_same_thing_whatever_was_wrong(
     client: FlaskClient, username: str, password: str
 ) -> None:
@@ -63,10 +64,14 @@ def test_a_failed_sign_in_says_the_same_thing_whatever_was_wrong(
     assert client.get("/accounts").status_code == 302
 
 
-@pytest.mark.parametrize("token", [None, "", "forged", "ImFiYyI.Zx.abc"],
-                         ids=["missing", "empty", "forged", "signed-looking"])
-def test_sign_in_without_a_valid_csrf_token_is_refused(client: FlaskClient,
-                                                       token: str | None) -> None:
+@pytest.mark.parametrize(
+    "token",
+    [None, "", "forged", "ImFiYyI.Zx.abc"],
+    ids=["missing", "empty", "forged", "signed-looking"],
+)
+def test_sign_in_without_a_valid_csrf_token_is_refused(
+    client: FlaskClient, token: str | None
+) -> None:
     client.get("/login")
     data = {"username": "demo", "password": "demo"}
     if token is not None:
@@ -79,8 +84,16 @@ def test_sign_in_without_a_valid_csrf_token_is_refused(client: FlaskClient,
 
 @pytest.mark.parametrize(
     "path",
-    ["/", "/chat/abc", "/accounts", "/accounts/AtVPgKt5aF8ZFKGcCMHn2zgT", "/portfolio",
-     "/markets/AAPL", "/favicon/irs.gov", "/chat/abc/messages/def/events"],
+    [
+        "/",
+        "/chat/abc",
+        "/accounts",
+        "/accounts/AtVPgKt5aF8ZFKGcCMHn2zgT",
+        "/portfolio",
+        "/markets/AAPL",
+        "/favicon/irs.gov",
+        "/chat/abc/messages/def/events",
+    ],
     ids=["home", "chat", "accounts", "account", "portfolio", "market", "favicon", "events"],
 )
 def test_pages_send_strangers_to_the_sign_in_page(client: FlaskClient, path: str) -> None:
@@ -90,22 +103,41 @@ def test_pages_send_strangers_to_the_sign_in_page(client: FlaskClient, path: str
 
 
 def test_htmx_requests_of_strangers_are_redirected_by_htmx(client: FlaskClient) -> None:
-    response = client.post("/chat/abc/messages", headers={"HX-Request": "true"},
-                           data={"csrf_token": csrf_from(client), "message": "hi"})
+    response = client.post(
+        "/chat/abc/messages",
+        headers={"HX-Request": "true"},
+        data={"csrf_token": csrf_from(client), "message": "hi"},
+    )
     assert response.status_code == 401
     assert response.headers["HX-Redirect"] == "/login"
 
 
 @pytest.mark.parametrize(
     ("next_url", "landing"),
-    [("/accounts", "/accounts"), ("/portfolio?x=1", "/portfolio?x=1"), ("//evil.com/", "/"),
-     ("https://evil.com/", "/"), ("/\\evil.com", "/"), ("javascript:alert(1)", "/"),
-     ("", "/"), ("/%0d%0aSet-Cookie:x=1", "/%0d%0aSet-Cookie:x=1")],
-    ids=["page", "query", "protocol-relative", "absolute", "backslash", "javascript", "empty",
-         "encoded-crlf-stays-a-path"],
+    [
+        ("/accounts", "/accounts"),
+        ("/portfolio?x=1", "/portfolio?x=1"),
+        ("//evil.com/", "/"),
+        ("https://evil.com/", "/"),
+        ("/\\evil.com", "/"),
+        ("javascript:alert(1)", "/"),
+        ("", "/"),
+        ("/%0d%0aSet-Cookie:x=1", "/%0d%0aSet-Cookie:x=1"),
+    ],
+    ids=[
+        "page",
+        "query",
+        "protocol-relative",
+        "absolute",
+        "backslash",
+        "javascript",
+        "empty",
+        "encoded-crlf-stays-a-path",
+    ],
 )
-def test_sign_in_returns_only_to_pages_of_this_site(client: FlaskClient, next_url: str,
-                                                    landing: str) -> None:
+def test_sign_in_returns_only_to_pages_of_this_site(
+    client: FlaskClient, next_url: str, landing: str
+) -> None:
     response = login(client, next=next_url)
     assert response.status_code == 302 and response.location == landing
 
@@ -139,7 +171,8 @@ def sign_out(client: FlaskClient) -> TestResponse:
 
 
 def test_sign_out_ends_the_session_on_the_server_so_a_copied_cookie_stops_working(
-        app: Flask, client: FlaskClient) -> None:
+    app: Flask, client: FlaskClient
+) -> None:
     login(client)
     thief = _copy_of(app, client)
     assert thief.get("/accounts").status_code == 200
@@ -150,7 +183,8 @@ def test_sign_out_ends_the_session_on_the_server_so_a_copied_cookie_stops_workin
 
 
 def test_sign_out_ends_every_session_of_the_user_and_only_that_user(
-        app: Flask, client: FlaskClient) -> None:
+    app: Flask, client: FlaskClient
+) -> None:
     login(client)
     laptop = _copy_of(app, client)  # stands for a second sign-in: same user, same version
     other = app.test_client()
@@ -161,7 +195,8 @@ def test_sign_out_ends_every_session_of_the_user_and_only_that_user(
 
 
 def test_signing_in_again_after_sign_out_works_and_old_cookies_stay_ended(
-        app: Flask, client: FlaskClient) -> None:
+    app: Flask, client: FlaskClient
+) -> None:
     login(client)
     old = _copy_of(app, client)
     sign_out(client)
@@ -171,7 +206,8 @@ def test_signing_in_again_after_sign_out_works_and_old_cookies_stay_ended(
 
 
 def test_a_session_signed_in_before_session_versions_works_until_sign_out(
-        app: Flask, client: FlaskClient) -> None:
+    app: Flask, client: FlaskClient
+) -> None:
     # A cookie made by the code before this change names only the user id.
     demo = authenticate(get_engine(app), "demo", "demo")
     assert demo is not None
@@ -190,13 +226,17 @@ def test_oversize_bodies_are_refused(client: FlaskClient) -> None:
 
 def test_the_api_with_a_bearer_token_needs_no_csrf_token(app: Flask, client: FlaskClient) -> None:
     token = create_api_token(get_engine(app), "demo")
-    response = client.post("/api/chat/sessions", json={"title": "t"},
-                           headers={"Authorization": f"Bearer {token}"})
+    response = client.post(
+        "/api/chat/sessions", json={"title": "t"}, headers={"Authorization": f"Bearer {token}"}
+    )
     assert response.status_code == 201
 
 
-@pytest.mark.parametrize("header", [None, "Bearer wat_" + "x" * 40, "Basic abc"],
-                         ids=["cookie-only", "bad-bearer", "other-scheme"])
+@pytest.mark.parametrize(
+    "header",
+    [None, "Bearer wat_" + "x" * 40, "Basic abc"],
+    ids=["cookie-only", "bad-bearer", "other-scheme"],
+)
 def test_the_api_with_only_a_session_cookie_needs_the_csrf_token(
     client: FlaskClient, header: str | None
 ) -> None:
@@ -205,13 +245,15 @@ def test_the_api_with_only_a_session_cookie_needs_the_csrf_token(
     response = client.post("/api/chat/sessions", json={"title": "t"}, headers=headers)
     assert response.status_code == 400
     token = csrf_from(client, "/accounts")
-    response = client.post("/api/chat/sessions", json={"title": "t"},
-                           headers={**headers, "X-CSRFToken": token})
+    response = client.post(
+        "/api/chat/sessions", json={"title": "t"}, headers={**headers, "X-CSRFToken": token}
+    )
     assert response.status_code == 201
 
 
-def test_a_bearer_token_does_not_switch_off_csrf_on_browser_forms(app: Flask,
-                                                                  client: FlaskClient) -> None:
+def test_a_bearer_token_does_not_switch_off_csrf_on_browser_forms(
+    app: Flask, client: FlaskClient
+) -> None:
     login(client)
     token = create_api_token(get_engine(app), "demo")
     response = client.post("/chat", headers={"Authorization": f"Bearer {token}"})

@@ -63,16 +63,32 @@ def used_chat(app: Flask, username: str = "demo") -> str:
     """A chat with one finished exchange, still called "New chat": the history lists it."""
     session_id, uid = new_chat(app, username), user_id(app, username)
     at = datetime.now(UTC)
-    rows = [{"id": uuid.uuid4().hex, "session_id": session_id, "user_id": uid, "role": role,
-             "content": "Hello", "status": "complete", "created_at": at, "completed_at": at}
-            for role in ("user", "assistant")]
+    rows = [
+        {
+            "id": uuid.uuid4().hex,
+            "session_id": session_id,
+            "user_id": uid,
+            "role": role,
+            "content": "Hello",
+            "status": "complete",
+            "created_at": at,
+            "completed_at": at,
+        }
+        for role in ("user", "assistant")
+    ]
     with get_engine(app).begin() as conn:
         conn.execute(ai_chat_logs.insert(), rows)
     return session_id
 
 
-def ask(client: FlaskClient, session_id: str, message: str, *, htmx: bool = True,
-        token: str | None = None) -> TestResponse:
+def ask(
+    client: FlaskClient,
+    session_id: str,
+    message: str,
+    *,
+    htmx: bool = True,
+    token: str | None = None,
+) -> TestResponse:
     headers = {"HX-Request": "true"} if htmx else {}
     data = {"message": message, "csrf_token": csrf(client) if token is None else token}
     return client.post(f"/chat/{session_id}/messages", data=data, headers=headers)
@@ -81,7 +97,9 @@ def ask(client: FlaskClient, session_id: str, message: str, *, htmx: bool = True
 def read_stream(client: FlaskClient, url: str) -> list[ServerSentEvent]:
     response = client.get(url)
     assert response.status_code == 200 and response.mimetype == "text/event-stream"
-    assert response.headers["Cache-Control"] == "no-store"  # a user's answer: never kept (DESIGN, service-grade contracts)
+    assert (
+        response.headers["Cache-Control"] == "no-store"
+    )  # a user's answer: never kept (DESIGN, service-grade contracts)
     decoder = SSEDecoder()
     return decoder.decode(response.get_data(as_text=True)) + decoder.flush()
 
@@ -90,8 +108,21 @@ def squash(html: str) -> str:
     return re.sub(r">\s+<", "><", " ".join(html.split()))
 
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-        "track", "wbr"}
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
 
 
 class _Balance(HTMLParser):
@@ -127,8 +158,7 @@ def unbalanced(fragment: str) -> list[str]:
     [
         ('<div class="a"><p>x<br>y</p><svg><path d="M0"/></svg></div>', []),
         ("<div><p>x</p>", ["<div> is never closed"]),
-        ("<div><span>x</div></span>", ["</div> while <span> is open",
-                                       "<div> is never closed"]),
+        ("<div><span>x</div></span>", ["</div> while <span> is open", "<div> is never closed"]),
         ("<p>x</p></div>", ["</div> with nothing open"]),
     ],
     ids=["whole", "missing-close", "crossed", "stray-close"],
@@ -172,9 +202,11 @@ def test_the_chat_page_has_a_labelled_question_box_that_works_without_js(
     assert form.select_one('button[type="submit"]').get_text() == "Send"
 
 
-@pytest.mark.parametrize("path", ["/chat/{other}", "/chat/nope",
-                                  "/chat/{other}/messages/x/events"],
-                         ids=["other-users-chat", "unknown-chat", "other-users-events"])
+@pytest.mark.parametrize(
+    "path",
+    ["/chat/{other}", "/chat/nope", "/chat/{other}/messages/x/events"],
+    ids=["other-users-chat", "unknown-chat", "other-users-events"],
+)
 def test_other_users_chats_are_not_found(app: Flask, demo: FlaskClient, path: str) -> None:
     other = new_chat(app, "alex")
     assert demo.get(path.format(other=other)).status_code == 404
@@ -202,8 +234,9 @@ def test_asking_with_htmx_returns_the_question_and_a_streaming_placeholder(
     assert page.select_one(".message.user .bubble").get_text() == "<b>Bold?</b> " + QUESTION
     placeholder = page.select_one("article.message.assistant")
     assert placeholder["hx-ext"] == "sse" and placeholder["sse-close"] == "done"
-    assert re.fullmatch(rf"/chat/{session_id}/messages/[0-9a-f]+/events",
-                        placeholder["sse-connect"])
+    assert re.fullmatch(
+        rf"/chat/{session_id}/messages/[0-9a-f]+/events", placeholder["sse-connect"]
+    )
     assert placeholder.select_one('[sse-swap="answer"] .thinking') is not None
     # Not read out while it is re-rendered; the page announces it once it is done.
     assert placeholder["aria-busy"] == "true"
@@ -226,10 +259,14 @@ def test_asking_without_js_redirects_back_and_the_page_shows_the_answer(
     assert " ".join(answer.select_one(".sources-bar").get_text().split()) == "Sources · 2"
 
 
-@pytest.mark.parametrize(("message", "status"), [("", 400), ("   ", 400), ("x" * 8001, 400)],
-                         ids=["empty", "blank", "too-long"])
-def test_a_bad_question_gets_a_clear_message(app: Flask, demo: FlaskClient, message: str,
-                                             status: int) -> None:
+@pytest.mark.parametrize(
+    ("message", "status"),
+    [("", 400), ("   ", 400), ("x" * 8001, 400)],
+    ids=["empty", "blank", "too-long"],
+)
+def test_a_bad_question_gets_a_clear_message(
+    app: Flask, demo: FlaskClient, message: str, status: int
+) -> None:
     session_id = new_chat(app)
     response = ask(demo, session_id, message)
     assert response.status_code == status
@@ -259,13 +296,17 @@ def test_the_stream_sends_answer_fragments_then_sources_then_done(
         placeholder = soup(ask(demo, session_id, QUESTION)).select_one("[sse-connect]")
         events = read_stream(demo, str(placeholder["sse-connect"]))
     kinds = [e.event for e in events]
-    assert kinds[-2:] == ["sources", "done"] and kinds[0] == "answer" and set(kinds[:-2]) <= {"answer", "patch"}
+    assert (
+        kinds[-2:] == ["sources", "done"]
+        and kinds[0] == "answer"
+        and set(kinds[:-2]) <= {"answer", "patch"}
+    )
     final = soup(events[-3].data)
     assert "$4,782.07" in final.get_text()
     cites = final.select(".answer-body .cite")
     assert [c.get_text() for c in cites] == ["1", "2", "1", "2"]
     assert cites[0].name == "button" and cites[0]["popovertarget"]
-    assert final.select_one(f'#{cites[0]["popovertarget"]}[popover]') is not None
+    assert final.select_one(f"#{cites[0]['popovertarget']}[popover]") is not None
     assert cites[1].name == "a" and cites[1]["href"].startswith("/accounts/")
     sheet = soup(events[-2].data)
     assert " ".join(sheet.select_one(".sources-bar").get_text().split()) == "Sources · 2"
@@ -282,10 +323,12 @@ def test_history_renders_the_same_html_the_stream_sent(app: Flask, demo: FlaskCl
         events = read_stream(demo, str(placeholder["sse-connect"]))
     page = soup(demo.get(f"/chat/{session_id}"))
     article = page.select_one("article.message.assistant")
-    assert squash(article.select_one(".answer").decode_contents()) == \
-        squash(soup(events[-3].data).decode())
-    assert squash(article.select_one(".answer-sources").decode_contents()) == \
-        squash(soup(events[-2].data).decode())
+    assert squash(article.select_one(".answer").decode_contents()) == squash(
+        soup(events[-3].data).decode()
+    )
+    assert squash(article.select_one(".answer-sources").decode_contents()) == squash(
+        soup(events[-2].data).decode()
+    )
     assert len(page.select("article.message.assistant")) == 1
 
 
@@ -301,42 +344,79 @@ def _packet(obj: dict[str, Any]) -> str:
     return json.dumps({"placement": placement, "obj": obj})
 
 
-def store_answer(app: Flask, session_id: str, question: str, packets: list[dict[str, Any]],
-                 *, status: str = "complete", error: str | None = None) -> None:
+def store_answer(
+    app: Flask,
+    session_id: str,
+    question: str,
+    packets: list[dict[str, Any]],
+    *,
+    status: str = "complete",
+    error: str | None = None,
+) -> None:
     engine = get_engine(app)
     lease = timedelta(seconds=30)
     _, answer_id = start_message(engine, user_id(app), session_id, question, lease, "test")
     for seq, obj in enumerate(packets, start=1):
         append_event(engine, answer_id, "test", lease, StoredEvent(seq, "packet", _packet(obj)))
     done = StoredEvent(len(packets) + 1, "done", json.dumps({"status": status}))
-    finish_message(engine, answer_id, "test", status=status, content="", citations=[],
-                   inline_citations=[], error=error, done=done)
+    finish_message(
+        engine,
+        answer_id,
+        "test",
+        status=status,
+        content="",
+        citations=[],
+        inline_citations=[],
+        error=error,
+        done=done,
+    )
 
 
 HOSTILE_DOCS = [
-    {"document_id": "d1", "semantic_identifier": "<script>alert('title')</script>",
-     "link": "javascript:alert(1)", "blurb": "<img src=x onerror=alert(2)>",
-     "match_highlights": ["<hi>owe</hi> <iframe src=//evil></iframe>"]},
-    {"document_id": "d2", "semantic_identifier": "Evil <b>site</b>",
-     "link": "https://evil.example.com/x\"onmouseover=\"alert(3)", "source_type": "web"},
-    {"document_id": "d3", "semantic_identifier": "Spoofed", "link": "data:text/html,hi",
-     "target": {"kind": "web", "url": "javascript:alert(4)"}},
+    {
+        "document_id": "d1",
+        "semantic_identifier": "<script>alert('title')</script>",
+        "link": "javascript:alert(1)",
+        "blurb": "<img src=x onerror=alert(2)>",
+        "match_highlights": ["<hi>owe</hi> <iframe src=//evil></iframe>"],
+    },
+    {
+        "document_id": "d2",
+        "semantic_identifier": "Evil <b>site</b>",
+        "link": 'https://evil.example.com/x"onmouseover="alert(3)',
+        "source_type": "web",
+    },
+    {
+        "document_id": "d3",
+        "semantic_identifier": "Spoofed",
+        "link": "data:text/html,hi",
+        "target": {"kind": "web", "url": "javascript:alert(4)"},
+    },
 ]
 
 
 def test_hostile_sources_and_answers_render_as_text(app: Flask, demo: FlaskClient) -> None:
     session_id = new_chat(app)
-    text = ("<script>alert(5)</script> [x](javascript:alert(6)) owe [[1]]() "
-            "[[2]](https://evil.example.com) [[3]]() [proto](//evil.example/x) "
-            "[slash](/\\evil.example/y)")
-    store_answer(app, session_id, "<i>question</i>", [
-        {"type": "search_tool_documents_delta", "documents": HOSTILE_DOCS},
-        {"type": "message_start", "final_documents": None},
-        {"type": "message_delta", "content": text},
-        *({"type": "citation_info", "citation_number": n, "document_id": f"d{n}"}
-          for n in (1, 2, 3)),
-        {"type": "stop", "stop_reason": None},
-    ])
+    text = (
+        "<script>alert(5)</script> [x](javascript:alert(6)) owe [[1]]() "
+        "[[2]](https://evil.example.com) [[3]]() [proto](//evil.example/x) "
+        "[slash](/\\evil.example/y)"
+    )
+    store_answer(
+        app,
+        session_id,
+        "<i>question</i>",
+        [
+            {"type": "search_tool_documents_delta", "documents": HOSTILE_DOCS},
+            {"type": "message_start", "final_documents": None},
+            {"type": "message_delta", "content": text},
+            *(
+                {"type": "citation_info", "citation_number": n, "document_id": f"d{n}"}
+                for n in (1, 2, 3)
+            ),
+            {"type": "stop", "stop_reason": None},
+        ],
+    )
     response = demo.get(f"/chat/{session_id}")
     page = soup(response)
     conversation = page.select_one("#conversation")
@@ -345,13 +425,11 @@ def test_hostile_sources_and_answers_render_as_text(app: Flask, demo: FlaskClien
     # The page's own links are paths on this site; the model's are absolute https URLs.
     # `//host` and `/\\host` are other sites to a browser: the renderer drops them.
     hrefs = [str(a["href"]) for a in conversation.select("a[href]")]
-    assert hrefs and all(h.startswith("https://") or re.match(r"/[^/\\]", h) for h in hrefs), \
-        hrefs
+    assert hrefs and all(h.startswith("https://") or re.match(r"/[^/\\]", h) for h in hrefs), hrefs
     for text in ("proto", "slash"):
         (link,) = [a for a in conversation.select("a") if a.get_text() == text]
         assert not link.has_attr("href")
-    assert "<script>alert('title')</script>" in [
-        t.get_text() for t in page.select(".source-title")]
+    assert "<script>alert('title')</script>" in [t.get_text() for t in page.select(".source-title")]
     assert page.select_one(".message.user .bubble").get_text() == "<i>question</i>"
     assert page.select_one(".source-snippet mark").get_text() == "owe"
     assert "alert(5)" in page.select_one(".answer-body").get_text()
@@ -359,8 +437,14 @@ def test_hostile_sources_and_answers_render_as_text(app: Flask, demo: FlaskClien
 
 def test_a_failed_answer_shows_its_error(app: Flask, demo: FlaskClient) -> None:
     session_id = new_chat(app)
-    store_answer(app, session_id, "q", [{"type": "message_delta", "content": "Partial"}],
-                 status="error", error="The model service is <unavailable>.")
+    store_answer(
+        app,
+        session_id,
+        "q",
+        [{"type": "message_delta", "content": "Partial"}],
+        status="error",
+        error="The model service is <unavailable>.",
+    )
     page = soup(demo.get(f"/chat/{session_id}"))
     assert page.select_one(".answer-error").get_text() == "The model service is <unavailable>."
     assert page.select_one(".sources-bar") is None
@@ -392,9 +476,11 @@ def test_the_conversation_is_not_a_live_region(app: Flask, demo: FlaskClient) ->
     assert notice is not None and ">Reload the page</a> to continue." in str(notice)
 
 
-@pytest.mark.parametrize(("accept", "status"),
-                         [("text/event-stream", 401), ("text/html", 302), ("*/*", 302)],
-                         ids=["event-source", "page", "anything"])
+@pytest.mark.parametrize(
+    ("accept", "status"),
+    [("text/event-stream", 401), ("text/html", 302), ("*/*", 302)],
+    ids=["event-source", "page", "anything"],
+)
 def test_a_signed_out_event_stream_is_refused_not_redirected(
     app: Flask, client: FlaskClient, accept: str, status: int
 ) -> None:
@@ -412,16 +498,19 @@ def composer_key(page: BeautifulSoup) -> str:
     return str(field["value"])
 
 
-def ask_with_key(client: FlaskClient, session_id: str, message: str, key: str, *,
-                 htmx: bool = True) -> TestResponse:
+def ask_with_key(
+    client: FlaskClient, session_id: str, message: str, key: str, *, htmx: bool = True
+) -> TestResponse:
     headers = {"HX-Request": "true"} if htmx else {}
     data = {"message": message, "csrf_token": csrf(client), "idempotency_key": key}
     return client.post(f"/chat/{session_id}/messages", data=data, headers=headers)
 
 
 def exchanges(app: Flask, session_id: str) -> list[tuple[str, str]]:
-    return [(m["role"], m["content"])
-            for m in session_messages(get_engine(app), user_id(app), session_id)]
+    return [
+        (m["role"], m["content"])
+        for m in session_messages(get_engine(app), user_id(app), session_id)
+    ]
 
 
 def test_each_render_of_the_question_box_carries_a_fresh_key(app: Flask, demo: FlaskClient) -> None:
@@ -481,8 +570,10 @@ def test_an_old_page_sending_a_new_question_with_its_used_key_asks_it(
     with idle_after(app):
         response = ask_with_key(demo, session_id, "What are my holdings?", "kept-page")
     assert response.status_code == 200
-    assert [content for role, content in exchanges(app, session_id) if role == "user"] == \
-        [QUESTION, "What are my holdings?"]
+    assert [content for role, content in exchanges(app, session_id) if role == "user"] == [
+        QUESTION,
+        "What are my holdings?",
+    ]
 
 
 # Stop and Retry.
@@ -493,18 +584,30 @@ def running_answer(app: Flask, session_id: str, text: str = "Partial answer") ->
     engine = get_engine(app)
     lease = timedelta(minutes=5)
     _, answer_id = start_message(engine, user_id(app), session_id, "What do I owe?", lease, "t")
-    for seq, obj in enumerate([{"type": "message_start", "final_documents": None},
-                               {"type": "message_delta", "content": text}], start=1):
+    for seq, obj in enumerate(
+        [
+            {"type": "message_start", "final_documents": None},
+            {"type": "message_delta", "content": text},
+        ],
+        start=1,
+    ):
         append_event(engine, answer_id, "t", lease, StoredEvent(seq, "packet", _packet(obj)))
     return answer_id
 
 
-def cancel(client: FlaskClient, session_id: str, answer_id: str, *, htmx: bool = False,
-           token: str | None = None) -> TestResponse:
+def cancel(
+    client: FlaskClient,
+    session_id: str,
+    answer_id: str,
+    *,
+    htmx: bool = False,
+    token: str | None = None,
+) -> TestResponse:
     headers = {"HX-Request": "true"} if htmx else {}
     data = {"csrf_token": csrf(client) if token is None else token}
-    return client.post(f"/chat/{session_id}/messages/{answer_id}/cancel", data=data,
-                       headers=headers)
+    return client.post(
+        f"/chat/{session_id}/messages/{answer_id}/cancel", data=data, headers=headers
+    )
 
 
 def test_a_streaming_answer_has_a_stop_button_that_works_without_js(
@@ -573,8 +676,14 @@ def test_a_complete_answer_has_neither_stop_nor_retry(app: Flask, demo: FlaskCli
 
 def test_a_failed_answer_offers_retry(app: Flask, demo: FlaskClient) -> None:
     session_id = new_chat(app)
-    store_answer(app, session_id, "q", [{"type": "message_delta", "content": "Partial"}],
-                 status="error", error="The model service is unavailable.")
+    store_answer(
+        app,
+        session_id,
+        "q",
+        [{"type": "message_delta", "content": "Partial"}],
+        status="error",
+        error="The model service is unavailable.",
+    )
     page = soup(demo.get(f"/chat/{session_id}"))
     assert page.select_one("form.answer-retry button").get_text() == "Retry"
     assert page.select_one(".answer-stopped") is None
@@ -586,8 +695,10 @@ def test_retry_asks_the_same_question_again(app: Flask, demo: FlaskClient, htmx:
     answer_id = running_answer(app, session_id)
     cancel(demo, session_id, answer_id)
     retry = soup(demo.get(f"/chat/{session_id}")).select_one("form.answer-retry")
-    data = {"csrf_token": csrf(demo),
-            "idempotency_key": retry.select_one('input[name="idempotency_key"]')["value"]}
+    data = {
+        "csrf_token": csrf(demo),
+        "idempotency_key": retry.select_one('input[name="idempotency_key"]')["value"],
+    }
     headers = {"HX-Request": "true"} if htmx else {}
     with idle_after(app):
         response = demo.post(str(retry["action"]), data=data, headers=headers)
@@ -626,14 +737,21 @@ def test_stop_and_retry_need_the_csrf_token_and_the_users_own_answer(
     mine = new_chat(app)
     answer_id = running_answer(app, mine)
     theirs = new_chat(app, "alex")
-    their_answer = start_message(get_engine(app), user_id(app, "alex"), theirs, "q",
-                                 timedelta(minutes=5), "t")[1]
+    their_answer = start_message(
+        get_engine(app), user_id(app, "alex"), theirs, "q", timedelta(minutes=5), "t"
+    )[1]
     token = csrf(demo)
-    assert demo.post(f"/chat/{mine}/messages/{answer_id}/{action}",
-                     data={"csrf_token": ""}).status_code == 400
-    for path in (f"/chat/{theirs}/messages/{their_answer}/{action}",
-                 f"/chat/{mine}/messages/{their_answer}/{action}",
-                 f"/chat/{mine}/messages/nope/{action}"):
+    assert (
+        demo.post(
+            f"/chat/{mine}/messages/{answer_id}/{action}", data={"csrf_token": ""}
+        ).status_code
+        == 400
+    )
+    for path in (
+        f"/chat/{theirs}/messages/{their_answer}/{action}",
+        f"/chat/{mine}/messages/{their_answer}/{action}",
+        f"/chat/{mine}/messages/nope/{action}",
+    ):
         assert demo.post(path, data={"csrf_token": token}).status_code == 404, path
     statuses = [m["status"] for m in session_messages(get_engine(app), user_id(app), mine)]
     assert statuses == ["complete", "running"]
@@ -651,8 +769,7 @@ def sidebar_forms(page: BeautifulSoup, session_id: str) -> tuple[Any, Any]:
     return rename, delete
 
 
-def post_form(client: FlaskClient, form: Any, *, htmx: bool = False,
-              **values: str) -> TestResponse:
+def post_form(client: FlaskClient, form: Any, *, htmx: bool = False, **values: str) -> TestResponse:
     data = {str(f["name"]): str(f.get("value", "")) for f in form.select("input[name]")}
     headers = {"HX-Request": "true"} if htmx else {}
     return client.post(str(form["action"]), data={**data, **values}, headers=headers)
@@ -707,8 +824,11 @@ def test_renaming_with_htmx_swaps_the_sidebar_in_place(app: Flask, demo: FlaskCl
     assert own.select_one("title").get_text() == "Open one · Finance Chat"
 
 
-@pytest.mark.parametrize("title", ["", "   ", "x" * 81, "line\nbreak", "\u202eevil"],
-                         ids=["empty", "blank", "too-long", "newline", "bidi"])
+@pytest.mark.parametrize(
+    "title",
+    ["", "   ", "x" * 81, "line\nbreak", "\u202eevil"],
+    ids=["empty", "blank", "too-long", "newline", "bidi"],
+)
 def test_a_bad_title_gets_a_clear_message(app: Flask, demo: FlaskClient, title: str) -> None:
     session_id = new_chat(app)
     rename, _ = sidebar_forms(soup(demo.get(f"/chat/{session_id}")), session_id)
@@ -721,8 +841,9 @@ def test_a_bad_title_gets_a_clear_message(app: Flask, demo: FlaskClient, title: 
 
 
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain-form"])
-def test_deleting_another_chat_stays_on_the_open_one(app: Flask, demo: FlaskClient,
-                                                     htmx: bool) -> None:
+def test_deleting_another_chat_stays_on_the_open_one(
+    app: Flask, demo: FlaskClient, htmx: bool
+) -> None:
     first, second = new_chat(app), new_chat(app)
     store_answer(app, first, "q", [{"type": "message_delta", "content": "a"}])
     _, delete = sidebar_forms(soup(demo.get(f"/chat/{second}")), first)
@@ -788,11 +909,15 @@ def test_rename_and_delete_need_the_csrf_token_and_the_users_own_chat(
 ) -> None:
     mine, theirs = new_chat(app), new_chat(app, "alex")
     token = csrf(demo)
-    assert demo.post(f"/chat/{mine}/{action}",
-                     data={"csrf_token": "", "title": "x"}).status_code == 400
+    assert (
+        demo.post(f"/chat/{mine}/{action}", data={"csrf_token": "", "title": "x"}).status_code
+        == 400
+    )
     for target in (theirs, "nope"):
-        response = demo.post(f"/chat/{target}/{action}",
-                             data={"csrf_token": token, "title": "Mine now", "open": mine})
+        response = demo.post(
+            f"/chat/{target}/{action}",
+            data={"csrf_token": token, "title": "Mine now", "open": mine},
+        )
         assert response.status_code == 404
     assert get_session(get_engine(app), user_id(app, "alex"), theirs)["title"] == "New chat"
     assert get_session(get_engine(app), user_id(app), mine)["title"] == "New chat"
@@ -810,9 +935,12 @@ def test_without_javascript_the_sources_bar_is_a_link_to_a_page_of_the_sources(
     listed = soup(demo.get(bar["href"]))
     assert listed.select_one("h1").get_text() == "Sources"
     assert [h.get_text() for h in listed.select("h2")] == [
-        h.get_text() for h in page.select(".sheet-section h3")]
+        h.get_text() for h in page.select(".sheet-section h3")
+    ]
     rows = [r.get_text(" ", strip=True) for r in listed.select(".source-list li")]
-    assert rows and rows == [r.get_text(" ", strip=True) for r in page.select(".sheet .source-list li")]
+    assert rows and rows == [
+        r.get_text(" ", strip=True) for r in page.select(".sheet .source-list li")
+    ]
     back = listed.select_one('a[href^="/chat/"]')
     assert back is not None and back["href"].startswith(f"/chat/{session_id}#message-")
     # Another user's answer is not found, whatever its id.

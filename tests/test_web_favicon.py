@@ -64,8 +64,11 @@ def redirect(location: str, status: int = 301) -> Fetched:
     return Fetched(status, location=location)
 
 
-def service(web: Getter, resolver: Callable[[str], Iterable[str]] = public_resolver,
-            clock: Callable[[], float] | None = None) -> FaviconService:
+def service(
+    web: Getter,
+    resolver: Callable[[str], Iterable[str]] = public_resolver,
+    clock: Callable[[], float] | None = None,
+) -> FaviconService:
     if clock is None:
         return FaviconService(resolver=resolver, get=web)
     return FaviconService(resolver=resolver, get=web, clock=clock)
@@ -80,19 +83,29 @@ def test_a_public_host_gets_its_icon_from_a_checked_address() -> None:
     assert 0 < web.budgets[0] <= TIMEOUT_SECONDS
 
 
-@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "user@irs.gov", "irs.gov:443",
-                                  "../../etc/passwd", "169.254.169.254"],
-                         ids=["localhost", "ip", "userinfo", "port", "traversal", "metadata"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "localhost",
+        "127.0.0.1",
+        "user@irs.gov",
+        "irs.gov:443",
+        "../../etc/passwd",
+        "169.254.169.254",
+    ],
+    ids=["localhost", "ip", "userinfo", "port", "traversal", "metadata"],
+)
 def test_a_refused_host_is_never_fetched(host: str) -> None:
     web = FakeWeb({})
     assert service(web).icon(host) is None
     assert web.calls == []
 
 
-@pytest.mark.parametrize("addresses", [["127.0.0.1"], ["10.0.0.8"], [PUBLIC, "192.168.1.1"],
-                                       ["::1"], []],
-                         ids=["loopback", "private", "one-private-among-public", "v6-loopback",
-                              "unresolvable"])
+@pytest.mark.parametrize(
+    "addresses",
+    [["127.0.0.1"], ["10.0.0.8"], [PUBLIC, "192.168.1.1"], ["::1"], []],
+    ids=["loopback", "private", "one-private-among-public", "v6-loopback", "unresolvable"],
+)
 def test_a_host_resolving_to_a_non_public_address_is_never_fetched(addresses: list[str]) -> None:
     web = FakeWeb({"https://rebind.com/favicon.ico": icon_page()})
     assert service(web, lambda host: addresses).icon("rebind.com") is None
@@ -106,11 +119,13 @@ def test_redirects_are_followed_and_each_host_checked_again() -> None:
         asked.append(host)
         return [PUBLIC]
 
-    web = FakeWeb({
-        "https://irs.gov/favicon.ico": redirect("https://www.irs.gov/favicon.ico"),
-        "https://www.irs.gov/favicon.ico": redirect("/static/icon.png", 302),
-        "https://www.irs.gov/static/icon.png": icon_page(PNG, "image/png; charset=binary"),
-    })
+    web = FakeWeb(
+        {
+            "https://irs.gov/favicon.ico": redirect("https://www.irs.gov/favicon.ico"),
+            "https://www.irs.gov/favicon.ico": redirect("/static/icon.png", 302),
+            "https://www.irs.gov/static/icon.png": icon_page(PNG, "image/png; charset=binary"),
+        }
+    )
     icon = service(web, resolver).icon("irs.gov")
     assert icon is not None and icon.content_type == "image/png"
     assert asked == ["irs.gov", "www.irs.gov", "www.irs.gov"]
@@ -129,21 +144,37 @@ def test_redirects_are_followed_and_each_host_checked_again() -> None:
         "javascript:alert(1)",
         "",
     ],
-    ids=["plain-http", "other-port", "userinfo", "ip-literal", "localhost",
-         "resolves-private", "ftp", "javascript", "empty"],
+    ids=[
+        "plain-http",
+        "other-port",
+        "userinfo",
+        "ip-literal",
+        "localhost",
+        "resolves-private",
+        "ftp",
+        "javascript",
+        "empty",
+    ],
 )
 def test_a_redirect_anywhere_unsafe_is_refused(location: str) -> None:
     def resolver(host: str) -> list[str]:
         return ["10.0.0.1"] if host == "private.com" else [PUBLIC]
 
-    web = FakeWeb({"https://irs.gov/favicon.ico": redirect(location),
-                   "https://private.com/favicon.ico": icon_page()})
+    web = FakeWeb(
+        {
+            "https://irs.gov/favicon.ico": redirect(location),
+            "https://private.com/favicon.ico": icon_page(),
+        }
+    )
     assert service(web, resolver).icon("irs.gov") is None
     assert web.calls == ["https://irs.gov/favicon.ico"]
 
 
-@pytest.mark.parametrize(("redirects", "found"), [(1, True), (3, True), (4, False)],
-                         ids=["one-redirect", "three-redirects", "four-redirects"])
+@pytest.mark.parametrize(
+    ("redirects", "found"),
+    [(1, True), (3, True), (4, False)],
+    ids=["one-redirect", "three-redirects", "four-redirects"],
+)
 def test_at_most_three_redirects(redirects: int, found: bool) -> None:
     urls = ["https://irs.gov/favicon.ico"] + [f"https://irs.gov/{i}" for i in range(redirects)]
     pages = {here: redirect(there) for here, there in zip(urls, urls[1:], strict=False)}
@@ -164,8 +195,15 @@ def test_at_most_three_redirects(redirects: int, found: bool) -> None:
         Fetched(200, content_type="image/png", body=b"<html><script>alert(1)</script>"),
         Fetched(500, content_type="image/x-icon", body=ICO),
     ],
-    ids=["over-size-bound", "over-size-after-read", "html-type", "no-type", "svg",
-         "not-really-an-image", "server-error"],
+    ids=[
+        "over-size-bound",
+        "over-size-after-read",
+        "html-type",
+        "no-type",
+        "svg",
+        "not-really-an-image",
+        "server-error",
+    ],
 )
 def test_only_small_raster_images_are_served(page: Fetched) -> None:
     web = FakeWeb({"https://irs.gov/favicon.ico": page})
@@ -174,8 +212,12 @@ def test_only_small_raster_images_are_served(page: Fetched) -> None:
 
 @pytest.mark.parametrize(
     "error",
-    [requests.ConnectionError("refused"), requests.Timeout("slow"), ValueError("bad"),
-     OSError("reset")],
+    [
+        requests.ConnectionError("refused"),
+        requests.Timeout("slow"),
+        ValueError("bad"),
+        OSError("reset"),
+    ],
     ids=["connection", "timeout", "value", "os"],
 )
 def test_a_failing_fetch_gives_no_icon_and_no_exception(error: Exception) -> None:
@@ -185,8 +227,9 @@ def test_a_failing_fetch_gives_no_icon_and_no_exception(error: Exception) -> Non
     assert service(failing).icon("irs.gov") is None
 
 
-@pytest.mark.parametrize(("page", "ttl"), [(icon_page(), ICON_TTL), (Fetched(404), FAILURE_TTL)],
-                         ids=["icon", "failure"])
+@pytest.mark.parametrize(
+    ("page", "ttl"), [(icon_page(), ICON_TTL), (Fetched(404), FAILURE_TTL)], ids=["icon", "failure"]
+)
 def test_results_are_cached_until_their_ttl(page: Fetched, ttl: float) -> None:
     now = [1000.0]
     web = FakeWeb({"https://irs.gov/favicon.ico": page})
@@ -211,8 +254,9 @@ def test_concurrent_requests_for_one_host_share_one_fetch() -> None:
 
     icons = service(slow)
     results: list[Any] = []
-    threads = [threading.Thread(target=lambda: results.append(icons.icon("irs.gov")))
-               for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: results.append(icons.icon("irs.gov"))) for _ in range(4)
+    ]
     for thread in threads:
         thread.start()
     release.set()
@@ -224,10 +268,17 @@ def test_concurrent_requests_for_one_host_share_one_fetch() -> None:
 
 @pytest.mark.parametrize(
     ("body", "kind"),
-    [(ICO, "image/x-icon"), (PNG, "image/png"), (b"GIF89a...", "image/gif"),
-     (b"GIF87a...", "image/gif"), (b"\xff\xd8\xff\xe0", "image/jpeg"),
-     (b"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"), (SVG, None), (b"", None),
-     (b"<html>", None)],
+    [
+        (ICO, "image/x-icon"),
+        (PNG, "image/png"),
+        (b"GIF89a...", "image/gif"),
+        (b"GIF87a...", "image/gif"),
+        (b"\xff\xd8\xff\xe0", "image/jpeg"),
+        (b"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"),
+        (SVG, None),
+        (b"", None),
+        (b"<html>", None),
+    ],
     ids=["ico", "png", "gif89", "gif87", "jpeg", "webp", "svg", "empty", "html"],
 )
 def test_sniff_image(body: bytes, kind: str | None) -> None:
@@ -274,8 +325,13 @@ def stand_in() -> Iterator[int]:
 
 @pytest.mark.parametrize(
     ("path", "status", "size"),
-    [("/favicon.ico", 200, len(PNG)), ("/moved", 302, 0), ("/huge", 200, None),
-     ("/streamed", 200, None), ("/missing", 404, 0)],
+    [
+        ("/favicon.ico", 200, len(PNG)),
+        ("/moved", 302, 0),
+        ("/huge", 200, None),
+        ("/streamed", 200, None),
+        ("/missing", 404, 0),
+    ],
     ids=["icon", "redirect", "over-size-by-length", "over-size-while-streaming", "not-found"],
 )
 def test_requests_get_reads_from_the_pinned_address_within_bounds(
@@ -321,11 +377,28 @@ def test_the_route_needs_a_signed_in_user(client: FlaskClient) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/favicon/localhost", "/favicon/127.0.0.1", "/favicon/../../etc/passwd",
-     "/favicon/user@irs.gov", "/favicon/irs.gov:22", "/favicon/%2e%2e%2fsecret",
-     "/favicon/[::1]", "/favicon/irs.gov", "/favicon/" + "a" * 300 + ".com"],
-    ids=["localhost", "ip", "traversal", "userinfo", "port", "encoded-traversal", "ipv6",
-         "unresolvable", "too-long"],
+    [
+        "/favicon/localhost",
+        "/favicon/127.0.0.1",
+        "/favicon/../../etc/passwd",
+        "/favicon/user@irs.gov",
+        "/favicon/irs.gov:22",
+        "/favicon/%2e%2e%2fsecret",
+        "/favicon/[::1]",
+        "/favicon/irs.gov",
+        "/favicon/" + "a" * 300 + ".com",
+    ],
+    ids=[
+        "localhost",
+        "ip",
+        "traversal",
+        "userinfo",
+        "port",
+        "encoded-traversal",
+        "ipv6",
+        "unresolvable",
+        "too-long",
+    ],
 )
 def test_the_route_serves_the_generic_icon_for_anything_refused(
     app: Flask, client: FlaskClient, path: str

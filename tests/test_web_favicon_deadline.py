@@ -75,9 +75,9 @@ class DripServer:
                     if self._stop.is_set():
                         return
                     if index < len(slow):
-                        conn.sendall(slow[index:index + 1])
+                        conn.sendall(slow[index : index + 1])
                     else:
-                        conn.sendall(body[index - len(slow):index - len(slow) + 1])
+                        conn.sendall(body[index - len(slow) : index - len(slow) + 1])
                     self._stop.wait(GAP)
                 self.finished += 1
             except OSError:
@@ -109,15 +109,19 @@ def local_get(server: DripServer) -> object:
     def get(url: str, address: str, timeout: float, max_bytes: int) -> Fetched:
         assert url.startswith("https://slow.example.com/") and address == PUBLIC
         path = url.removeprefix("https://slow.example.com")
-        return requests_get(f"http://slow.example.com:{server.port}{path}", "127.0.0.1",
-                            timeout, max_bytes)
+        return requests_get(
+            f"http://slow.example.com:{server.port}{path}", "127.0.0.1", timeout, max_bytes
+        )
 
     return get
 
 
 def slow_service(server: DripServer) -> FaviconService:
-    return FaviconService(resolver=lambda host: [PUBLIC], get=local_get(server),  # type: ignore[arg-type]
-                          timeout=DEADLINE)
+    return FaviconService(
+        resolver=lambda host: [PUBLIC],
+        get=local_get(server),  # type: ignore[arg-type]
+        timeout=DEADLINE,
+    )
 
 
 def test_a_dripping_answer_is_abandoned_at_the_deadline(dripping: DripServer) -> None:
@@ -144,8 +148,9 @@ def test_a_quick_answer_still_arrives_under_the_deadline() -> None:
     thread = threading.Thread(target=server.serve, args=(listener,), daemon=True)
     thread.start()
     try:
-        fetched = requests_get(f"http://quick.example.com:{server.port}/", "127.0.0.1", 60.0,
-                               MAX_BYTES)  # 48 bytes dripped take 2.4 s: well within 60 s
+        fetched = requests_get(
+            f"http://quick.example.com:{server.port}/", "127.0.0.1", 60.0, MAX_BYTES
+        )  # 48 bytes dripped take 2.4 s: well within 60 s
         assert fetched.status == 200 and fetched.body == PNG
     finally:
         server._stop.set()
@@ -158,8 +163,10 @@ def test_a_quick_answer_still_arrives_under_the_deadline() -> None:
 def test_requests_for_one_host_share_one_fetch(dripping: DripServer) -> None:
     icons = slow_service(dripping)
     results: list[object] = []
-    threads = [threading.Thread(target=lambda: results.append(icons.icon("slow.example.com")))
-               for _ in range(5)]
+    threads = [
+        threading.Thread(target=lambda: results.append(icons.icon("slow.example.com")))
+        for _ in range(5)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -185,8 +192,9 @@ def test_waiting_for_another_fetch_is_bounded() -> None:
     while not calls:
         release.wait(0.01)
     waited: list[object] = []
-    waiter = threading.Thread(target=lambda: waited.append(icons.icon("stuck.example.com")),
-                              daemon=True)
+    waiter = threading.Thread(
+        target=lambda: waited.append(icons.icon("stuck.example.com")), daemon=True
+    )
     waiter.start()
     waiter.join(30)
     try:
@@ -229,9 +237,14 @@ except Exception as exc:
 def test_the_deadline_holds_under_gevent(dripping: DripServer) -> None:
     # Served by gunicorn's gevent workers: sockets and timers are gevent's there.
     url = f"http://slow.example.com:{dripping.port}/favicon.ico"
-    done = subprocess.run([sys.executable, "-c", GEVENT_CLIENT, url, str(DEADLINE)],
-                          capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", GEVENT_CLIENT, url, str(DEADLINE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+        check=True,
+    )
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert "error" in outcome or outcome["body"] is False, outcome
     dripping.settle()

@@ -17,57 +17,79 @@ from webapp.store import authenticate, get_engine
 from webapp.web._history import by_day
 
 
-@pytest.mark.parametrize(("question", "title"), [
-    ("What do I owe on my credit cards?", "What do I owe on my credit cards"),
-    ("hi, can you tell me how the gain on selling my home is taxed?",
-     "How the gain on selling my home is taxed"),
-    ("Hey! Could you please explain escrow?", "Escrow"),
-    ("  what is my Chase checking balance?\nthanks", "What is my Chase checking balance"),
-    ("Hi", None),
-])
-def test_a_chat_is_named_after_the_first_words_of_its_question(question: str,
-                                                              title: str | None) -> None:
+@pytest.mark.parametrize(
+    ("question", "title"),
+    [
+        ("What do I owe on my credit cards?", "What do I owe on my credit cards"),
+        (
+            "hi, can you tell me how the gain on selling my home is taxed?",
+            "How the gain on selling my home is taxed",
+        ),
+        ("Hey! Could you please explain escrow?", "Escrow"),
+        ("  what is my Chase checking balance?\nthanks", "What is my Chase checking balance"),
+        ("Hi", None),
+    ],
+)
+def test_a_chat_is_named_after_the_first_words_of_its_question(
+    question: str, title: str | None
+) -> None:
     assert short_title(question) == title
 
 
 def test_a_long_question_is_cut_at_a_word_never_inside_one() -> None:
-    title = short_title("How much should I set aside every month for retirement if I am "
-                        "thirty five and earn about seventy thousand dollars a year?")
+    title = short_title(
+        "How much should I set aside every month for retirement if I am "
+        "thirty five and earn about seventy thousand dollars a year?"
+    )
     assert title is not None and title.endswith("…")
     assert len(title) <= SHORT_TITLE_CHARS + 1
     words = title.removesuffix("…").split()
-    assert all(word in ["How", "much", "should", "I", "set", "aside", "every", "month", "for", "retirement"]
-               for word in words)
+    assert all(
+        word
+        in ["How", "much", "should", "I", "set", "aside", "every", "month", "for", "retirement"]
+        for word in words
+    )
 
 
 def test_chats_are_grouped_under_the_day_they_were_last_used() -> None:
     today = date(2026, 11, 30)
-    sessions = [{"id": "a", "updated_at": "2026-11-30T09:00:00+00:00"},
-                {"id": "b", "updated_at": "2026-11-30T01:00:00+00:00"},
-                {"id": "c", "updated_at": "2026-11-29T23:00:00+00:00"},
-                {"id": "d", "updated_at": "2026-11-26T12:00:00+00:00"},
-                {"id": "e", "updated_at": "2026-10-02T12:00:00+00:00"}]
+    sessions = [
+        {"id": "a", "updated_at": "2026-11-30T09:00:00+00:00"},
+        {"id": "b", "updated_at": "2026-11-30T01:00:00+00:00"},
+        {"id": "c", "updated_at": "2026-11-29T23:00:00+00:00"},
+        {"id": "d", "updated_at": "2026-11-26T12:00:00+00:00"},
+        {"id": "e", "updated_at": "2026-10-02T12:00:00+00:00"},
+    ]
     grouped = [(label, [s["id"] for s in items]) for label, items in by_day(sessions, today)]
-    assert grouped == [("Today", ["a", "b"]), ("Yesterday", ["c"]),
-                       ("Previous 7 days", ["d"]), ("October 2026", ["e"])]
+    assert grouped == [
+        ("Today", ["a", "b"]),
+        ("Yesterday", ["c"]),
+        ("Previous 7 days", ["d"]),
+        ("October 2026", ["e"]),
+    ]
 
 
 def _titles(page: str) -> list[str]:
     return [a.get_text() for a in BeautifulSoup(page, "html.parser").select("#sessions a")]
 
 
-def test_empty_chats_stay_out_of_the_history_but_the_open_one(app: Flask,
-                                                            client: FlaskClient) -> None:
+def test_empty_chats_stay_out_of_the_history_but_the_open_one(
+    app: Flask, client: FlaskClient
+) -> None:
     login(client)
     engine = get_engine(app)
     user = authenticate(engine, "demo", "demo")
     assert user is not None
     empty = create_session(engine, user.id)["id"]
     with idle_after(app):
-        asked = client.post(f"/chat/{empty}/messages",
-                            data={"message": "What do I owe on my credit cards?",
-                                  "csrf_token": csrf_from(client, f"/chat/{empty}"),
-                                  "idempotency_key": "k-1"})
+        asked = client.post(
+            f"/chat/{empty}/messages",
+            data={
+                "message": "What do I owe on my credit cards?",
+                "csrf_token": csrf_from(client, f"/chat/{empty}"),
+                "idempotency_key": "k-1",
+            },
+        )
         assert asked.status_code == 302
     other_empty = create_session(engine, user.id)["id"]
     on_answered = client.get(f"/chat/{empty}").get_data(as_text=True)

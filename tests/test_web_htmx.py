@@ -15,10 +15,18 @@ from webapp.web._htmx import HtmxDetails, htmx_details
         ({"HX-Request": "true"}, HtmxDetails(request=True)),
         ({"HX-Request": "false"}, HtmxDetails()),
         ({"HX-Request": "TRUE"}, HtmxDetails()),
-        ({"HX-Request": "true", "HX-Boosted": "true", "HX-Target": "conversation",
-          "HX-Trigger": "composer", "HX-Trigger-Name": "message",
-          "HX-Current-URL": "http://x/chat/1", "HX-History-Restore-Request": "true"},
-         HtmxDetails(True, True, "conversation", "composer", "message", "http://x/chat/1", True)),
+        (
+            {
+                "HX-Request": "true",
+                "HX-Boosted": "true",
+                "HX-Target": "conversation",
+                "HX-Trigger": "composer",
+                "HX-Trigger-Name": "message",
+                "HX-Current-URL": "http://x/chat/1",
+                "HX-History-Restore-Request": "true",
+            },
+            HtmxDetails(True, True, "conversation", "composer", "message", "http://x/chat/1", True),
+        ),
     ],
     ids=["none", "request", "explicit-false", "not-exactly-true", "all"],
 )

@@ -58,9 +58,11 @@ def test_the_cited_passage_is_marked_and_is_what_the_link_aims_at(demo: FlaskCli
     marks = page.select(".library-body mark")
     # The row's words sit in the table: the table is the passage, so all of it is marked.
     assert [m.get_text() for m in marks[:4]] == [
-        "Your situation", "Keep the records for", "The usual case",
-        "3 years from the date you filed (a return filed early counts as filed on the due "
-        "date)"]
+        "Your situation",
+        "Keep the records for",
+        "The usual case",
+        "3 years from the date you filed (a return filed early counts as filed on the due date)",
+    ]
     assert marks[0]["id"] == "cited" and not any(m.has_attr("id") for m in marks[1:])
     assert all(m.parent.name in ("td", "th") for m in marks)
     # Nothing outside it.
@@ -73,7 +75,8 @@ def test_a_table_cited_by_its_first_words_is_marked_whole(demo: FlaskClient) -> 
     marks = page.select(".library-body mark")
     assert len(marks) == 2 * 7  # the header and six rows, two cells each
     assert marks[-1].get_text() == (
-        "At least 4 years after the tax was due or paid, whichever is later")
+        "At least 4 years after the tax was due or paid, whichever is later"
+    )
     assert all(m.find_parent("table") is not None for m in marks)
 
 
@@ -90,7 +93,8 @@ def test_a_passage_not_in_the_document_marks_nothing_and_says_so(demo: FlaskClie
     page = soup(demo.get(RECORDS, query_string={"cite": "Words this guide never says"}))
     assert not page.select("mark")
     assert page.select_one(".library-notice").get_text() == (
-        "The cited passage could not be found in this document.")
+        "The cited passage could not be found in this document."
+    )
 
 
 def test_a_document_with_a_url_offers_its_readable_original(demo: FlaskClient) -> None:
@@ -98,7 +102,8 @@ def test_a_document_with_a_url_offers_its_readable_original(demo: FlaskClient) -
     link = soup(response).select_one(".library-original a")
     assert link is not None
     assert link["href"] == (
-        "https://uscode.house.gov/view.xhtml?req=granuleid:USC-prelim-title26-section121")
+        "https://uscode.house.gov/view.xhtml?req=granuleid:USC-prelim-title26-section121"
+    )
     assert link.get_text().strip() == "Open the original at uscode.house.gov"
     assert (link["target"], link["rel"]) == ("_blank", ["noopener", "noreferrer"])
 
@@ -123,12 +128,26 @@ def test_a_document_with_a_url_offers_its_readable_original(demo: FlaskClient) -
         "/library/tax-authority/.git/config",
         "/library/tax-authority/" + quote("guides/\u202erecordkeeping.md"),
     ],
-    ids=["unknown-corpus", "unknown-file", "folder", "sidecar", "corpus-escape", "dot-dot",
-         "encoded-dot-dot", "double-encoded", "encoded-slashes", "backslashes", "absolute",
-         "home", "drive", "nul", "hidden", "bidi"],
+    ids=[
+        "unknown-corpus",
+        "unknown-file",
+        "folder",
+        "sidecar",
+        "corpus-escape",
+        "dot-dot",
+        "encoded-dot-dot",
+        "double-encoded",
+        "encoded-slashes",
+        "backslashes",
+        "absolute",
+        "home",
+        "drive",
+        "nul",
+        "hidden",
+        "bidi",
+    ],
 )
-def test_unknown_documents_and_every_traversal_are_not_found(demo: FlaskClient,
-                                                             path: str) -> None:
+def test_unknown_documents_and_every_traversal_are_not_found(demo: FlaskClient, path: str) -> None:
     response = demo.get(path, follow_redirects=True)
     assert response.status_code == 404
     assert "root:" not in response.get_data(as_text=True)
@@ -136,14 +155,14 @@ def test_unknown_documents_and_every_traversal_are_not_found(demo: FlaskClient,
 
 def test_a_url_cited_document_is_found_on_the_shelf() -> None:
     assert library_path("tax-authority", "https://www.irs.gov/publications/p526") == (
-        "irs/publication-526.md")
+        "irs/publication-526.md"
+    )
     # Cited under its readable page (the download humanized) or the download itself.
     section = "https://www.ecfr.gov/on/2025-01-01/title-12/section-1026.19"
     assert library_path("mortgage-code", section) == "regulation-z/1026.19.md"
     assert library_path("credit-card-corpus", section) is None
     # Two sections of one US Code download: the download names neither.
-    zip_url = ("https://uscode.house.gov/download/releasepoints/us/pl/119/36/"
-               "xml_usc26@119-36.zip")
+    zip_url = "https://uscode.house.gov/download/releasepoints/us/pl/119/36/xml_usc26@119-36.zip"
     assert library_path("tax-authority", zip_url) is None
 
 
@@ -166,8 +185,7 @@ def test_the_readers_link_carries_the_cited_words_and_aims_at_them(app: Flask) -
     ],
     ids=["setext-heading", "closed-atx-heading", "blockquote", "list-items", "placeholders"],
 )
-def test_marks_wrap_whole_blocks_and_always_close(text: str, cite: str,
-                                                  marked: list[str]) -> None:
+def test_marks_wrap_whole_blocks_and_always_close(text: str, cite: str, marked: list[str]) -> None:
     html, found = marked_html(text, [cite])
     page = BeautifulSoup(str(html), "html.parser")
     assert found and [m.get_text() for m in page.select("mark")] == marked
@@ -178,4 +196,5 @@ def test_raw_html_in_a_document_stays_text() -> None:
     html, _ = marked_html("<script>alert(1)</script> <mark>x</mark>", ["alert"])
     page = BeautifulSoup(str(html), "html.parser")
     assert page.select("script") == [] and [m.get_text() for m in page.select("mark")] == [
-        "<script>alert(1)</script> <mark>x</mark>"]
+        "<script>alert(1)</script> <mark>x</mark>"
+    ]

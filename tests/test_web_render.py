@@ -27,10 +27,18 @@ from webapp.web._snippet import snippet
 MID = "m1"
 CARD_A, CARD_B = "AtVPgKt5aF8ZFKGcCMHn2zgT", "TiKrtEeZro6LlosaJDAd0A35"
 ACCOUNTS = [
-    {"source": "plaid", "source_account_id": CARD_A, "account_name": "Credit card",
-     "institution_name": "American Express"},
-    {"source": "plaid", "source_account_id": CARD_B, "account_name": "Credit card",
-     "institution_name": "Citi"},
+    {
+        "source": "plaid",
+        "source_account_id": CARD_A,
+        "account_name": "Credit card",
+        "institution_name": "American Express",
+    },
+    {
+        "source": "plaid",
+        "source_account_id": CARD_B,
+        "account_name": "Credit card",
+        "institution_name": "Citi",
+    },
 ]
 
 
@@ -47,14 +55,20 @@ def packet(obj: dict[str, Any]) -> dict[str, Any]:
     return {"placement": placement, "obj": obj}
 
 
-def state_of(text: str, docs: list[dict[str, Any]], cites: list[tuple[int, str]],
-             *, complete: bool = True, extra: list[dict[str, Any]] | None = None,
-             ) -> ProcessedMessageState:
+def state_of(
+    text: str,
+    docs: list[dict[str, Any]],
+    cites: list[tuple[int, str]],
+    *,
+    complete: bool = True,
+    extra: list[dict[str, Any]] | None = None,
+) -> ProcessedMessageState:
     packets = [packet({"type": "search_tool_documents_delta", "documents": docs})]
     packets.append(packet({"type": "message_start", "final_documents": None}))
     packets.append(packet({"type": "message_delta", "content": text}))
-    packets += [packet({"type": "citation_info", "citation_number": n, "document_id": d})
-                for n, d in cites]
+    packets += [
+        packet({"type": "citation_info", "citation_number": n, "document_id": d}) for n, d in cites
+    ]
     packets += extra or []
     if complete:
         packets.append(packet({"type": "stop", "stop_reason": None}))
@@ -81,8 +95,17 @@ def soup(html: str) -> BeautifulSoup:
         ("  line one\n\n line   two ", "line one line two"),
         ("", ""),
     ],
-    ids=["plain", "hi", "hi-upper-case", "script", "tag-inside-hi", "unclosed-hi",
-         "entities", "whitespace", "empty"],
+    ids=[
+        "plain",
+        "hi",
+        "hi-upper-case",
+        "script",
+        "tag-inside-hi",
+        "unclosed-hi",
+        "entities",
+        "whitespace",
+        "empty",
+    ],
 )
 def test_snippet_marks_hi_and_escapes_the_rest(text: str, expected: str) -> None:
     assert str(snippet(text)) == expected
@@ -98,10 +121,14 @@ def test_snippet_marks_hi_and_escapes_the_rest(text: str, expected: str) -> None
         ("**<hi>bold hit</hi>** and __under__", "<mark>bold hit</mark> and under"),
         ("1. **Look again.** Check.\n2. Then decide.", "1. Look again. Check. 2. Then decide."),
         ("- first\n- second", "• first • second"),
-        ("## Selling your home\n> Most people owe *nothing*.",
-         "Selling your home · Most people owe nothing."),
-        ("see [the worksheet](https://www.irs.gov/w) or <https://irs.gov>",
-         "see the worksheet or https://irs.gov"),
+        (
+            "## Selling your home\n> Most people owe *nothing*.",
+            "Selling your home · Most people owe nothing.",
+        ),
+        (
+            "see [the worksheet](https://www.irs.gov/w) or <https://irs.gov>",
+            "see the worksheet or https://irs.gov",
+        ),
         ("pay `$5` now, ~~not~~ later", "pay $5 now, not later"),
         ("![a chart](https://tracker.example.com/p.gif)", "a chart"),
         ("AT&amp;T \\*not emphasis\\*", "AT&amp;T *not emphasis*"),
@@ -109,9 +136,20 @@ def test_snippet_marks_hi_and_escapes_the_rest(text: str, expected: str) -> None
         ("<b>**raw**</b>", "&lt;b&gt;raw&lt;/b&gt;"),
         ("2024. The year", "2024. The year"),
     ],
-    ids=["bold", "bold-hi", "ordered-list", "bullets", "heading-and-quote", "links",
-         "code-and-strike", "image-alt", "entity-and-escape", "not-markdown", "raw-html",
-         "number-kept"],
+    ids=[
+        "bold",
+        "bold-hi",
+        "ordered-list",
+        "bullets",
+        "heading-and-quote",
+        "links",
+        "code-and-strike",
+        "image-alt",
+        "entity-and-escape",
+        "not-markdown",
+        "raw-html",
+        "number-kept",
+    ],
 )
 def test_snippet_reads_markdown_as_plain_text(text: str, expected: str) -> None:
     assert str(snippet(text)) == expected
@@ -119,8 +157,11 @@ def test_snippet_reads_markdown_as_plain_text(text: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "visible"),
-    [("x" * 250, "x" * 200), ("<hi>" + "y" * 150 + "</hi>" + "z" * 100, "y" * 150 + "z" * 50),
-     ("x" * 200, "x" * 200)],
+    [
+        ("x" * 250, "x" * 200),
+        ("<hi>" + "y" * 150 + "</hi>" + "z" * 100, "y" * 150 + "z" * 50),
+        ("x" * 200, "x" * 200),
+    ],
     ids=["long-plain", "long-with-hi", "exactly-200"],
 )
 def test_snippet_keeps_200_visible_characters(text: str, visible: str) -> None:
@@ -135,8 +176,11 @@ def test_snippet_keeps_200_visible_characters(text: str, visible: str) -> None:
 @pytest.mark.parametrize(
     ("doc", "kind", "href"),
     [
-        (SearchDoc("https://irs.gov/p590", link="https://irs.gov/p590"), "browser",
-         "https://irs.gov/p590"),
+        (
+            SearchDoc("https://irs.gov/p590", link="https://irs.gov/p590"),
+            "browser",
+            "https://irs.gov/p590",
+        ),
         (SearchDoc("x", link="javascript:alert(1)"), "none", None),
         (SearchDoc("x", link=" https://irs.gov"), "none", None),
         (SearchDoc("f", file_id="file-1"), "file", None),
@@ -152,8 +196,11 @@ def test_opener_follows_document_target(doc: SearchDoc, kind: str, href: str | N
 @pytest.mark.parametrize(
     ("target", "kind", "href"),
     [
-        ({"kind": "account", "accountId": CARD_A, "provider": "plaid"}, "page",
-         f"/accounts/{CARD_A}"),
+        (
+            {"kind": "account", "accountId": CARD_A, "provider": "plaid"},
+            "page",
+            f"/accounts/{CARD_A}",
+        ),
         ({"kind": "market_data", "ticker": "aapl"}, "page", "/markets/AAPL"),
         ({"kind": "portfolio"}, "page", "/portfolio"),
         ({"kind": "web", "url": "https://www.irs.gov/x"}, "browser", "https://www.irs.gov/x"),
@@ -169,8 +216,13 @@ def test_opener_for_each_target_kind(target: dict[str, Any], kind: str, href: st
 
 
 def test_an_accounts_citation_opens_a_chooser_named_by_the_users_accounts() -> None:
-    target = {"kind": "accounts", "accounts": [{"accountId": CARD_A, "provider": "plaid"},
-                                               {"accountId": CARD_B, "provider": "plaid"}]}
+    target = {
+        "kind": "accounts",
+        "accounts": [
+            {"accountId": CARD_A, "provider": "plaid"},
+            {"accountId": CARD_B, "provider": "plaid"},
+        ],
+    }
     state = state_of("x", [wire_doc("d", semantic_identifier="Credit card", target=target)], [])
     opener = opener_for(state.document_map["d"], account_labeler(ACCOUNTS), "chooser-1")
     assert opener.kind == "chooser" and opener.dom_id == "chooser-1"
@@ -190,11 +242,18 @@ def test_an_accounts_citation_opens_a_chooser_named_by_the_users_accounts() -> N
         ([ACCOUNTS[0]], None),
         ([], None),
     ],
-    ids=["name-and-institution", "name-only", "provider-in-name", "provider-in-institution",
-         "someone-elses-id", "no-accounts"],
+    ids=[
+        "name-and-institution",
+        "name-only",
+        "provider-in-name",
+        "provider-in-institution",
+        "someone-elses-id",
+        "no-accounts",
+    ],
 )
-def test_chooser_labels_never_show_a_provider(accounts: list[dict[str, Any]],
-                                              label: str | None) -> None:
+def test_chooser_labels_never_show_a_provider(
+    accounts: list[dict[str, Any]], label: str | None
+) -> None:
     target = {"kind": "accounts", "accounts": [{"accountId": CARD_B, "provider": "plaid"}]}
     state = state_of("x", [wire_doc("d", semantic_identifier="Card", target=target)], [])
     opener = opener_for(state.document_map["d"], account_labeler(accounts), "c")
@@ -206,16 +265,23 @@ def test_chooser_labels_never_show_a_provider(accounts: list[dict[str, Any]],
 
 
 def test_answer_renders_markdown_with_numbered_citations() -> None:
-    docs = [wire_doc("w", semantic_identifier="IRS", link="https://www.irs.gov/p590"),
-            wire_doc("a", semantic_identifier="Sapphire",
-                     target={"kind": "account", "accountId": CARD_A, "provider": "plaid"})]
+    docs = [
+        wire_doc("w", semantic_identifier="IRS", link="https://www.irs.gov/p590"),
+        wire_doc(
+            "a",
+            semantic_identifier="Sapphire",
+            target={"kind": "account", "accountId": CARD_A, "provider": "plaid"},
+        ),
+    ]
     text = "You owe **$10** [[1]](https://www.irs.gov/p590) and more [[2]]() and [[9]]()."
     view = answer_view(state_of(text, docs, [(1, "w"), (2, "a")]), MID, None, streaming=False)
     page = soup(str(view.body))
     assert page.find("strong").get_text() == "$10"
     links = page.select("a.cite")
     assert [(a.get_text(), a["href"]) for a in links] == [
-        ("1", "https://www.irs.gov/p590"), ("2", f"/accounts/{CARD_A}")]
+        ("1", "https://www.irs.gov/p590"),
+        ("2", f"/accounts/{CARD_A}"),
+    ]
     assert links[0]["target"] == "_blank" and links[0]["rel"] == ["noopener", "noreferrer"]
     assert "target" not in links[1].attrs
     assert "[[9]]" not in page.get_text() and "9" not in page.get_text()
@@ -231,39 +297,52 @@ def test_answer_renders_markdown_with_numbered_citations() -> None:
         "[click](data:text/html;base64,PHNjcmlwdD4=)",
         "![pixel](https://tracker.example.com/p.gif)",
         '<a href="javascript:alert(1)">x</a>',
-        "[x](https://ok.com \"t\\\" onmouseover=alert(1)\")",
+        '[x](https://ok.com "t\\" onmouseover=alert(1)")',
     ],
-    ids=["script", "img-onerror", "javascript-link", "javascript-upper", "data-link",
-         "remote-image", "raw-anchor", "title-breakout"],
+    ids=[
+        "script",
+        "img-onerror",
+        "javascript-link",
+        "javascript-upper",
+        "data-link",
+        "remote-image",
+        "raw-anchor",
+        "title-breakout",
+    ],
 )
 def test_answer_text_from_the_model_is_never_markup(text: str) -> None:
     view = answer_view(state_of(text, [], []), MID, None, streaming=False)
     page = soup(str(view.body))
     assert not page.select("script, img, iframe, [onerror], [onmouseover]")
-    assert all(not a.get("href", "").lower().startswith(("javascript", "data"))
-               for a in page.select("a"))
+    assert all(
+        not a.get("href", "").lower().startswith(("javascript", "data")) for a in page.select("a")
+    )
 
 
 def test_placeholder_characters_in_the_model_text_cannot_forge_citations() -> None:
     docs = [wire_doc("w", link="https://www.irs.gov/")]
-    view = answer_view(state_of("a \ue0000\ue001 b [[1]]()", docs, [(1, "w")]), MID, None,
-                       streaming=False)
+    view = answer_view(
+        state_of("a \ue0000\ue001 b [[1]]()", docs, [(1, "w")]), MID, None, streaming=False
+    )
     assert len(soup(str(view.body)).select("a.cite")) == 1
 
 
 @pytest.mark.parametrize(
     ("doc", "selector"),
     [
-        (wire_doc("f", semantic_identifier="Statement.pdf", file_id="file-9"),
-         f'button.cite[data-notice="{FILE_NOTICE}"]'),
+        (
+            wire_doc("f", semantic_identifier="Statement.pdf", file_id="file-9"),
+            f'button.cite[data-notice="{FILE_NOTICE}"]',
+        ),
         (wire_doc("n", semantic_identifier="Notes"), "span.cite-static"),
         (wire_doc("j", semantic_identifier="Bad", link="javascript:alert(1)"), "span.cite-static"),
     ],
     ids=["file", "nothing", "javascript-link"],
 )
 def test_inline_citations_open_like_their_rows(doc: dict[str, Any], selector: str) -> None:
-    view = answer_view(state_of("Fact [[1]]().", [doc], [(1, doc["document_id"])]), MID, None,
-                       streaming=False)
+    view = answer_view(
+        state_of("Fact [[1]]().", [doc], [(1, doc["document_id"])]), MID, None, streaming=False
+    )
     page = soup(str(view.body))
     (cite,) = page.select(".cite")
     assert cite.get_text() == "1"
@@ -274,8 +353,12 @@ def test_inline_citations_open_like_their_rows(doc: dict[str, Any], selector: st
 def test_an_inline_chooser_citation_points_at_its_popover() -> None:
     target = {"kind": "accounts", "accounts": [{"accountId": CARD_A}, {"accountId": CARD_B}]}
     docs = [wire_doc("c", semantic_identifier="Credit card", target=target)]
-    view = answer_view(state_of("A [[1]]() b [[1]]()", docs, [(1, "c")]), MID,
-                       account_labeler(ACCOUNTS), streaming=False)
+    view = answer_view(
+        state_of("A [[1]]() b [[1]]()", docs, [(1, "c")]),
+        MID,
+        account_labeler(ACCOUNTS),
+        streaming=False,
+    )
     buttons = soup(str(view.body)).select("button.cite")
     assert [b["popovertarget"] for b in buttons] == [f"cite-{MID}-1"] * 2
     assert [o.dom_id for o in view.choosers] == [f"cite-{MID}-1"]
@@ -286,17 +369,29 @@ def test_an_inline_chooser_citation_points_at_its_popover() -> None:
 
 def _sheet_state(complete: bool = True) -> ProcessedMessageState:
     docs = [
-        wire_doc("https://www.irs.gov/a", semantic_identifier="<b>IRS</b> guide",
-                 link="https://www.irs.gov/a", updated_at="2020-01-01T00:00:00Z",
-                 match_highlights=["the <hi>limit</hi> is <script>x</script>"]),
-        wire_doc("https://www.irs.gov/b", semantic_identifier="Second IRS page",
-                 link="https://www.irs.gov/b", blurb="blurb text"),
+        wire_doc(
+            "https://www.irs.gov/a",
+            semantic_identifier="<b>IRS</b> guide",
+            link="https://www.irs.gov/a",
+            updated_at="2020-01-01T00:00:00Z",
+            match_highlights=["the <hi>limit</hi> is <script>x</script>"],
+        ),
+        wire_doc(
+            "https://www.irs.gov/b",
+            semantic_identifier="Second IRS page",
+            link="https://www.irs.gov/b",
+            blurb="blurb text",
+        ),
         wire_doc("more", semantic_identifier="Uncited", source_type="market_data"),
         wire_doc("file", semantic_identifier="statement.pdf", file_id="f1"),
         wire_doc("none", semantic_identifier="Analysis", source_type="analysis"),
     ]
-    return state_of("a [[1]]() b [[2]]() c [[3]]()", docs,
-                    [(1, "https://www.irs.gov/a"), (2, "file"), (3, "none")], complete=complete)
+    return state_of(
+        "a [[1]]() b [[2]]() c [[3]]()",
+        docs,
+        [(1, "https://www.irs.gov/a"), (2, "file"), (3, "none")],
+        complete=complete,
+    )
 
 
 def test_the_sheet_splits_cited_more_and_user_files() -> None:
@@ -324,8 +419,9 @@ def test_the_sheet_splits_cited_more_and_user_files() -> None:
     ],
     ids=["streaming", "complete-without-sources", "complete-with-documents-only"],
 )
-def test_the_bar_shows_only_when_complete_with_sources(state: ProcessedMessageState,
-                                                       visible: bool) -> None:
+def test_the_bar_shows_only_when_complete_with_sources(
+    state: ProcessedMessageState, visible: bool
+) -> None:
     assert sources_view(state, MID, None, icon_for).visible is visible
 
 
@@ -337,8 +433,9 @@ def test_a_section_without_rows_is_left_out() -> None:
 
 def test_sources_template(app: Flask) -> None:
     with app.test_request_context():
-        html = render_template("_sources.html",
-                               sources=sources_view(_sheet_state(), MID, None, icon_for))
+        html = render_template(
+            "_sources.html", sources=sources_view(_sheet_state(), MID, None, icon_for)
+        )
     page = soup(html)
     # A button to people (role), a link to the sources page without JavaScript.
     bar = page.select_one('a.sources-bar[role="button"]')
@@ -348,7 +445,10 @@ def test_sources_template(app: Flask) -> None:
     # Up to three distinct icons, from the cited rows (irs.gov, the generic one), then More
     # (market data); the second irs.gov page shares its host's icon.
     assert [i["src"] for i in bar.select("img.source-icon")] == [
-        "/icon/https://www.irs.gov/a", "/icon/none", "/icon/more"]
+        "/icon/https://www.irs.gov/a",
+        "/icon/none",
+        "/icon/more",
+    ]
     dialog = page.select_one(f"dialog#sources-{MID}")
     assert dialog is not None and dialog.select_one("h2").get_text() == "Sources"
     assert [h.get_text() for h in dialog.select("h3")] == ["Cited Sources", "More", "User Files"]
@@ -367,8 +467,13 @@ def test_sources_template(app: Flask) -> None:
 
 def test_answer_template_shows_errors_and_waiting(app: Flask) -> None:
     waiting = answer_view(state_of("", [], [], complete=False), MID, None, streaming=True)
-    failed = answer_view(state_of("", [], [], complete=False), MID, None, streaming=False,
-                         error="The model is <busy>")
+    failed = answer_view(
+        state_of("", [], [], complete=False),
+        MID,
+        None,
+        streaming=False,
+        error="The model is <busy>",
+    )
     with app.test_request_context():
         waiting_html = render_template("_answer.html", answer=waiting)
         failed_html = render_template("_answer.html", answer=failed)
@@ -385,9 +490,11 @@ def test_answer_template_shows_errors_and_waiting(app: Flask) -> None:
 
 
 @pytest.mark.parametrize(
-    ("interrupted", "notice"), [(True, True), (False, False)], ids=["interrupted", "finished"])
-def test_an_interrupted_answer_says_so_and_offers_a_reload(app: Flask, interrupted: bool,
-                                                          notice: bool) -> None:
+    ("interrupted", "notice"), [(True, True), (False, False)], ids=["interrupted", "finished"]
+)
+def test_an_interrupted_answer_says_so_and_offers_a_reload(
+    app: Flask, interrupted: bool, notice: bool
+) -> None:
     state = state_of("Half an ans", [], [], complete=False)
     view = answer_view(state, MID, None, streaming=True, interrupted=interrupted)
     assert view.streaming is not interrupted and not view.waiting
@@ -398,23 +505,31 @@ def test_an_interrupted_answer_says_so_and_offers_a_reload(app: Flask, interrupt
     assert bool(page.select(".is-streaming")) is not interrupted
     if shown is not None:
         assert " ".join(shown.get_text().split()) == (
-            "The answer was interrupted. Reload the page to continue.")
+            "The answer was interrupted. Reload the page to continue."
+        )
         assert shown.select_one("a")["href"] == ""  # this same page, loaded again
 
 
 @pytest.mark.parametrize(
-    ("streaming", "opens"), [(True, False), (False, True)], ids=["streaming", "finished"])
-def test_an_inline_chooser_opens_only_once_the_answer_is_finished(streaming: bool,
-                                                                   opens: bool) -> None:
+    ("streaming", "opens"), [(True, False), (False, True)], ids=["streaming", "finished"]
+)
+def test_an_inline_chooser_opens_only_once_the_answer_is_finished(
+    streaming: bool, opens: bool
+) -> None:
     target = {"kind": "accounts", "accounts": [{"accountId": CARD_A}, {"accountId": CARD_B}]}
     docs = [wire_doc("c", semantic_identifier="Credit card", target=target)]
-    view = answer_view(state_of("A [[1]]()", docs, [(1, "c")], complete=not streaming), MID,
-                       account_labeler(ACCOUNTS), streaming=streaming)
+    view = answer_view(
+        state_of("A [[1]]()", docs, [(1, "c")], complete=not streaming),
+        MID,
+        account_labeler(ACCOUNTS),
+        streaming=streaming,
+    )
     (cite,) = soup(str(view.body)).select(".cite")
     assert cite.get_text() == "1"
     # A popover in the streamed fragment would close on the next re-render.
     assert (cite.name, cite.has_attr("popovertarget")) == (
-        ("button", True) if opens else ("span", False))
+        ("button", True) if opens else ("span", False)
+    )
     assert bool(view.choosers) is opens
 
 
@@ -422,23 +537,43 @@ def test_an_inline_chooser_opens_only_once_the_answer_is_finished(streaming: boo
     ("text", "shown"),
     [
         # An account row reads like money (issue: rows read like database rows).
-        ("account_name: Credit card\ninstitution_name: Citi\n\ncurrent_balance: 624.5",
-         "Credit card · Citi · $624.50"),
-        ("account_name: Credit card\ninstitution_name: American Express\naccount_type: credit"
-         "\ncurrent_balance: 1842.17\ncurrency: USD account_name: Credit card\n"
-         "institution_name: Citi\naccount_type: credit\ncurrent_balance: 2940\ncurrency: USD",
-         "Credit card · American Express · $1,842.17 owed; Credit card · Citi · $2,940.00 owed"),
-        ("account_name: Individual\nticker: VTI\nquantity: 40.0\nmarket_value: 9834.8\n"
-         "currency: USD", "VTI · 40 shares · $9,834.80"),
-        ("account_name: Home\ninstitution_name: null\ncurrent_balance: 485000\ncurrency: null",
-         "Home · $485,000.00"),
+        (
+            "account_name: Credit card\ninstitution_name: Citi\n\ncurrent_balance: 624.5",
+            "Credit card · Citi · $624.50",
+        ),
+        (
+            "account_name: Credit card\ninstitution_name: American Express\naccount_type: credit"
+            "\ncurrent_balance: 1842.17\ncurrency: USD account_name: Credit card\n"
+            "institution_name: Citi\naccount_type: credit\ncurrent_balance: 2940\ncurrency: USD",
+            "Credit card · American Express · $1,842.17 owed; Credit card · Citi · $2,940.00 owed",
+        ),
+        (
+            "account_name: Individual\nticker: VTI\nquantity: 40.0\nmarket_value: 9834.8\n"
+            "currency: USD",
+            "VTI · 40 shares · $9,834.80",
+        ),
+        (
+            "account_name: Home\ninstitution_name: null\ncurrent_balance: 485000\ncurrency: null",
+            "Home · $485,000.00",
+        ),
         ("title: Note\nbody: text", "Title: Note · Body: text"),
-        ("An index fund: a fund that tracks an index.", "An index fund: a fund that tracks an index."),
+        (
+            "An index fund: a fund that tracks an index.",
+            "An index fund: a fund that tracks an index.",
+        ),
         ("ticker: AAPL\nnot a field line", "ticker: AAPL not a field line"),
         ("<hi>ticker</hi>: AAPL", "ticker: AAPL"),
     ],
-    ids=["sql-row", "two-cards-owed", "holding", "nothing-printed-as-null", "other-fields",
-         "prose-with-colon", "mixed-lines", "highlighted-key"],
+    ids=[
+        "sql-row",
+        "two-cards-owed",
+        "holding",
+        "nothing-printed-as-null",
+        "other-fields",
+        "prose-with-colon",
+        "mixed-lines",
+        "highlighted-key",
+    ],
 )
 def test_row_text_of_fields_reads_as_labels(text: str, shown: str) -> None:
     assert soup(str(snippet(text))).get_text() == shown
@@ -455,10 +590,11 @@ def test_answer_text_from_an_offset_keeps_the_answers_citation_numbers() -> None
     page = soup(str(part.html()))
     assert page.get_text().startswith("Second") and "First" not in page.get_text()
     assert [(c.get_text(), c["href"]) for c in page.select(".cite")] == [
-        ("2", "https://b.example/"), ("1", "https://a.example/")]
+        ("2", "https://b.example/"),
+        ("1", "https://a.example/"),
+    ]
     assert sorted(part.numbers) == [1, 2]
-    assert [c["href"] for c in soup(str(part.numbers[2])).select(".cite")] == [
-        "https://b.example/"]
+    assert [c["href"] for c in soup(str(part.numbers[2])).select(".cite")] == ["https://b.example/"]
 
 
 def test_answer_text_has_one_kind_of_line_break() -> None:
@@ -466,8 +602,9 @@ def test_answer_text_has_one_kind_of_line_break() -> None:
     assert part.markdown == "a\n\nb\nc"
 
 
-@pytest.mark.parametrize(("streaming", "settled"), [(True, True), (False, False)],
-                         ids=["streaming", "finished"])
+@pytest.mark.parametrize(
+    ("streaming", "settled"), [(True, True), (False, False)], ids=["streaming", "finished"]
+)
 def test_the_answer_template_draws_settled_blocks_apart_while_streaming(
     app: Flask, streaming: bool, settled: bool
 ) -> None:
@@ -476,7 +613,8 @@ def test_the_answer_template_draws_settled_blocks_apart_while_streaming(
     with app.test_request_context():
         (body,) = soup(render_template("_answer.html", answer=view)).select(".answer-body")
     assert [c.name for c in body.find_all(recursive=False)] == (
-        ["div", "p"] if settled else ["p", "p"])
+        ["div", "p"] if settled else ["p", "p"]
+    )
     assert (body.select_one(":scope > .answer-settled") is not None) is settled
     assert body.get_text() == "Done.\nGrowing\n"
 
@@ -484,10 +622,16 @@ def test_the_answer_template_draws_settled_blocks_apart_while_streaming(
 @pytest.mark.parametrize(
     ("target", "link", "opens"),
     [
-        ({"kind": "account", "accountId": CARD_A, "provider": "plaid"}, None,
-         ("a", f"/accounts/{CARD_A}")),
-        ({"kind": "web", "url": "https://a.example/"}, "https://a.example/",
-         ("a", "https://a.example/")),
+        (
+            {"kind": "account", "accountId": CARD_A, "provider": "plaid"},
+            None,
+            ("a", f"/accounts/{CARD_A}"),
+        ),
+        (
+            {"kind": "web", "url": "https://a.example/"},
+            "https://a.example/",
+            ("a", "https://a.example/"),
+        ),
         ({"kind": "market_data", "ticker": "AAPL"}, None, ("a", "/markets/AAPL")),
         ({"kind": "portfolio"}, None, ("a", "/portfolio")),
         ({"kind": "analysis"}, None, ("span", None)),
@@ -501,8 +645,12 @@ def test_while_streaming_only_an_account_citation_waits_for_its_settled_target(
     # every other source opens the same place whatever a later round writes.
     docs = [wire_doc("d", semantic_identifier="Doc", target=target, link=link)]
     for streaming in (True, False):
-        view = answer_view(state_of("A [[1]]()", docs, [(1, "d")], complete=not streaming),
-                           MID, None, streaming=streaming)
+        view = answer_view(
+            state_of("A [[1]]()", docs, [(1, "d")], complete=not streaming),
+            MID,
+            None,
+            streaming=streaming,
+        )
         (cite,) = soup(str(view.body)).select(".cite")
         shown = (cite.name, cite.get("href"))
         if streaming and target["kind"] == "account":
@@ -519,8 +667,12 @@ BIDI = "\u202e\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c
 
 @pytest.mark.parametrize(
     ("title", "shown"),
-    [("Invoice \u202eexe.pdf", "Invoice exe.pdf"), (f"{BIDI}IRS{BIDI} guide", "IRS guide"),
-     (f"{BIDI}", "a.com"), ("Line one\nline two\r\u2028end", "Line one line two end")],
+    [
+        ("Invoice \u202eexe.pdf", "Invoice exe.pdf"),
+        (f"{BIDI}IRS{BIDI} guide", "IRS guide"),
+        (f"{BIDI}", "a.com"),
+        ("Line one\nline two\r\u2028end", "Line one line two end"),
+    ],
     ids=["override", "every-bidi-control", "nothing-but-controls", "line-breaks"],
 )
 def test_source_titles_are_shown_without_bidi_controls(title: str, shown: str) -> None:
@@ -534,10 +686,16 @@ def test_source_titles_are_shown_without_bidi_controls(title: str, shown: str) -
 
 
 def test_chooser_options_are_shown_without_bidi_controls() -> None:
-    target = {"kind": "accounts", "accounts": [{"accountId": CARD_A, "provider": None},
-                                               {"accountId": CARD_B, "provider": None}]}
-    doc = SearchDoc("silvia://your-account/cards", "\u202eCredit card",
-                    target=parse_citation_target(target))
+    target = {
+        "kind": "accounts",
+        "accounts": [
+            {"accountId": CARD_A, "provider": None},
+            {"accountId": CARD_B, "provider": None},
+        ],
+    }
+    doc = SearchDoc(
+        "silvia://your-account/cards", "\u202eCredit card", target=parse_citation_target(target)
+    )
     named = account_labeler([{**ACCOUNTS[0], "account_name": "Pl\u202eaid card"}])
     labels = [o.label for o in opener_for(doc, named, "x").options]
     assert labels == ["Credit card (1 of 2)", "Credit card (2 of 2)"]
@@ -545,14 +703,15 @@ def test_chooser_options_are_shown_without_bidi_controls() -> None:
 
 @pytest.mark.parametrize(
     ("updated_at", "meta"),
-    [("9999-12-30T00:00:00Z", "a.com · Updated on 9999-12-30"),
-     ("2100-01-01", "a.com · Updated on 2100-01-01"),
-     ("0005-06-01T00:00:00Z", "a.com · Updated on 0005-06-01")],
+    [
+        ("9999-12-30T00:00:00Z", "a.com · Updated on 9999-12-30"),
+        ("2100-01-01", "a.com · Updated on 2100-01-01"),
+        ("0005-06-01T00:00:00Z", "a.com · Updated on 0005-06-01"),
+    ],
     ids=["year-9999", "next-century", "year-5"],
 )
 def test_a_date_past_the_horizon_reads_as_a_date(updated_at: str, meta: str) -> None:
-    docs = [wire_doc("d", link="https://a.com/x", semantic_identifier="A",
-                     updated_at=updated_at)]
+    docs = [wire_doc("d", link="https://a.com/x", semantic_identifier="A", updated_at=updated_at)]
     row = sources_view(state_of("x [[1]]()", docs, [(1, "d")]), MID, None, icon_for)
     assert row.sections[0].rows[0].meta == meta
 
@@ -565,18 +724,28 @@ P526 = "https://www.irs.gov/publications/p526"
 
 def library_docs() -> list[dict[str, Any]]:
     return [
-        wire_doc(RECORDS, semantic_identifier="How long to keep tax records",
-                 source_type="tax_reference", target={"kind": "tax_reference", "url": None},
-                 match_highlights=["| The usual case | 3 years from the date you filed |"]),
-        wire_doc(P526, semantic_identifier="Publication 526", link=P526,
-                 source_type="tax_reference", target={"kind": "tax_reference", "url": P526},
-                 match_highlights=["You can deduct <hi>contributions</hi>"]),
+        wire_doc(
+            RECORDS,
+            semantic_identifier="How long to keep tax records",
+            source_type="tax_reference",
+            target={"kind": "tax_reference", "url": None},
+            match_highlights=["| The usual case | 3 years from the date you filed |"],
+        ),
+        wire_doc(
+            P526,
+            semantic_identifier="Publication 526",
+            link=P526,
+            source_type="tax_reference",
+            target={"kind": "tax_reference", "url": P526},
+            match_highlights=["You can deduct <hi>contributions</hi>"],
+        ),
     ]
 
 
 def library_state() -> ProcessedMessageState:
-    return state_of("Keep them [[1]](). Deduct them [[2]]().", library_docs(),
-                    [(1, RECORDS), (2, P526)])
+    return state_of(
+        "Keep them [[1]](). Deduct them [[2]]().", library_docs(), [(1, RECORDS), (2, P526)]
+    )
 
 
 def test_without_a_library_a_document_with_no_url_is_still_a_dead_end() -> None:
@@ -592,11 +761,13 @@ def test_rows_and_chips_of_library_documents_open_the_reader(app: Flask) -> None
     records, p526 = sources.sections[0].rows
     reader = "/library/tax-authority/guides/recordkeeping.md"
     assert records.opener == Opener(
-        "page", href=f"{reader}?cite=%7C+The+usual+case+%7C+3+years+from+the+date+you+filed"
-        "+%7C#cited")
+        "page",
+        href=f"{reader}?cite=%7C+The+usual+case+%7C+3+years+from+the+date+you+filed+%7C#cited",
+    )
     assert p526.opener.kind == "page" and p526.opener.original == P526
-    assert p526.opener.href == ("/library/tax-authority/irs/publication-526.md"
-                                "?cite=You+can+deduct+contributions#cited")
+    assert p526.opener.href == (
+        "/library/tax-authority/irs/publication-526.md?cite=You+can+deduct+contributions#cited"
+    )
     # Inline numbers open the same place as their rows.
     chips = [soup(str(c)).a for c in text.citations]
     assert [c["href"] if c else None for c in chips] == [records.opener.href, p526.opener.href]
@@ -604,7 +775,9 @@ def test_rows_and_chips_of_library_documents_open_the_reader(app: Flask) -> None
     # In the sheet: the row opens the reader; a public URL stays one click away beside it.
     items = soup(html).select(".source-list li")
     assert [i.select_one("a.source-row")["href"] for i in items] == [
-        records.opener.href, p526.opener.href]
+        records.opener.href,
+        p526.opener.href,
+    ]
     assert items[0].select_one(".source-original") is None
     original = items[1].select_one("a.source-original")
     assert original is not None and original["href"] == P526
@@ -614,34 +787,64 @@ def test_rows_and_chips_of_library_documents_open_the_reader(app: Flask) -> None
 
 def test_a_url_the_library_does_not_hold_still_opens_in_a_new_tab(app: Flask) -> None:
     url = "https://www.irs.gov/publications/p17"
-    doc = SearchDoc(url, "Publication 17", link=url,
-                    target=parse_citation_target({"kind": "tax_reference", "url": url}))
+    doc = SearchDoc(
+        url,
+        "Publication 17",
+        link=url,
+        target=parse_citation_target({"kind": "tax_reference", "url": url}),
+    )
     with app.test_request_context():
         opener = opener_for(doc, None, "dom", LIBRARY)
     assert (opener.kind, opener.href, opener.original) == ("browser", url, None)
 
 
 def test_a_reader_link_is_spelled_by_the_library_given() -> None:
-    library = Library(path_for=lambda corpus, url: None,
-                      href=lambda t: f"/read/{t.corpus}/{t.path}?{t.cite}")
-    doc = SearchDoc(RECORDS, target=parse_citation_target({"kind": "tax_reference",
-                                                           "url": None}),
-                    match_highlights=["<hi>Keep</hi> it"])
+    library = Library(
+        path_for=lambda corpus, url: None, href=lambda t: f"/read/{t.corpus}/{t.path}?{t.cite}"
+    )
+    doc = SearchDoc(
+        RECORDS,
+        target=parse_citation_target({"kind": "tax_reference", "url": None}),
+        match_highlights=["<hi>Keep</hi> it"],
+    )
     assert opener_for(doc, None, "d", library).href == (
-        "/read/tax-authority/guides/recordkeeping.md?Keep it")
+        "/read/tax-authority/guides/recordkeeping.md?Keep it"
+    )
 
 
 def test_a_row_pooling_two_accounts_says_so_not_your_account() -> None:
-    pooled = {"kind": "accounts", "accounts": [{"accountId": CARD_A, "provider": "plaid"},
-                                               {"accountId": CARD_B, "provider": "plaid"}]}
+    pooled = {
+        "kind": "accounts",
+        "accounts": [
+            {"accountId": CARD_A, "provider": "plaid"},
+            {"accountId": CARD_B, "provider": "plaid"},
+        ],
+    }
     single = {"kind": "account", "accountId": CARD_A, "provider": "plaid"}
-    docs = [wire_doc("silvia://your-account/credit-card", semantic_identifier="Credit card",
-                     source_type="account", target=pooled),
-            wire_doc("silvia://your-account/checking", semantic_identifier="Checking",
-                     source_type="account", target=single)]
-    view = sources_view(state_of("x [[1]]() [[2]]()", docs,
-                                 [(1, "silvia://your-account/credit-card"),
-                                  (2, "silvia://your-account/checking")]), MID, None, icon_for)
+    docs = [
+        wire_doc(
+            "silvia://your-account/credit-card",
+            semantic_identifier="Credit card",
+            source_type="account",
+            target=pooled,
+        ),
+        wire_doc(
+            "silvia://your-account/checking",
+            semantic_identifier="Checking",
+            source_type="account",
+            target=single,
+        ),
+    ]
+    view = sources_view(
+        state_of(
+            "x [[1]]() [[2]]()",
+            docs,
+            [(1, "silvia://your-account/credit-card"), (2, "silvia://your-account/checking")],
+        ),
+        MID,
+        None,
+        icon_for,
+    )
     rows = view.sections[0].rows
     assert rows[0].meta.split(" · ")[0] == "2 accounts"
     assert rows[1].meta.split(" · ")[0] == "Your account"

@@ -31,7 +31,7 @@ def answer() -> Iterator[tuple[list[bytes], str]]:
             body = bodies[0]
             try:
                 for start in range(0, len(body), 256 * 1024):
-                    piece = body[start:start + 256 * 1024]
+                    piece = body[start : start + 256 * 1024]
                     self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
                 self.wfile.write(b"0\r\n\r\n")
             except OSError:
@@ -49,8 +49,9 @@ def answer() -> Iterator[tuple[list[bytes], str]]:
 
 
 def _results(text: str, title: str = "A page") -> bytes:
-    return json.dumps({"results": [{"url": "https://example.com/a", "title": title,
-                                    "text": text}]}).encode()
+    return json.dumps(
+        {"results": [{"url": "https://example.com/a", "title": title, "text": text}]}
+    ).encode()
 
 
 def test_an_answer_past_the_bound_is_refused(answer: tuple[list[bytes], str]) -> None:

@@ -35,10 +35,51 @@ from webapp.web._stream import Phase, answer_stream
 
 # Bits of markdown that change how the lines around them read: lists and their numbers,
 # fences, indented code, tables, quotes, headings, raw HTML, reference definitions, spans.
-PIECES = ["word", "More text.", " ", "\n", "\n\n", "- ", "* ", "+ ", "1. ", "2. ", "2", "1)",
-          "  ", "    ", "```", "~~~", "`", "**", "_", "# ", "---", "===", "| a | b |",
-          "|---|---|", "> ", "[x](https://a.example)", "[x]", "[x]: /u", "<pre>", "</pre>",
-          "<!--", "-->", "<div>", "\t", "\\", "&amp;", "-", "\r\n", "\r", "~~", "<", "é", "😀"]
+PIECES = [
+    "word",
+    "More text.",
+    " ",
+    "\n",
+    "\n\n",
+    "- ",
+    "* ",
+    "+ ",
+    "1. ",
+    "2. ",
+    "2",
+    "1)",
+    "  ",
+    "    ",
+    "```",
+    "~~~",
+    "`",
+    "**",
+    "_",
+    "# ",
+    "---",
+    "===",
+    "| a | b |",
+    "|---|---|",
+    "> ",
+    "[x](https://a.example)",
+    "[x]",
+    "[x]: /u",
+    "<pre>",
+    "</pre>",
+    "<!--",
+    "-->",
+    "<div>",
+    "\t",
+    "\\",
+    "&amp;",
+    "-",
+    "\r\n",
+    "\r",
+    "~~",
+    "<",
+    "é",
+    "😀",
+]
 CITES = ["[[1]](https://a.example/1)", " [[2]]()", "[[3]]()", "[[1]]()", " [[9]]()"]
 markdownish = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 cited_markdown = st.lists(st.sampled_from(PIECES + CITES * 3), max_size=40).map("".join)
@@ -64,49 +105,77 @@ def lines_of(text: str) -> str:
         ("<pre>\n\nText\n\nmore", ""),
         ("One.\r\n\r\nTwo", "One.\r\n\r\n"),
     ],
-    ids=["paragraph", "two-paragraphs", "no-blank-line", "open-list", "list-then-partial",
-         "list-then-line", "number-could-continue-list", "open-fence", "indented-code",
-         "table", "raw-html-block", "crlf"],
+    ids=[
+        "paragraph",
+        "two-paragraphs",
+        "no-blank-line",
+        "open-list",
+        "list-then-partial",
+        "list-then-line",
+        "number-could-continue-list",
+        "open-fence",
+        "indented-code",
+        "table",
+        "raw-html-block",
+        "crlf",
+    ],
 )
 def test_settled_lines_end_before_what_may_still_change(text: str, settled: str) -> None:
     source = lines_of(text)
     lines = settled_lines(source, text)
-    assert text[:line_start(text, lines)] == settled
+    assert text[: line_start(text, lines)] == settled
 
 
 def test_reference_definitions_do_not_link_text_above_them() -> None:
     # Otherwise "[x]" in a block already sent would become a link once this line arrives.
     assert render_markdown("See [x].\n\n[x]: https://a.example") == (
-        "<p>See [x].</p>\n<p>[x]: https://a.example</p>\n")
+        "<p>See [x].</p>\n<p>[x]: https://a.example</p>\n"
+    )
 
 
 @settings(max_examples=400, deadline=None)
 @given(text=markdownish, cut=st.integers(min_value=0, max_value=10_000))
 def test_a_settled_prefix_renders_the_same_whatever_follows(text: str, cut: int) -> None:
     source = lines_of(text)
-    prefix = source[:cut % (len(source) + 1)]
+    prefix = source[: cut % (len(source) + 1)]
     end = line_start(prefix, settled_lines(prefix, prefix))
     assert render_markdown(source[:end]) + render_markdown(source[end:]) == (
-        render_markdown(source))
+        render_markdown(source)
+    )
 
 
 def docs() -> list[dict[str, Any]]:
-    return [{"document_id": f"d{n}", "semantic_identifier": f"Doc {n}",
-             "link": f"https://a.example/{n}"} for n in (1, 2, 3)]
+    return [
+        {
+            "document_id": f"d{n}",
+            "semantic_identifier": f"Doc {n}",
+            "link": f"https://a.example/{n}",
+        }
+        for n in (1, 2, 3)
+    ]
 
 
 def engine_order(chunks: list[str]) -> list[str]:
     """Return packets as the engine sends them: a number's citation before its marker."""
-    datas = [packet({"type": "search_tool_documents_delta", "documents": docs()}),
-             packet({"type": "message_start", "final_documents": None})]
+    datas = [
+        packet({"type": "search_tool_documents_delta", "documents": docs()}),
+        packet({"type": "message_start", "final_documents": None}),
+    ]
     text, announced = "", set()
     for chunk in chunks:
         text += chunk
         for number in (1, 2, 3):
             if number not in announced and f"[[{number}]]" in text:
                 announced.add(number)
-                datas.append(packet({"type": "citation_info", "citation_number": number,
-                                     "document_id": f"d{number}"}))
+                datas.append(
+                    packet(
+                        {
+                            "type": "citation_info",
+                            "citation_number": number,
+                            "document_id": f"d{number}",
+                        }
+                    )
+                )
         datas.append(packet({"type": "message_delta", "content": chunk}))
     return [*datas, packet({"type": "stop", "stop_reason": None})]
 
@@ -116,8 +185,9 @@ def follow(events: Events) -> list[tuple[str, str, str]]:
     the page shows, and the body a whole render of the packets read so far draws."""
     streams: list[PacketStream] = []
 
-    def recording(stream: PacketStream, phase: Phase, error: str | None,
-                  start: int = 0) -> AnswerViews:
+    def recording(
+        stream: PacketStream, phase: Phase, error: str | None, start: int = 0
+    ) -> AnswerViews:
         streams[:] = [stream]
         return render(stream, phase, error, start)
 
@@ -136,8 +206,7 @@ def cut(text: str, cuts: list[int]) -> list[str]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(text=cited_markdown, cuts=st.lists(st.integers(min_value=0, max_value=10_000),
-                                          max_size=30))
+@given(text=cited_markdown, cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30))
 def test_the_page_shows_a_whole_render_at_every_flush(text: str, cuts: list[int]) -> None:
     seen = follow(stored(engine_order(cut(text, cuts))))
     for name, shown, whole in seen:
@@ -150,9 +219,11 @@ def test_the_page_shows_a_whole_render_at_every_flush(text: str, cuts: list[int]
 
 
 def test_the_streamed_blocks_are_the_final_answer() -> None:
-    text = ("Intro with a fact [[1]](https://a.example/1).\n\n- one [[2]]()\n- two\n\n"
-            "```\ncode [[3]]()\n```\n\nLast **words** [[1]]().")
-    seen = follow(stored(engine_order([text[i:i + 7] for i in range(0, len(text), 7)])))
+    text = (
+        "Intro with a fact [[1]](https://a.example/1).\n\n- one [[2]]()\n- two\n\n"
+        "```\ncode [[3]]()\n```\n\nLast **words** [[1]]()."
+    )
+    seen = follow(stored(engine_order([text[i : i + 7] for i in range(0, len(text), 7)])))
     names = [name for name, _, _ in seen]
     assert names[0] == "answer" and set(names[1:-3]) == {"patch"}
     assert names[-3:] == ["answer", "sources", "done"]
@@ -163,13 +234,15 @@ def test_the_streamed_blocks_are_the_final_answer() -> None:
 # Citation numbers: first-cite order, one per document, and never changed once drawn.
 
 SOURCES = {f"s{n}": CitedSource(f"Title {n}", f"https://a.example/{n}") for n in range(4)}
-block = st.tuples(st.lists(st.sampled_from(["Some words", " more.", "\n\n", "- item\n"]),
-                           min_size=1, max_size=3),
-                  st.lists(st.sampled_from(sorted(SOURCES)), max_size=3))
+block = st.tuples(
+    st.lists(st.sampled_from(["Some words", " more.", "\n\n", "- item\n"]), min_size=1, max_size=3),
+    st.lists(st.sampled_from(sorted(SOURCES)), max_size=3),
+)
 
 
 def answer_packets(blocks: list[tuple[list[str], list[str]]]) -> list[dict[str, Any]]:
     """Return the packets the runner writes for these text blocks and their citations."""
+
     def wire(obj: dict[str, Any]) -> dict[str, Any]:
         return {"placement": {"turn_index": 0, "tab_index": 0}, "obj": obj}
 
@@ -180,8 +253,10 @@ def answer_packets(blocks: list[tuple[list[str], list[str]]]) -> list[dict[str, 
         streamed = [builder.start_block(), *(builder.add_text(t) for t in texts)]
         closed = builder.finish_block([{"source": s, "cited_text": "x"} for s in cited])
         out += [wire({"type": "message_delta", "content": t}) for t in streamed if t]
-        out += [wire({"type": "citation_info", "citation_number": n, "document_id": s})
-                for n, s in closed.new_numbers]
+        out += [
+            wire({"type": "citation_info", "citation_number": n, "document_id": s})
+            for n, s in closed.new_numbers
+        ]
         if closed.markers:
             out.append(wire({"type": "message_delta", "content": closed.markers}))
     return out
@@ -190,16 +265,21 @@ def answer_packets(blocks: list[tuple[list[str], list[str]]]) -> list[dict[str, 
 @settings(max_examples=200, deadline=None)
 @given(blocks=st.lists(block, min_size=1, max_size=8))
 def test_citation_numbers_go_in_first_cite_order_and_never_change(
-    blocks: list[tuple[list[str], list[str]]]
+    blocks: list[tuple[list[str], list[str]]],
 ) -> None:
     stream, drawn = PacketStream(0), []
     for item in answer_packets(blocks):
         stream.append(item)
-        drawn.append([(s.number, s.document_id) for s in answer_segments(stream.state)
-                      if isinstance(s, CitationSegment)])
+        drawn.append(
+            [
+                (s.number, s.document_id)
+                for s in answer_segments(stream.state)
+                if isinstance(s, CitationSegment)
+            ]
+        )
     final = drawn[-1]
     for cites in drawn:  # what was drawn stays, with the same number and document
-        assert final[:len(cites)] == cites
+        assert final[: len(cites)] == cites
     firsts = list(dict.fromkeys(number for number, _ in final))
     assert firsts == list(range(1, len(firsts) + 1))
     assert len({number for number, _ in final}) == len({doc for _, doc in final})
@@ -217,8 +297,8 @@ def test_citation_numbers_go_in_first_cite_order_and_never_change(
 )
 def test_the_page_shows_a_whole_render_while_tricky_text_arrives(text: str) -> None:
     for size in (1, 3, 8):
-        seen = follow(stored(engine_order([text[i:i + size]
-                                           for i in range(0, len(text), size)])))
+        seen = follow(stored(engine_order([text[i : i + size] for i in range(0, len(text), size)])))
         assert [shown for name, shown, _ in seen if name in ("answer", "patch")] == [
-            whole for name, _, whole in seen if name in ("answer", "patch")]
+            whole for name, _, whole in seen if name in ("answer", "patch")
+        ]
         assert "patch" in [name for name, _, _ in seen]

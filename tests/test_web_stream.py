@@ -25,18 +25,25 @@ from webapp.web import _stream
 from webapp.web._answers import GENERIC_ERROR
 from webapp.web._stream import THROTTLE, answer_stream
 
-DOC = {"document_id": "https://www.irs.gov/a", "semantic_identifier": "IRS",
-       "link": "https://www.irs.gov/a"}
-OPENING = [packet({"type": "search_tool_documents_delta", "documents": [DOC]}),
-           packet({"type": "message_start", "final_documents": None})]
-CLOSING = [packet({"type": "citation_info", "citation_number": 1,
-                   "document_id": DOC["document_id"]}),
-           packet({"type": "stop", "stop_reason": None})]
+DOC = {
+    "document_id": "https://www.irs.gov/a",
+    "semantic_identifier": "IRS",
+    "link": "https://www.irs.gov/a",
+}
+OPENING = [
+    packet({"type": "search_tool_documents_delta", "documents": [DOC]}),
+    packet({"type": "message_start", "final_documents": None}),
+]
+CLOSING = [
+    packet({"type": "citation_info", "citation_number": 1, "document_id": DOC["document_id"]}),
+    packet({"type": "stop", "stop_reason": None}),
+]
 
 
 def test_a_quick_answer_is_rendered_once_streaming_then_final() -> None:
-    events, _ = run(stored(OPENING + deltas("You owe [[1]]", "(https://www.irs.gov/a) $5.")
-                           + CLOSING))
+    events, _ = run(
+        stored(OPENING + deltas("You owe [[1]]", "(https://www.irs.gov/a) $5.") + CLOSING)
+    )
     assert names(events) == ["answer", "answer", "sources", "done"]
     final = events[1].data
     assert final.startswith("<div class='final'>\n") and "$5." in final
@@ -53,8 +60,9 @@ def test_every_fragment_arrives_whole_and_line_by_line() -> None:
     # A raw line break inside data would end the field: every line carries its own prefix.
     for block in text.strip().split("\n\n"):
         lines = block.split("\n")
-        assert all(line.startswith(("event: ", "data: ", ": ")) or line == "data:"
-                   for line in lines), block
+        assert all(
+            line.startswith(("event: ", "data: ", ": ")) or line == "data:" for line in lines
+        ), block
 
 
 def test_rerenders_are_throttled_while_packets_pour_in() -> None:
@@ -109,8 +117,9 @@ def test_an_answer_without_sources_sends_no_sources_event() -> None:
     assert names(events) == ["answer", "answer", "done"]
 
 
-@pytest.mark.parametrize("bad", ["not json", "[]", "null", '{"obj": 5}'],
-                         ids=["not-json", "list", "null", "bad-obj"])
+@pytest.mark.parametrize(
+    "bad", ["not json", "[]", "null", '{"obj": 5}'], ids=["not-json", "list", "null", "bad-obj"]
+)
 def test_malformed_stored_packets_are_skipped(bad: str) -> None:
     events, _ = run(stored(OPENING + [bad] + deltas("Still fine.") + CLOSING))
     assert "Still fine." in [e for e in events if e.event == "answer"][-1].data
@@ -124,8 +133,9 @@ def test_idle_streams_send_heartbeats(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_closed_stream_stops_reading_events() -> None:
-    events = Events([(0.0, StoredEvent(1, "packet", deltas("x")[0]))]
-                    + [(0.05, None) for _ in range(200)])
+    events = Events(
+        [(0.0, StoredEvent(1, "packet", deltas("x")[0]))] + [(0.05, None) for _ in range(200)]
+    )
     stream = answer_stream(iter(events), render, fragments)
     assert next(stream).startswith("event: answer")
     stream.close()
@@ -135,10 +145,13 @@ def test_a_closed_stream_stops_reading_events() -> None:
 def test_a_reset_withdraws_what_a_dead_runner_sent_after_its_checkpoint() -> None:
     before = OPENING + deltas("Kept. ")
     items: list[tuple[float, StoredEvent | None]] = [
-        (0.0, StoredEvent(seq, "packet", data)) for seq, data in enumerate(before, start=1)]
-    items += [(0.0, StoredEvent(4, "packet", deltas("Withdrawn. ")[0])),
-              (0.0, StoredEvent(5, "reset", json.dumps({"after": 3}))),
-              (0.0, StoredEvent(6, "packet", deltas("Resumed.")[0]))]
+        (0.0, StoredEvent(seq, "packet", data)) for seq, data in enumerate(before, start=1)
+    ]
+    items += [
+        (0.0, StoredEvent(4, "packet", deltas("Withdrawn. ")[0])),
+        (0.0, StoredEvent(5, "reset", json.dumps({"after": 3}))),
+        (0.0, StoredEvent(6, "packet", deltas("Resumed.")[0])),
+    ]
     items += [(0.0, StoredEvent(7 + i, "packet", data)) for i, data in enumerate(CLOSING)]
     items.append((0.0, StoredEvent(9, "done", json.dumps({"status": "complete"}))))
     events, _ = run(Events(items))
@@ -150,8 +163,9 @@ class Broken(Events):
     """Stored events that end (or fail) before the turn's `done`."""
 
     def __init__(self, datas: list[str], *, fail: bool) -> None:
-        super().__init__([(0.0, StoredEvent(seq, "packet", data))
-                          for seq, data in enumerate(datas, start=1)])
+        super().__init__(
+            [(0.0, StoredEvent(seq, "packet", data)) for seq, data in enumerate(datas, start=1)]
+        )
         self.fail = fail
 
     def __iter__(self) -> Iterator[StoredEvent | None]:
@@ -164,8 +178,9 @@ class Broken(Events):
 def test_events_that_stop_before_done_are_an_interrupted_answer(
     fail: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    events, _ = run(Broken(OPENING + deltas("You owe [[1]]", "(https://www.irs.gov/a) $5"),
-                           fail=fail))
+    events, _ = run(
+        Broken(OPENING + deltas("You owe [[1]]", "(https://www.irs.gov/a) $5"), fail=fail)
+    )
     final = [e.data for e in events if e.event == "answer"][-1]
     assert final.startswith("<div class='interrupted'>") and "$5" in final
     assert "sources" not in names(events)
@@ -190,8 +205,10 @@ def test_an_error_packet_without_done_is_an_error_not_an_interruption() -> None:
 
 # Finished blocks travel once; only the open blocks are drawn again.
 
-PARAGRAPH = ("Your card's balance is **$4,782.07**, due on the 14th; paying it in full avoids"
-             " the 24.99% APR on purchases")
+PARAGRAPH = (
+    "Your card's balance is **$4,782.07**, due on the 14th; paying it in full avoids"
+    " the 24.99% APR on purchases"
+)
 
 
 def long_answer(sections: int) -> str:
@@ -205,13 +222,16 @@ def long_answer(sections: int) -> str:
 
 def written(text: str, pace: int) -> list[str]:
     """Return the packets of `text` written `pace` characters at a time, cited first."""
-    chunks = [text[i:i + pace] for i in range(0, len(text), pace)]
+    chunks = [text[i : i + pace] for i in range(0, len(text), pace)]
     return OPENING + CLOSING[:1] + deltas(*chunks) + CLOSING[1:]
 
 
 def wire(text: str, kinds: tuple[str, ...] = ("answer", "patch")) -> int:
-    return sum(len(block.encode()) + 2 for block in text.split("\n\n")
-               if block.startswith(tuple(f"event: {kind}\n" for kind in kinds)))
+    return sum(
+        len(block.encode()) + 2
+        for block in text.split("\n\n")
+        if block.startswith(tuple(f"event: {kind}\n" for kind in kinds))
+    )
 
 
 def test_settled_blocks_travel_once_and_only_the_open_ones_change() -> None:
@@ -242,8 +262,13 @@ def test_the_answer_costs_at_most_three_times_its_html_on_the_wire(sections: int
 
 def test_a_citation_named_after_its_block_settled_redraws_the_whole_answer() -> None:
     # Not the engine's order: the number is unknown when its block settles, shown as nothing.
-    datas = (OPENING + deltas("Fact [[1]](https://www.irs.gov/a).\n\n", "Next ", "words.\n\n")
-             + CLOSING[:1] + deltas("More.") + CLOSING[1:])
+    datas = (
+        OPENING
+        + deltas("Fact [[1]](https://www.irs.gov/a).\n\n", "Next ", "words.\n\n")
+        + CLOSING[:1]
+        + deltas("More.")
+        + CLOSING[1:]
+    )
     events, _ = run(stored(datas), every_packet=True)
     page = Page()
     for event in events[:-3]:
@@ -255,9 +280,14 @@ def test_a_citation_named_after_its_block_settled_redraws_the_whole_answer() -> 
 
 def test_a_document_that_changes_a_sent_citation_redraws_the_whole_answer() -> None:
     renamed = {**DOC, "semantic_identifier": "IRS Publication 523"}
-    datas = (OPENING + CLOSING[:1] + deltas("Fact [[1]]().\n\n", "Next.\n\n", "More")
-             + [packet({"type": "search_tool_documents_delta", "documents": [renamed]})]
-             + deltas(" words.") + CLOSING[1:])
+    datas = (
+        OPENING
+        + CLOSING[:1]
+        + deltas("Fact [[1]]().\n\n", "Next.\n\n", "More")
+        + [packet({"type": "search_tool_documents_delta", "documents": [renamed]})]
+        + deltas(" words.")
+        + CLOSING[1:]
+    )
     events, _ = run(stored(datas), every_packet=True)
     streaming = [e.data for e in events if e.event == "answer" and "'streaming'" in e.data]
     assert len(streaming) == 2 and 'title="IRS Publication 523"' in streaming[1]
@@ -278,7 +308,7 @@ def test_an_error_while_streaming_is_drawn_at_once() -> None:
 
 def test_a_reconnect_that_starts_over_shows_the_answer_once() -> None:
     datas = written(long_answer(2), 30)
-    first, _ = run(Broken(datas[:len(datas) // 2], fail=True), every_packet=True)
+    first, _ = run(Broken(datas[: len(datas) // 2], fail=True), every_packet=True)
     again, _ = run(stored(datas), every_packet=True)
     page = Page()
     for event in [e for e in first if e.event in ("answer", "patch")][:-1] + again[:-3]:
@@ -291,12 +321,15 @@ def test_a_reconnect_that_starts_over_shows_the_answer_once() -> None:
 def test_a_reset_redraws_the_whole_answer_then_patches_again() -> None:
     before = OPENING + deltas("Kept.\n\n", "Also kept.\n\n")
     items: list[tuple[float, StoredEvent | None]] = [
-        (0.0, StoredEvent(seq, "packet", data)) for seq, data in enumerate(before, start=1)]
-    items += [(0.0, StoredEvent(5, "packet", deltas("Withdrawn.\n\n")[0])),
-              (0.0, StoredEvent(6, "reset", json.dumps({"after": 4}))),
-              (0.0, StoredEvent(7, "packet", deltas("Resumed.\n\n")[0])),
-              (0.0, StoredEvent(8, "packet", deltas("And more.")[0])),
-              (0.0, StoredEvent(9, "done", json.dumps({"status": "complete"})))]
+        (0.0, StoredEvent(seq, "packet", data)) for seq, data in enumerate(before, start=1)
+    ]
+    items += [
+        (0.0, StoredEvent(5, "packet", deltas("Withdrawn.\n\n")[0])),
+        (0.0, StoredEvent(6, "reset", json.dumps({"after": 4}))),
+        (0.0, StoredEvent(7, "packet", deltas("Resumed.\n\n")[0])),
+        (0.0, StoredEvent(8, "packet", deltas("And more.")[0])),
+        (0.0, StoredEvent(9, "done", json.dumps({"status": "complete"}))),
+    ]
     events, _ = run(Events(items), every_packet=True)
     page, bodies = Page(), []
     for event in events[:-2]:
@@ -319,14 +352,17 @@ def test_packets_that_show_nothing_still_let_heartbeats_through() -> None:
 def test_a_reset_that_withdraws_every_word_shows_the_answer_waiting_again() -> None:
     items: list[tuple[float, StoredEvent | None]] = [
         (0.0, StoredEvent(seq, "packet", data))
-        for seq, data in enumerate(OPENING + deltas("Withdrawn."), start=1)]
-    items += [(0.0, StoredEvent(4, "reset", json.dumps({"after": 2}))),
-              (THROTTLE * 10, StoredEvent(5, "packet", deltas("Fresh.")[0])),
-              (0.0, StoredEvent(6, "done", json.dumps({"status": "complete"})))]
+        for seq, data in enumerate(OPENING + deltas("Withdrawn."), start=1)
+    ]
+    items += [
+        (0.0, StoredEvent(4, "reset", json.dumps({"after": 2}))),
+        (THROTTLE * 10, StoredEvent(5, "packet", deltas("Fresh.")[0])),
+        (0.0, StoredEvent(6, "done", json.dumps({"status": "complete"}))),
+    ]
     events, _ = run(Events(items))
     page, bodies = Page(), []
     for event in events:
         page.apply(event)
         bodies.append(page.body)
-    assert "" in bodies[bodies.index(next(b for b in bodies if "Withdrawn" in b)):]
+    assert "" in bodies[bodies.index(next(b for b in bodies if "Withdrawn" in b)) :]
     assert "Withdrawn" not in bodies[-1] and "Fresh" in bodies[-1]

@@ -34,24 +34,27 @@ def redis_reachable() -> bool:
     return True
 
 
-def sign_in(client: FlaskClient, username: str = "demo", password: str = "wrong",
-            address: str = "127.0.0.1") -> TestResponse:
+def sign_in(
+    client: FlaskClient, username: str = "demo", password: str = "wrong", address: str = "127.0.0.1"
+) -> TestResponse:
     page = BeautifulSoup(client.get("/login").get_data(as_text=True), "html.parser")
     token = page.select_one('input[name="csrf_token"]')
     assert token is not None
-    return client.post("/login", environ_base={"REMOTE_ADDR": address},
-                       data={"username": username, "password": password,
-                             "csrf_token": str(token["value"])})
+    return client.post(
+        "/login",
+        environ_base={"REMOTE_ADDR": address},
+        data={"username": username, "password": password, "csrf_token": str(token["value"])},
+    )
 
 
 def alert(response: TestResponse) -> str:
     found = BeautifulSoup(response.get_data(as_text=True), "html.parser").select_one(
-        '[role="alert"]')
+        '[role="alert"]'
+    )
     return "" if found is None else found.get_text()
 
 
-def test_the_eleventh_failure_for_a_username_gets_429_with_retry_after(
-        client: FlaskClient) -> None:
+def test_the_eleventh_failure_for_a_username_gets_429_with_retry_after(client: FlaskClient) -> None:
     # Ten different addresses: only the username's count can refuse the eleventh.
     for i in range(10):
         assert sign_in(client, address=f"203.0.113.{i}").status_code == 401
@@ -64,7 +67,8 @@ def test_the_eleventh_failure_for_a_username_gets_429_with_retry_after(
 
 
 def test_the_eleventh_failure_from_an_address_gets_429_whatever_the_username(
-        client: FlaskClient) -> None:
+    client: FlaskClient,
+) -> None:
     for i in range(10):
         assert sign_in(client, f"nobody{i}", address="203.0.113.50").status_code == 401
     refused = sign_in(client, "alex", "demo", address="203.0.113.50")
@@ -73,7 +77,8 @@ def test_the_eleventh_failure_from_an_address_gets_429_whatever_the_username(
 
 
 def test_a_throttled_sign_in_is_refused_without_checking_the_password(
-        client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     checked: list[str] = []
     real = auth.authenticate
 
@@ -126,8 +131,9 @@ def test_workers_on_one_database_share_the_counts(app: Flask, tmp_path: Path) ->
 
 
 @pytest.fixture
-def redis_apps(app: Flask, tmp_path: Path,
-               seeded_sqlite_template: Path) -> Iterator[tuple[Flask, Flask, str, str]]:
+def redis_apps(
+    app: Flask, tmp_path: Path, seeded_sqlite_template: Path
+) -> Iterator[tuple[Flask, Flask, str, str]]:
     """Two apps on different databases sharing one Redis, with a fresh username and address."""
     if not redis_reachable():
         pytest.skip("no Redis at 127.0.0.1:6379")
@@ -138,15 +144,20 @@ def redis_apps(app: Flask, tmp_path: Path,
     username, address = f"nobody-{secrets.token_hex(6)}", f"10.{secrets.randbelow(250)}.3.4"
     yield first, second, username, address
     client = redis.Redis.from_url(REDIS_URL)
-    client.delete(*(f"webapp:sign-in:{throttle_key(kind, value)}"
-                    for kind, value in (("user", username), ("addr", address))))
+    client.delete(
+        *(
+            f"webapp:sign-in:{throttle_key(kind, value)}"
+            for kind, value in (("user", username), ("addr", address))
+        )
+    )
     client.close()
     close_engine(first)
     close_engine(second)
 
 
 def test_with_redis_url_hosts_on_different_databases_share_the_counts(
-        redis_apps: tuple[Flask, Flask, str, str]) -> None:
+    redis_apps: tuple[Flask, Flask, str, str],
+) -> None:
     first, second, username, address = redis_apps
     for i in range(10):
         client = (first if i % 2 else second).test_client()
@@ -154,5 +165,9 @@ def test_with_redis_url_hosts_on_different_databases_share_the_counts(
     assert sign_in(second.test_client(), username, address="192.0.2.1").status_code == 429
     assert sign_in(first.test_client(), "nobody", address=address).status_code == 429
     with get_engine(first).connect() as connection:  # nothing was counted in the database
-        assert connection.execute(sa.select(sa.func.count()).select_from(
-            sign_in_failures)).scalar_one() == 0
+        assert (
+            connection.execute(
+                sa.select(sa.func.count()).select_from(sign_in_failures)
+            ).scalar_one()
+            == 0
+        )

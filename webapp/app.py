@@ -15,10 +15,19 @@ from .tools._python import sweep_leftovers
 from .web import _extension, accounts, api, auth, chat, favicon, library, proxy, responses
 
 # The settings read from the environment into the app's config (README.md, Configuration).
-ENVIRONMENT_SETTINGS = ("DATABASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                        "ANTHROPIC_MODEL", "REDIS_URL", "TURN_LEASE_SECONDS",
-                        "TURN_DEADLINE_SECONDS", "MAX_TURNS_PER_USER", "MAX_STREAMS_PER_USER",
-                        "FORWARDED_ALLOW_IPS", "TOOL_RESULT_MAX_BYTES")
+ENVIRONMENT_SETTINGS = (
+    "DATABASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "REDIS_URL",
+    "TURN_LEASE_SECONDS",
+    "TURN_DEADLINE_SECONDS",
+    "MAX_TURNS_PER_USER",
+    "MAX_STREAMS_PER_USER",
+    "FORWARDED_ALLOW_IPS",
+    "TOOL_RESULT_MAX_BYTES",
+)
 
 
 def _secret_key(instance: Path) -> str:

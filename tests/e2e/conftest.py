@@ -23,8 +23,13 @@ from webapp.web.favicon import set_favicon_service
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
 ]
 
 
@@ -42,8 +47,13 @@ class LiveServer:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """Serve the real app (offline engine, seeded SQLite) on 127.0.0.1 on a free port."""
     folder: Path = tmp_path_factory.mktemp("e2e")
-    app = create_app({"SECRET_KEY": "e2e", "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite'}",
-                      "ANTHROPIC_API_KEY": None})
+    app = create_app(
+        {
+            "SECRET_KEY": "e2e",
+            "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite'}",
+            "ANTHROPIC_API_KEY": None,
+        }
+    )
     yield from _serve(app)
 
 
@@ -73,13 +83,19 @@ def slow_model() -> Iterator[FakeClaude]:
 
 
 @pytest.fixture(scope="session")
-def slow_server(tmp_path_factory: pytest.TempPathFactory,
-                slow_model: FakeClaude) -> Iterator[LiveServer]:
+def slow_server(
+    tmp_path_factory: pytest.TempPathFactory, slow_model: FakeClaude
+) -> Iterator[LiveServer]:
     """Serve the real app with Claude answering from `slow_model`, as slowly as it writes."""
     folder: Path = tmp_path_factory.mktemp("e2e-slow")
-    app = create_app({"SECRET_KEY": "e2e-slow",
-                      "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite'}",
-                      "ANTHROPIC_API_KEY": "sk-e2e", "ANTHROPIC_BASE_URL": slow_model.url})
+    app = create_app(
+        {
+            "SECRET_KEY": "e2e-slow",
+            "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite'}",
+            "ANTHROPIC_API_KEY": "sk-e2e",
+            "ANTHROPIC_BASE_URL": slow_model.url,
+        }
+    )
     yield from _serve(app)
 
 

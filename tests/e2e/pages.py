@@ -7,8 +7,9 @@ import re
 from playwright.sync_api import Page, expect
 
 
-def sign_in(page: Page, username: str = "demo", password: str = "demo", *,
-            server: str = "") -> None:
+def sign_in(
+    page: Page, username: str = "demo", password: str = "demo", *, server: str = ""
+) -> None:
     """Sign in on `server` (the default test server when empty)."""
     page.goto(f"{server}/login")
     page.get_by_label("Username").fill(username)

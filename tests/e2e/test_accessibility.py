@@ -29,7 +29,12 @@ PHONE = {"width": 390, "height": 844}
 LOOKS: dict[str, dict[str, Any]] = {
     "desktop-light": {"viewport": DESKTOP, "color_scheme": "light"},
     "desktop-dark": {"viewport": DESKTOP, "color_scheme": "dark"},
-    "phone-light": {"viewport": PHONE, "color_scheme": "light", "is_mobile": True, "has_touch": True},
+    "phone-light": {
+        "viewport": PHONE,
+        "color_scheme": "light",
+        "is_mobile": True,
+        "has_touch": True,
+    },
     "phone-dark": {"viewport": PHONE, "color_scheme": "dark", "is_mobile": True, "has_touch": True},
 }
 BLOCKING = {"serious", "critical"}
@@ -71,8 +76,10 @@ def audit(a11y_screenshots: Path, look: str) -> Iterator[Callable[[Page, str], N
         for violation in results.response["violations"]:
             if violation["impact"] in BLOCKING:
                 targets = [" ".join(node["target"]) for node in violation["nodes"]]
-                found.append(f"{state}: {violation['id']} ({violation['impact']}) "
-                             f"{violation['help']}: {targets}")
+                found.append(
+                    f"{state}: {violation['id']} ({violation['impact']}) "
+                    f"{violation['help']}: {targets}"
+                )
 
     yield check
     assert not found, "\n".join(found)
@@ -86,14 +93,18 @@ def signed_in(page: Page) -> Page:
 
 # What axe sees, on every page and state a person reaches.
 
-def test_signing_in_has_no_serious_barriers(person: Page, audit: Callable[[Page, str], None]) -> None:
+
+def test_signing_in_has_no_serious_barriers(
+    person: Page, audit: Callable[[Page, str], None]
+) -> None:
     person.goto("/login")
     expect(person.get_by_role("heading", level=1)).to_have_text("Sign in")
     audit(person, "sign-in")
 
 
 def test_asking_and_opening_the_sources_has_no_serious_barriers(
-        person: Page, audit: Callable[[Page, str], None]) -> None:
+    person: Page, audit: Callable[[Page, str], None]
+) -> None:
     page = signed_in(person)
     new_chat(page)
     audit(page, "chat-empty")
@@ -107,7 +118,8 @@ def test_asking_and_opening_the_sources_has_no_serious_barriers(
 
 
 def test_every_kind_of_source_in_the_sheet_has_no_serious_barriers(
-        person: Page, audit: Callable[[Page, str], None], live_server: LiveServer) -> None:
+    person: Page, audit: Callable[[Page, str], None], live_server: LiveServer
+) -> None:
     session_id = store_mixed_answer(live_server.app)
     page = signed_in(person)
     page.goto(f"/chat/{session_id}")
@@ -117,7 +129,8 @@ def test_every_kind_of_source_in_the_sheet_has_no_serious_barriers(
 
 
 def test_choosing_an_account_and_reading_sources_and_documents_has_no_serious_barriers(
-        person: Page, audit: Callable[[Page, str], None]) -> None:
+    person: Page, audit: Callable[[Page, str], None]
+) -> None:
     page = signed_in(person)
     new_chat(page)
     ask(page, CARDS_QUESTION)
@@ -141,14 +154,17 @@ def test_choosing_an_account_and_reading_sources_and_documents_has_no_serious_ba
     bar = answer.get_by_role("button", name=re.compile(r"^Sources · \d+$"))
     expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
     bar.click()
-    page.get_by_role("dialog", name="Sources").locator('a.source-row[href^="/library/"]').first.click()
+    page.get_by_role("dialog", name="Sources").locator(
+        'a.source-row[href^="/library/"]'
+    ).first.click()
     expect(page).to_have_url(re.compile(r"/library/"))
     expect(page.locator("mark").first).to_be_visible()
     audit(page, "library-reader")
 
 
 def test_looking_at_accounts_portfolio_and_a_quote_has_no_serious_barriers(
-        person: Page, audit: Callable[[Page, str], None]) -> None:
+    person: Page, audit: Callable[[Page, str], None]
+) -> None:
     page = signed_in(person)
     page.goto("/accounts")
     expect(page.get_by_role("heading", level=1)).to_be_visible()
@@ -165,7 +181,8 @@ def test_looking_at_accounts_portfolio_and_a_quote_has_no_serious_barriers(
 
 
 def test_landing_on_an_error_page_has_no_serious_barriers(
-        person: Page, audit: Callable[[Page, str], None]) -> None:
+    person: Page, audit: Callable[[Page, str], None]
+) -> None:
     page = signed_in(person)
     # A form sent with an expired token: the "Please try again" page.
     new_chat_form = page.locator("form").filter(has=page.get_by_role("button", name="+ New chat"))
@@ -180,6 +197,7 @@ def test_landing_on_an_error_page_has_no_serious_barriers(
 
 
 # What axe cannot see.
+
 
 def test_the_first_tab_stop_skips_to_the_main_content(browser: Browser, base_url: str) -> None:
     context = open_context(browser, base_url, "desktop-light")
@@ -197,8 +215,9 @@ def test_the_first_tab_stop_skips_to_the_main_content(browser: Browser, base_url
     context.close()
 
 
-def test_the_skip_link_on_the_chat_page_goes_to_the_message_box(browser: Browser,
-                                                                base_url: str) -> None:
+def test_the_skip_link_on_the_chat_page_goes_to_the_message_box(
+    browser: Browser, base_url: str
+) -> None:
     context = open_context(browser, base_url, "desktop-light")
     page = signed_in(context.new_page())
     # From the top of the page (the box has the focus on load; a person may have moved it).
@@ -245,8 +264,9 @@ def test_every_control_shows_a_focus_ring(browser: Browser, base_url: str, schem
 
 
 @pytest.mark.parametrize("path", ["/login", "/", "/accounts", "/no-such-page"])
-def test_the_pages_turn_dark_when_the_system_is_dark(browser: Browser, base_url: str,
-                                                     path: str) -> None:
+def test_the_pages_turn_dark_when_the_system_is_dark(
+    browser: Browser, base_url: str, path: str
+) -> None:
     colors: dict[str, tuple[str, str]] = {}
     for scheme in ("light", "dark"):
         context = open_context(browser, base_url, f"desktop-{scheme}")
@@ -255,14 +275,16 @@ def test_the_pages_turn_dark_when_the_system_is_dark(browser: Browser, base_url:
             signed_in(page)
         page.goto(path)
         colors[scheme] = page.evaluate(
-            "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]")
+            "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]"
+        )
         context.close()
     assert colors["light"] == ["rgb(246, 247, 249)", "rgb(28, 35, 48)"]
     assert colors["dark"] == ["rgb(15, 20, 27)", "rgb(230, 233, 239)"]
 
 
-def test_enter_sends_is_shown_where_a_keyboard_and_javascript_are(browser: Browser,
-                                                                  base_url: str) -> None:
+def test_enter_sends_is_shown_where_a_keyboard_and_javascript_are(
+    browser: Browser, base_url: str
+) -> None:
     context = open_context(browser, base_url, "desktop-light")
     page = signed_in(context.new_page())
     expect(page.get_by_text("Enter sends")).to_be_visible()
@@ -310,7 +332,8 @@ def test_the_chat_keeps_its_heading_once_messages_exist(browser: Browser, base_u
 
 
 def test_source_titles_in_the_sheet_keep_to_one_line_on_a_phone(
-        browser: Browser, base_url: str, live_server: LiveServer) -> None:
+    browser: Browser, base_url: str, live_server: LiveServer
+) -> None:
     context = open_context(browser, base_url, "phone-light")
     page = signed_in(context.new_page())
     page.goto(f"/chat/{store_mixed_answer(live_server.app)}")
@@ -334,27 +357,30 @@ def test_source_titles_in_the_sheet_keep_to_one_line_on_a_phone(
 
 def _contrast(one: str, two: str) -> float:
     """The WCAG contrast ratio of two computed `rgb(r, g, b)` colours."""
+
     def luminance(rgb: str) -> float:
         channels = [int(part) / 255 for part in re.findall(r"\d+", rgb)[:3]]
         linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
         return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
     high, low = sorted([luminance(one), luminance(two)], reverse=True)
     return (high + 0.05) / (low + 0.05)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_person_can_see_where_each_field_is(browser: Browser, base_url: str,
-                                              scheme: str) -> None:
+def test_a_person_can_see_where_each_field_is(browser: Browser, base_url: str, scheme: str) -> None:
     context = open_context(browser, base_url, f"desktop-{scheme}")
     page = context.new_page()
     page.goto("/login")
     for name in ("Username", "Password"):
         edge, around = page.get_by_label(name).evaluate(
             """el => [getComputedStyle(el).borderTopColor,
-                      getComputedStyle(el.closest('.card')).backgroundColor]""")
+                      getComputedStyle(el.closest('.card')).backgroundColor]"""
+        )
         assert _contrast(edge, around) >= 3, (name, edge, around)
     signed_in(page)
     edge, around = page.locator("#composer").evaluate(
-        "el => [getComputedStyle(el).borderTopColor, getComputedStyle(document.body).backgroundColor]")
+        "el => [getComputedStyle(el).borderTopColor, getComputedStyle(document.body).backgroundColor]"
+    )
     assert _contrast(edge, around) >= 3, ("Message", edge, around)
     context.close()

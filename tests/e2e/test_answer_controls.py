@@ -87,8 +87,9 @@ def test_stop_an_answer_while_it_streams(slow_chat: Page, slow_server: LiveServe
     assert words(answer.locator(".answer-body").inner_text()) == shown
 
 
-def test_retry_a_stopped_answer(slow_chat: Page, slow_server: LiveServer,
-                                slow_model: FakeClaude) -> None:
+def test_retry_a_stopped_answer(
+    slow_chat: Page, slow_server: LiveServer, slow_model: FakeClaude
+) -> None:
     page = slow_chat
     slow_model.replies.append(text_reply((SHORT_ANSWER, [])))
     stopped = stop_while_streaming(page)
@@ -103,5 +104,7 @@ def test_retry_a_stopped_answer(slow_chat: Page, slow_server: LiveServer,
     asked = slow_model.requests[-1]["messages"][-1]
     assert asked["role"] == "user" and QUESTION in json.dumps(asked["content"])
     session_id = page.url.rsplit("/", 1)[1]
-    assert [a["status"] for a in stored_answers(slow_server, session_id)] == \
-        ["cancelled", "complete"]
+    assert [a["status"] for a in stored_answers(slow_server, session_id)] == [
+        "cancelled",
+        "complete",
+    ]

@@ -24,11 +24,19 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 TIMEOUT = 20_000
-TEXT = ("Your card's balance is **$4,782.07** [[1]](https://www.irs.gov/a).\n\n"
-        "- Pay it in full [[2]](https://www.irs.gov/b)\n- Or at least the minimum 😀\n\n"
-        "A paragraph long enough to come in several flushes ends here.\n\nThe end.")
-DOCS = [{"document_id": f"d{n}", "semantic_identifier": f"IRS page {n}",
-         "link": f"https://www.irs.gov/{'ab'[n - 1]}"} for n in (1, 2)]
+TEXT = (
+    "Your card's balance is **$4,782.07** [[1]](https://www.irs.gov/a).\n\n"
+    "- Pay it in full [[2]](https://www.irs.gov/b)\n- Or at least the minimum 😀\n\n"
+    "A paragraph long enough to come in several flushes ends here.\n\nThe end."
+)
+DOCS = [
+    {
+        "document_id": f"d{n}",
+        "semantic_identifier": f"IRS page {n}",
+        "link": f"https://www.irs.gov/{'ab'[n - 1]}",
+    }
+    for n in (1, 2)
+]
 # The page's answer body as it will be once the stream ends: `.answer-settled` unwrapped.
 UNWRAPPED = """() => { const body = document.querySelector('.answer-body').cloneNode(true);
   const settled = body.querySelector(':scope > .answer-settled');
@@ -44,11 +52,15 @@ class Gates:
 
 
 def events(gates: Gates) -> Iterator[StoredEvent | None]:
-    chunks = [TEXT[i:i + 12] for i in range(0, len(TEXT), 12)]
-    datas = [packet({"type": "search_tool_documents_delta", "documents": DOCS}),
-             packet({"type": "message_start", "final_documents": None})]
-    datas += [packet({"type": "citation_info", "citation_number": n, "document_id": f"d{n}"})
-              for n in (1, 2)]
+    chunks = [TEXT[i : i + 12] for i in range(0, len(TEXT), 12)]
+    datas = [
+        packet({"type": "search_tool_documents_delta", "documents": DOCS}),
+        packet({"type": "message_start", "final_documents": None}),
+    ]
+    datas += [
+        packet({"type": "citation_info", "citation_number": n, "document_id": f"d{n}"})
+        for n in (1, 2)
+    ]
     seq = 0
     for data in datas:
         seq += 1
@@ -110,8 +122,9 @@ def test_settled_blocks_stay_and_the_stream_draws_the_final_answer(
     streamed = page.evaluate(UNWRAPPED)
     paced.end.set()
 
-    expect(answer.locator(".answer-body")).not_to_have_class(re.compile("is-streaming"),
-                                                             timeout=TIMEOUT)
+    expect(answer.locator(".answer-body")).not_to_have_class(
+        re.compile("is-streaming"), timeout=TIMEOUT
+    )
     expect(answer.locator(".sources-bar")).to_be_visible()
     assert page.evaluate(UNWRAPPED) == streamed
     assert answer.locator(".answer-body").inner_text().count("ends here.") == 1

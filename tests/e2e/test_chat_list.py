@@ -99,7 +99,8 @@ def test_delete_a_chat(signed_in: Page) -> None:
     expect(listed(page, current)).to_have_count(1)
     open_menu(page, current_title).get_by_role("button", name="Delete chat…").click()
     page.get_by_role("dialog", name=f"Delete “{current_title}”?").get_by_role(
-        "button", name="Delete", exact=True).click()
+        "button", name="Delete", exact=True
+    ).click()
     expect(page).not_to_have_url(re.compile(f"/chat/{current}$"))
     expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
     expect(listed(page, current)).to_have_count(0)
@@ -112,7 +113,8 @@ def test_cancel_leaves_the_chat_as_it_was(signed_in: Page) -> None:
     menu = open_menu(page, title)
     menu.get_by_role("button", name="Delete chat…").click()
     page.get_by_role("dialog", name=f"Delete “{title}”?").get_by_role(
-        "button", name="Cancel").click()
+        "button", name="Cancel"
+    ).click()
     menu.get_by_role("button", name="Cancel").click()
     expect(page.locator(".session-menu:popover-open")).to_have_count(0)
     expect(listed(page, session_id)).to_have_text(title)

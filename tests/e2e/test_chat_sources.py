@@ -121,7 +121,8 @@ def test_credit_card_answer_streams_cites_and_opens_its_sources(
     # An option of the chooser opens that card's account page.
     page.get_by_role("button", name="Sources · 2", exact=True).click()
     page.get_by_role("dialog", name="Sources").get_by_role(
-        "button", name=re.compile("Credit card")).click()
+        "button", name=re.compile("Credit card")
+    ).click()
     page.locator(".chooser:popover-open").get_by_role("link", name="Credit card · Citi").click()
     citi = next(path for where, path in accounts["Credit card"] if where == "Citi")
     expect(page).to_have_url(re.compile(re.escape(citi) + "$"))
@@ -139,7 +140,8 @@ def test_an_inline_citation_of_two_cards_opens_the_chooser(signed_in: Page) -> N
     page = signed_in
     ask(page, CARDS_QUESTION)
     expect(page.get_by_role("button", name="Sources · 2", exact=True)).to_be_visible(
-        timeout=ANSWER_TIMEOUT)
+        timeout=ANSWER_TIMEOUT
+    )
     page.locator(".answer-body").get_by_role("button", name=re.compile("Source 1")).first.click()
     chooser = page.locator(".chooser:popover-open")
     expect(chooser.get_by_role("link")).to_have_count(2)
@@ -171,8 +173,9 @@ def test_a_tax_answer_cites_an_official_page_read_in_the_app_with_the_original_a
     inline.click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("26 U.S.C. § 121")
     expect(page.locator(".library-body mark#cited")).to_be_in_viewport()
-    expect(page.get_by_role("link", name="Open the original at uscode.house.gov")).to_have_attribute(
-        "href", re.compile(r"^https://uscode\.house\.gov/view\.xhtml"))
+    expect(
+        page.get_by_role("link", name="Open the original at uscode.house.gov")
+    ).to_have_attribute("href", re.compile(r"^https://uscode\.house\.gov/view\.xhtml"))
 
 
 def test_the_browser_never_calls_another_host(signed_in: Page, live_server: LiveServer) -> None:
@@ -181,7 +184,8 @@ def test_the_browser_never_calls_another_host(signed_in: Page, live_server: Live
     page.on("request", lambda r: hosts.add(r.url.split("/")[2]))
     ask(page, "What is an index fund?")
     expect(page.get_by_role("button", name=re.compile(r"^Sources · \d+$"))).to_be_visible(
-        timeout=ANSWER_TIMEOUT)
+        timeout=ANSWER_TIMEOUT
+    )
     page.get_by_role("button", name=re.compile(r"^Sources · \d+$")).click()
     expect(page.locator("dialog .source-icon").first).to_be_visible()
     page.wait_for_load_state("networkidle")

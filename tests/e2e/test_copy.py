@@ -15,8 +15,9 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def clipboard_page(browser: Browser, base_url: str) -> Iterator[Page]:
-    context = browser.new_context(base_url=base_url,
-                                  permissions=["clipboard-read", "clipboard-write"])
+    context = browser.new_context(
+        base_url=base_url, permissions=["clipboard-read", "clipboard-write"]
+    )
     try:
         yield context.new_page()
     finally:

@@ -68,7 +68,8 @@ def test_the_sheet_lists_as_many_rows_as_its_bar_counts(mixed: Page) -> None:
     assert count == 7
     expect(sheet.locator(".source-row")).to_have_count(count)
     expect(sheet.get_by_role("heading", level=3)).to_have_text(
-        ["Cited Sources", "More", "User Files"])
+        ["Cited Sources", "More", "User Files"]
+    )
 
 
 def test_each_row_opens_its_source_its_own_way(mixed: Page) -> None:
@@ -79,19 +80,22 @@ def test_each_row_opens_its_source_its_own_way(mixed: Page) -> None:
     expect(web).to_have_attribute("target", "_blank")
     expect(web).to_have_attribute("rel", "noopener noreferrer")
     expect(web.locator(".source-snippet")).to_have_text(
-        "You can exclude up to $250,000 of gain (see the worksheet).")
+        "You can exclude up to $250,000 of gain (see the worksheet)."
+    )
     expect(web.locator(".source-snippet mark")).to_have_text("gain")
     expect(sheet.get_by_role("link", name=re.compile(r"^AAPL quote"))).to_have_attribute(
-        "href", "/markets/AAPL")
+        "href", "/markets/AAPL"
+    )
     expect(sheet.get_by_role("link", name=re.compile(r"^Your portfolio"))).to_have_attribute(
-        "href", "/portfolio")
-    expect(sheet.get_by_role("button", name=re.compile(r"^2024 W-2\.pdf"))).to_contain_text(
-        "File")
+        "href", "/portfolio"
+    )
+    expect(sheet.get_by_role("button", name=re.compile(r"^2024 W-2\.pdf"))).to_contain_text("File")
 
     sheet.get_by_role("button", name=re.compile(r"^Credit card")).click()
     chooser = sheet.locator(".chooser:popover-open")
     expect(chooser.get_by_role("link")).to_have_text(
-        ["Credit card · American Express", "Credit card · Citi"])
+        ["Credit card · American Express", "Credit card · Citi"]
+    )
 
 
 def test_a_source_without_a_target_is_not_clickable(mixed: Page) -> None:
@@ -103,15 +107,19 @@ def test_a_source_without_a_target_is_not_clickable(mixed: Page) -> None:
     expect(sheet.get_by_role("link", name=name)).to_have_count(0)
     expect(sheet.get_by_role("button", name=name)).to_have_count(0)
     assert row.evaluate("el => [el.tagName, el.tabIndex, getComputedStyle(el).cursor]") == [
-        "DIV", -1, "default"]
+        "DIV",
+        -1,
+        "default",
+    ]
     url = page.url
     row.click()
     expect(sheet).to_be_visible()
     expect(page.locator("#toast")).to_be_hidden()
     assert page.url == url
     inline = page.locator(".answer-body .cite", has_text="3")
-    assert inline.evaluate("el => [el.tagName, el.getAttribute('role'), el.hasAttribute('href')]"
-                           ) == ["SPAN", None, False]
+    assert inline.evaluate(
+        "el => [el.tagName, el.getAttribute('role'), el.hasAttribute('href')]"
+    ) == ["SPAN", None, False]
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS), ids=list(VIEWPORTS))
@@ -176,19 +184,20 @@ def test_a_finished_answer_is_announced_once(fresh_chat: Page) -> None:
     assert page.locator("#conversation").evaluate("el => el.hasAttribute('aria-live')") is False
     ask(page, CARDS_QUESTION)
     expect(page.get_by_role("button", name="Sources · 2", exact=True)).to_be_visible(
-        timeout=ANSWER_TIMEOUT)
+        timeout=ANSWER_TIMEOUT
+    )
     announcer = page.locator("#announcer")
     expect(announcer).to_contain_text("In total you owe")
     expect(announcer).to_contain_text("Sources · 2")
     # Citation numbers are left out of what is read.
     assert not re.search(r"\$4,782\.07\s*\d", announcer.inner_text())
-    expect(page.locator("article.message.assistant")).not_to_have_attribute(
-        "aria-busy", "true")
+    expect(page.locator("article.message.assistant")).not_to_have_attribute("aria-busy", "true")
 
 
 @pytest.fixture
-def first_stream_breaks(live_server: LiveServer,
-                        monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+def first_stream_breaks(
+    live_server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[list[int]]:
     """Make the first answer stream fail after its first text; later ones are whole."""
     with live_server.app.app_context():
         service = chat_service()
@@ -217,8 +226,9 @@ def test_an_answer_whose_stream_breaks_off_says_so_and_resumes_on_reload(
     ask(page, CARDS_QUESTION)
     answer = page.locator("article.message.assistant")
     notice = answer.locator(".answer-interrupted")
-    expect(notice).to_have_text("The answer was interrupted. Reload the page to continue.",
-                                timeout=ANSWER_TIMEOUT)
+    expect(notice).to_have_text(
+        "The answer was interrupted. Reload the page to continue.", timeout=ANSWER_TIMEOUT
+    )
     assert first_stream_breaks == [1]
     expect(answer.locator(".sources-bar")).to_have_count(0)
     expect(page.locator("#composer")).not_to_have_class(re.compile("is-busy"))
@@ -227,7 +237,8 @@ def test_an_answer_whose_stream_breaks_off_says_so_and_resumes_on_reload(
     notice.get_by_role("link", name="Reload the page").click()
     expect(page.locator(".answer-body")).to_contain_text("$4,782.07", timeout=ANSWER_TIMEOUT)
     expect(page.get_by_role("button", name="Sources · 2", exact=True)).to_be_visible(
-        timeout=ANSWER_TIMEOUT)
+        timeout=ANSWER_TIMEOUT
+    )
     expect(page.locator(".answer-interrupted")).to_have_count(0)
 
 
@@ -252,5 +263,4 @@ def test_a_stream_that_cannot_connect_frees_the_question_box(fresh_chat: Page) -
     # Reloaded (and connecting again), the first answer is there in full.
     page.unroute(re.compile(r"/events$"))
     page.reload()
-    expect(page.locator(".answer-body").first).to_contain_text("$4,782.07",
-                                                               timeout=ANSWER_TIMEOUT)
+    expect(page.locator(".answer-body").first).to_contain_text("$4,782.07", timeout=ANSWER_TIMEOUT)

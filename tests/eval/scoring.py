@@ -27,10 +27,24 @@ from webapp.turn import from_document
 
 QUESTIONS = Path(__file__).with_name("questions.toml")
 USERS = ("demo", "alex")
-INTENTS = frozenset({
-    "balances", "debts", "net_worth", "cash", "utilization", "institution", "account",
-    "holdings", "allocation", "quote", "document", "small_talk", "out_of_scope", "no_data",
-})
+INTENTS = frozenset(
+    {
+        "balances",
+        "debts",
+        "net_worth",
+        "cash",
+        "utilization",
+        "institution",
+        "account",
+        "holdings",
+        "allocation",
+        "quote",
+        "document",
+        "small_talk",
+        "out_of_scope",
+        "no_data",
+    }
+)
 ALWAYS_NEVER = ("null", "None")
 
 
@@ -74,20 +88,29 @@ class Verdict:
 def load_questions(path: Path = QUESTIONS) -> list[Question]:
     """Read the evaluation set."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return [Question(
-        user=q["user"], intent=q["intent"], ask=q["ask"], says=tuple(q.get("says", ())),
-        never=tuple(q.get("never", ())), cites=tuple(q.get("cites", ())),
-        cites_one_of=tuple(q.get("cites_one_of", ())), sources=q.get("sources"),
-        max_sources=q.get("max_sources"),
-    ) for q in data["question"]]
+    return [
+        Question(
+            user=q["user"],
+            intent=q["intent"],
+            ask=q["ask"],
+            says=tuple(q.get("says", ())),
+            never=tuple(q.get("never", ())),
+            cites=tuple(q.get("cites", ())),
+            cites_one_of=tuple(q.get("cites_one_of", ())),
+            sources=q.get("sources"),
+            max_sources=q.get("max_sources"),
+        )
+        for q in data["question"]
+    ]
 
 
 class Evaluator:
     """An app on a fresh seeded database, and what each demo user's accounts are called."""
 
     def __init__(self, folder: Path, database_url: str | None = None) -> None:
-        self.app: Flask = make_app(folder, **({"DATABASE_URL": database_url}
-                                              if database_url else {}))
+        self.app: Flask = make_app(
+            folder, **({"DATABASE_URL": database_url} if database_url else {})
+        )
         self.clients: dict[str, ApiClient] = {u: api_client(self.app, u) for u in USERS}
         engine = get_engine(self.app)
         self.accounts: dict[str, list[dict[str, Any]]] = {}
@@ -113,8 +136,13 @@ class Evaluator:
         stream = PacketStream(0)
         stream.extend(json.loads(e.data) for e in events if e.event == "packet")
         message = client.session(session_id)["messages"][1]
-        return Answer(str(message["status"]), str(message["content"] or ""),
-                      tuple(message["citations"]), select_sources(stream.state).count, seconds)
+        return Answer(
+            str(message["status"]),
+            str(message["content"] or ""),
+            tuple(message["citations"]),
+            select_sources(stream.state).count,
+            seconds,
+        )
 
     def judge(self, question: Question) -> Verdict:
         """Ask one question and list what its answer gets wrong."""
@@ -127,14 +155,14 @@ class Evaluator:
         problems += [f"does not say {p!r}" for p in question.says if p.lower() not in text]
         problems += [f"says {p!r}" for p in question.never if p.lower() in text]
         # A missing value printed as code: "null", "None" (as words, whatever the question).
-        problems += [f"says {p!r}" for p in ALWAYS_NEVER
-                     if re.search(rf"\b{p}\b", answer.content)]
+        problems += [f"says {p!r}" for p in ALWAYS_NEVER if re.search(rf"\b{p}\b", answer.content)]
         cited = [(str(c["source"]), c["target"]) for c in answer.citations]
         for spec in question.cites:
             if not any(self.matches(question.user, spec, c) for c in cited):
                 problems.append(f"does not cite {spec}")
-        if question.cites_one_of and not any(self.matches(question.user, spec, c)
-                                             for spec in question.cites_one_of for c in cited):
+        if question.cites_one_of and not any(
+            self.matches(question.user, spec, c) for spec in question.cites_one_of for c in cited
+        ):
             problems.append(f"cites none of {list(question.cites_one_of)}")
         if question.sources is not None and answer.sources != question.sources:
             problems.append(f"lists {answer.sources} sources, not {question.sources}")
@@ -144,8 +172,11 @@ class Evaluator:
 
     def _account_id(self, user: str, name: str) -> str:
         place, _, account = name.rpartition(" / ")
-        found = [a for a in self.accounts[user] if a["account_name"] == account
-                 and (not place or a["institution_name"] == place)]
+        found = [
+            a
+            for a in self.accounts[user]
+            if a["account_name"] == account and (not place or a["institution_name"] == place)
+        ]
         assert len(found) == 1, f"{name!r} names {len(found)} accounts of {user}"
         return str(found[0]["source_account_id"])
 
@@ -153,12 +184,18 @@ class Evaluator:
         """Tell whether one citation (source, target) is the one `spec` describes."""
         source, target = cited
         if "account" in spec:
-            return bool(target) and target.get("kind") == "account" and \
-                target.get("accountId") == self._account_id(user, spec["account"])
+            return (
+                bool(target)
+                and target.get("kind") == "account"
+                and target.get("accountId") == self._account_id(user, spec["account"])
+            )
         if "accounts" in spec:
             wanted = sorted(self._account_id(user, name) for name in spec["accounts"])
-            return bool(target) and target.get("kind") == "accounts" and \
-                sorted(a["accountId"] for a in target.get("accounts", [])) == wanted
+            return (
+                bool(target)
+                and target.get("kind") == "accounts"
+                and sorted(a["accountId"] for a in target.get("accounts", [])) == wanted
+            )
         if "label" in spec:
             return source == "silvia://your-account/" + spec["label"].lower().replace(" ", "-")
         if "ticker" in spec:

@@ -42,8 +42,9 @@ def test_every_answer_is_correct_on_postgresql(pg_url: str, tmp_path: Path) -> N
     # The same questions where the queries run as a read-only role under row-level security.
     evaluator = Evaluator(tmp_path, pg_url)
     try:
-        wrong = [(v.question.ask, v.problems) for v in map(evaluator.judge, QUESTIONS)
-                 if not v.correct]
+        wrong = [
+            (v.question.ask, v.problems) for v in map(evaluator.judge, QUESTIONS) if not v.correct
+        ]
     finally:
         evaluator.close()
     assert wrong == []
@@ -52,8 +53,13 @@ def test_every_answer_is_correct_on_postgresql(pg_url: str, tmp_path: Path) -> N
 def test_a_wrong_answer_fails(evaluator: Evaluator) -> None:
     # The scorer itself: a question asking for a figure the data does not hold must fail,
     # as must one whose citation is of another account.
-    wrong = Question("demo", "account", "What is my Chase checking balance?",
-                     says=("$2,104.76",), cites=({"account": "Wells Fargo / Checking"},))
+    wrong = Question(
+        "demo",
+        "account",
+        "What is my Chase checking balance?",
+        says=("$2,104.76",),
+        cites=({"account": "Wells Fargo / Checking"},),
+    )
     problems = evaluator.judge(wrong).problems
     assert any("$2,104.76" in p for p in problems)
     assert any("does not cite" in p for p in problems)

@@ -28,11 +28,17 @@ def deltas(*texts: str) -> list[str]:
     return [packet({"type": "message_delta", "content": text}) for text in texts]
 
 
-def render(stream: PacketStream, phase: Phase, error: str | None,
-           start: int = 0) -> AnswerViews:
+def render(stream: PacketStream, phase: Phase, error: str | None, start: int = 0) -> AnswerViews:
     state = stream.state
-    answer = answer_view(state, "m", None, streaming=phase == "streaming", error=error,
-                         interrupted=phase == "interrupted", start=start)
+    answer = answer_view(
+        state,
+        "m",
+        None,
+        streaming=phase == "streaming",
+        error=error,
+        interrupted=phase == "interrupted",
+        start=start,
+    )
     return AnswerViews(answer, sources_view(state, "m", None, lambda doc: "/icon"))
 
 
@@ -40,15 +46,16 @@ def fragments(views: AnswerViews) -> tuple[str, str]:
     """Draw the views as the templates do, in made-up tags the answer HTML never holds."""
     # Multi-line on purpose: every line must travel in its own `data:` field.
     answer = views.answer
-    head = ("interrupted" if answer.interrupted else
-            "streaming" if answer.streaming else "final")
+    head = "interrupted" if answer.interrupted else "streaming" if answer.streaming else "final"
     if answer.streaming:
         body = f"<answer-settled>{answer.settled_html}</answer-settled>{answer.open_html}"
     else:
         body = str(answer.body)
-    return (f"<div class='{head}'>\n<answer-body>{body}</answer-body>\n"
-            f"<p>{escape(answer.error or '')}</p>\n</div>",
-            f"<dialog>\nSources · {views.sources.count}\n</dialog>")
+    return (
+        f"<div class='{head}'>\n<answer-body>{body}</answer-body>\n"
+        f"<p>{escape(answer.error or '')}</p>\n</div>",
+        f"<dialog>\nSources · {views.sources.count}\n</dialog>",
+    )
 
 
 class Events:
@@ -68,8 +75,9 @@ class Events:
             self.closed.set()
 
 
-def stored(datas: list[str], *, status: str = "complete",
-           pauses: dict[int, float] | None = None) -> Events:
+def stored(
+    datas: list[str], *, status: str = "complete", pauses: dict[int, float] | None = None
+) -> Events:
     items: list[tuple[float, StoredEvent | None]] = []
     for seq, data in enumerate(datas, start=1):
         items.append(((pauses or {}).get(seq, 0.0), StoredEvent(seq, "packet", data)))
@@ -99,8 +107,9 @@ def names(events: list[ServerSentEvent]) -> list[str]:
     return [e.event for e in events]
 
 
-_BODY = re.compile(r"<answer-body>(?:<answer-settled>(.*?)</answer-settled>)?(.*?)</answer-body>",
-                   re.DOTALL)
+_BODY = re.compile(
+    r"<answer-body>(?:<answer-settled>(.*?)</answer-settled>)?(.*?)</answer-body>", re.DOTALL
+)
 
 
 def _utf16(text: str) -> bytes:
@@ -141,9 +150,9 @@ class Page:
             sent = _utf16(self.sent or "")
             assert keep == 0 or len(sent) == 2 * base, "a patch to something else"
             assert keep * 2 <= len(sent)
-            whole = sent[:2 * keep] + _utf16(html)
-            self.settled += _text(whole[:2 * settle])
-            self.open = self.sent = _text(whole[2 * settle:])
+            whole = sent[: 2 * keep] + _utf16(html)
+            self.settled += _text(whole[: 2 * settle])
+            self.open = self.sent = _text(whole[2 * settle :])
         else:
             return
         self.wire += len(event.data.encode())

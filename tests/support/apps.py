@@ -20,9 +20,15 @@ from webapp.web._extension import chat_service
 
 def make_app(tmp_path: Path, **config: Any) -> Flask:
     """Return an app on a new seeded database in `tmp_path`."""
-    app = create_app({"TESTING": True, "SECRET_KEY": "test",
-                      "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
-                      "ANTHROPIC_API_KEY": None, **config})
+    app = create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "test",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
+            "ANTHROPIC_API_KEY": None,
+            **config,
+        }
+    )
     engine = get_engine(app)
     upgrade_database(engine)
     seed_demo(engine, "demo")
@@ -38,8 +44,11 @@ class ApiClient:
 
     @property
     def http(self) -> httpx.Client:
-        return httpx.Client(transport=httpx.WSGITransport(app=self.app), base_url="http://app",
-                            headers={"Authorization": f"Bearer {self.token}"})
+        return httpx.Client(
+            transport=httpx.WSGITransport(app=self.app),
+            base_url="http://app",
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
 
     def new_session(self) -> str:
         response = self.http.post("/api/chat/sessions", json={})
@@ -47,8 +56,9 @@ class ApiClient:
         return str(response.json()["id"])
 
     def ask(self, session_id: str, question: str) -> dict[str, Any]:
-        response = self.http.post(f"/api/chat/sessions/{session_id}/messages",
-                                  json={"message": question})
+        response = self.http.post(
+            f"/api/chat/sessions/{session_id}/messages", json={"message": question}
+        )
         assert response.status_code == 202, response.text
         return dict(response.json())
 

@@ -10,8 +10,18 @@ json_values: st.SearchStrategy[object] = st.recursive(
     max_leaves=12,
 )
 kinds = st.sampled_from(
-    ["web", "tax_reference", "card_document", "mortgage_reference", "market_data", "analysis",
-     "account", "accounts", "portfolio", "other"]
+    [
+        "web",
+        "tax_reference",
+        "card_document",
+        "mortgage_reference",
+        "market_data",
+        "analysis",
+        "account",
+        "accounts",
+        "portfolio",
+        "other",
+    ]
 )
 account_ids = st.from_regex(r"[A-Za-z0-9_-]{16,40}", fullmatch=True).filter(
     lambda s: not s.isdigit()

@@ -7,8 +7,9 @@ from typing import Any
 from tests.support.fake_claude import text_reply, tool_reply
 
 
-def cite_then_call(text: str, citations: list[dict[str, Any]],
-                   *calls: tuple[str, str, dict[str, Any]]) -> list[dict[str, Any]]:
+def cite_then_call(
+    text: str, citations: list[dict[str, Any]], *calls: tuple[str, str, dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Return a message whose text block cites, followed by tool calls (stop: tool_use).
 
     The citations are made before the tools run: a later round may still change what their

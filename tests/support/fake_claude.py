@@ -34,14 +34,20 @@ class Paced:
 Reply = list[dict[str, Any]] | HttpError | Paced
 
 
-def text_reply(*blocks: tuple[str, list[dict[str, Any]]], stop: str = "end_turn",
-               citations_first: bool = False) -> list[dict[str, Any]]:
+def text_reply(
+    *blocks: tuple[str, list[dict[str, Any]]], stop: str = "end_turn", citations_first: bool = False
+) -> list[dict[str, Any]]:
     """Return the events of a message whose text blocks carry the given citations."""
     events: list[dict[str, Any]] = [_message_start()]
     for index, (text, citations) in enumerate(blocks):
-        events.append({"type": "content_block_start", "index": index,
-                       "content_block": {"type": "text", "text": ""}})
-        deltas = [{"type": "text_delta", "text": text[i:i + 7]} for i in range(0, len(text), 7)]
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "text", "text": ""},
+            }
+        )
+        deltas = [{"type": "text_delta", "text": text[i : i + 7]} for i in range(0, len(text), 7)]
         cites = [{"type": "citations_delta", "citation": c} for c in citations]
         ordered = cites + deltas if citations_first else deltas + cites
         events += [{"type": "content_block_delta", "index": index, "delta": d} for d in ordered]
@@ -56,33 +62,63 @@ def tool_reply(*calls: tuple[str, str, dict[str, Any]], preface: str = "") -> li
     index = 0
     if preface:
         events += [
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": preface}},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": preface},
+            },
             {"type": "content_block_stop", "index": 0},
         ]
         index = 1
     for tool_id, name, tool_input in calls:
         raw = json.dumps(tool_input)
-        events.append({"type": "content_block_start", "index": index,
-                       "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}}})
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}},
+            }
+        )
         for i in range(0, len(raw), 5):
-            events.append({"type": "content_block_delta", "index": index,
-                           "delta": {"type": "input_json_delta", "partial_json": raw[i:i + 5]}})
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": raw[i : i + 5]},
+                }
+            )
         events.append({"type": "content_block_stop", "index": index})
         index += 1
     return events + _message_end("tool_use")
 
 
 def _message_start() -> dict[str, Any]:
-    return {"type": "message_start", "message": {
-        "id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake",
-        "content": [], "stop_reason": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-fake",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1},
+        },
+    }
 
 
 def _message_end(stop: str) -> list[dict[str, Any]]:
     return [
-        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-         "usage": {"output_tokens": 20}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 20},
+        },
         {"type": "message_stop"},
     ]
 
@@ -94,7 +130,7 @@ def _frames(events: list[dict[str, Any]]) -> Iterator[bytes]:
     # Uneven chunks split lines, frames and multi-byte characters.
     step = 37
     for i in range(0, len(data), step):
-        yield data[i:i + step]
+        yield data[i : i + step]
 
 
 class FakeClaude:
@@ -127,8 +163,13 @@ class FakeClaude:
             self.requests.append(body)
             self.headers.append(headers)
             if not self.replies:
-                return HttpError(500, {"type": "error", "error": {"type": "api_error",
-                                                                   "message": "script exhausted"}})
+                return HttpError(
+                    500,
+                    {
+                        "type": "error",
+                        "error": {"type": "api_error", "message": "script exhausted"},
+                    },
+                )
             return self.replies.pop(0)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -164,8 +205,9 @@ class FakeClaude:
                 try:
                     if isinstance(reply, Paced):
                         for event in reply.events:
-                            self._chunk(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
-                                        .encode())
+                            self._chunk(
+                                f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+                            )
                             time.sleep(reply.seconds)
                     else:
                         for chunk in _frames(reply):

@@ -55,8 +55,10 @@ def _sqlite_tool(url: str) -> object:
     engine = create_store_engine(url)
     user = authenticate(engine, "demo", "demo")
     assert user is not None
-    query = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2000000) "
-             "SELECT count(*) AS n FROM c")
+    query = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2000000) "
+        "SELECT count(*) AS n FROM c"
+    )
     result = run_sql(engine, user.id, query, timeout=30)
     return result.error or result.rows[0]["n"]
 
@@ -79,8 +81,11 @@ def _turns(url: str) -> object:
     user = authenticate(engine, "demo", "demo")
     assert user is not None
     service = chat_service(app)
-    questions = ["What do I owe on my credit cards?", "What is AAPL trading at?",
-                 "How is the gain on selling my home taxed?"]
+    questions = [
+        "What do I owe on my credit cards?",
+        "What is AAPL trading at?",
+        "How is the gain on selling my home taxed?",
+    ]
     asked = []
     for question in questions:
         session_id = create_session(engine, user.id)["id"]
@@ -96,7 +101,10 @@ def _turns(url: str) -> object:
 
 
 CASES: dict[str, Callable[[str], object]] = {
-    "psycopg": _psycopg, "pool": _pool, "sqlite_tool": _sqlite_tool, "sandbox": _sandbox,
+    "psycopg": _psycopg,
+    "pool": _pool,
+    "sqlite_tool": _sqlite_tool,
+    "sandbox": _sandbox,
     "turns": _turns,
 }
 

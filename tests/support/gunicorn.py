@@ -76,15 +76,22 @@ class Server:
 
 
 @contextmanager
-def gunicorn(env: Mapping[str, str], log_dir: Path, *, name: str = "web",
-             ready_timeout: float = 60.0) -> Iterator[Server]:
+def gunicorn(
+    env: Mapping[str, str], log_dir: Path, *, name: str = "web", ready_timeout: float = 60.0
+) -> Iterator[Server]:
     """Start the Procfile's web command with `env` added; stop it when the block ends."""
     port = free_port()
     log = log_dir / f"{name}-{port}.log"
     command = [*procfile_command(), "-b", f"127.0.0.1:{port}"]
     with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **env}, stdout=out,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     server = Server(process, f"http://127.0.0.1:{port}", log)
     try:
         _wait_ready(server, ready_timeout)

@@ -30,8 +30,9 @@ class MemorySink:
         return [p["obj"]["type"] for p in self.packets()]
 
     def streamed_text(self) -> str:
-        return "".join(p["obj"]["content"] for p in self.packets()
-                       if p["obj"]["type"] == "message_delta")
+        return "".join(
+            p["obj"]["content"] for p in self.packets() if p["obj"]["type"] == "message_delta"
+        )
 
 
 @dataclass(frozen=True)

@@ -96,15 +96,23 @@ class _DatabaseSink:
         """Store the pending events now, in one transaction."""
         with self._writing, self._batch() as (batch, _):
             if batch:
-                store.append_events(self.service.engine, self.message_id, self.owner,
-                                    self.service.lease, batch)
+                store.append_events(
+                    self.service.engine, self.message_id, self.owner, self.service.lease, batch
+                )
                 self.service.announce(self.message_id)
 
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._check()
         with self._writing, self._batch() as (batch, seq):
-            store.save_checkpoint(self.service.engine, self.message_id, self.owner,
-                                  self.service.lease, checkpoint, seq, batch)
+            store.save_checkpoint(
+                self.service.engine,
+                self.message_id,
+                self.owner,
+                self.service.lease,
+                checkpoint,
+                seq,
+                batch,
+            )
         if batch:
             self.service.announce(self.message_id)
 
@@ -113,10 +121,17 @@ class _DatabaseSink:
             with self._lock:
                 done = self.next_event("done", {"status": result.status})
             store.finish_message(
-                self.service.engine, self.message_id, self.owner, status=result.status,
-                content=result.content, citations=result.citations,
-                inline_citations=result.inline_citations, error=result.error,
-                done=done, events=batch)
+                self.service.engine,
+                self.message_id,
+                self.owner,
+                status=result.status,
+                content=result.content,
+                citations=result.citations,
+                inline_citations=result.inline_citations,
+                error=result.error,
+                done=done,
+                events=batch,
+            )
         self.close()
         self.service.announce(self.message_id)
 
@@ -163,8 +178,9 @@ class _DatabaseSink:
                     flushed_at = time.monotonic()
                 else:
                     with self._writing:
-                        store.renew_lease(self.service.engine, self.message_id, self.owner,
-                                          self.service.lease)
+                        store.renew_lease(
+                            self.service.engine, self.message_id, self.owner, self.service.lease
+                        )
             except LeaseLost as exc:
                 self._failure = exc
                 return
@@ -177,11 +193,18 @@ class _DatabaseSink:
 class ChatService:
     """Start, run, resume and stream turns for the app's users."""
 
-    def __init__(self, engine: Engine, model: Callable[[], ModelEngine],
-                 tools: Callable[[int], ToolRunner], *, lease: timedelta = LEASE,
-                 deadline: timedelta = DEADLINE, max_turns_per_user: int = MAX_TURNS_PER_USER,
-                 max_streams_per_user: int = MAX_STREAMS_PER_USER,
-                 listener: Listener | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        model: Callable[[], ModelEngine],
+        tools: Callable[[int], ToolRunner],
+        *,
+        lease: timedelta = LEASE,
+        deadline: timedelta = DEADLINE,
+        max_turns_per_user: int = MAX_TURNS_PER_USER,
+        max_streams_per_user: int = MAX_STREAMS_PER_USER,
+        listener: Listener | None = None,
+    ) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
         self.max_streams_per_user = max_streams_per_user
@@ -207,9 +230,16 @@ class ChatService:
         history = store.text_history(self.engine, user_id, session_id)
         owner = store.new_id()
         checkpoint = start_checkpoint(history, question)
-        _, message_id = store.start_message(self.engine, user_id, session_id, question,
-                                            self.lease, owner, checkpoint,
-                                            max_running=self.max_turns_per_user)
+        _, message_id = store.start_message(
+            self.engine,
+            user_id,
+            session_id,
+            question,
+            self.lease,
+            owner,
+            checkpoint,
+            max_running=self.max_turns_per_user,
+        )
         self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
         return message_id
 
@@ -233,8 +263,10 @@ class ChatService:
             if self.listener is not None:
                 listener = self.listener
                 jobs.append(lambda: listener.run(self.wakeups, self._stop))
-            self._background = [threading.Thread(target=job, daemon=True, name=f"chat-{i}")
-                                for i, job in enumerate(jobs)]
+            self._background = [
+                threading.Thread(target=job, daemon=True, name=f"chat-{i}")
+                for i, job in enumerate(jobs)
+            ]
         for thread in self._background:
             thread.start()
 
@@ -259,8 +291,7 @@ class ChatService:
 
     def open_stream(self, user_id: int) -> str | None:
         """Count one more open stream of the user's; None when they have as many as allowed."""
-        return store.open_stream(self.engine, user_id, self.worker_id,
-                                 self.max_streams_per_user)
+        return store.open_stream(self.engine, user_id, self.worker_id, self.max_streams_per_user)
 
     def close_stream(self, stream_id: str) -> None:
         """Stop counting a stream (it ended, or its client went away)."""
@@ -287,18 +318,21 @@ class ChatService:
         """Stop a running answer now, keeping what it wrote; False if it was not running."""
         if store.get_message(self.engine, user_id, session_id, message_id) is None:
             return False
-        return self._end(message_id, status="cancelled", error=None,
-                         stop_reason="user_cancelled")
+        return self._end(message_id, status="cancelled", error=None, stop_reason="user_cancelled")
 
     def end_overdue(self) -> int:
         """End every answer running past the turn deadline, whatever its model is doing."""
-        return sum(self._end(message_id, status="error", error=TIMED_OUT, stop_reason=None)
-                   for message_id in store.overdue_messages(self.engine, self.deadline))
+        return sum(
+            self._end(message_id, status="error", error=TIMED_OUT, stop_reason=None)
+            for message_id in store.overdue_messages(self.engine, self.deadline)
+        )
 
-    def _end(self, message_id: str, *, status: str, error: str | None,
-             stop_reason: str | None) -> bool:
-        ended = store.end_running(self.engine, message_id, status=status, error=error,
-                                  stop_reason=stop_reason)
+    def _end(
+        self, message_id: str, *, status: str, error: str | None, stop_reason: str | None
+    ) -> bool:
+        ended = store.end_running(
+            self.engine, message_id, status=status, error=error, stop_reason=stop_reason
+        )
         with self._lock:
             local = [sink for sink in self._sinks if sink.message_id == message_id]
         for sink in local:  # a runner elsewhere is refused its next write instead
@@ -320,8 +354,10 @@ class ChatService:
 
     def resume_stale(self) -> int:
         """Take over every turn whose runner died (a worker restarted); return how many."""
-        return sum(self.resume_if_stale(user_id, message_id)
-                   for user_id, message_id in store.stale_messages(self.engine))
+        return sum(
+            self.resume_if_stale(user_id, message_id)
+            for user_id, message_id in store.stale_messages(self.engine)
+        )
 
     def resume_if_stale(self, user_id: int, message_id: str) -> bool:
         """Take over an answer whose lease expired, from its last checkpoint."""
@@ -347,24 +383,31 @@ class ChatService:
         self._start(user_id, message_id, sink, checkpoint)
         return True
 
-    def _resume_if_expired(self, user_id: int, message_id: str,
-                           lease_until: datetime | None) -> None:
+    def _resume_if_expired(
+        self, user_id: int, message_id: str, lease_until: datetime | None
+    ) -> None:
         # Only an expired lease is worth a write: claiming takes the database's write lock.
         if lease_until is None or lease_until < store.now():
             self.resume_if_stale(user_id, message_id)
 
-    def _start(self, user_id: int, message_id: str, sink: _DatabaseSink,
-               checkpoint: dict[str, Any]) -> None:
-        thread = threading.Thread(target=self._run, args=(user_id, sink, checkpoint),
-                                  name=f"turn-{message_id[:8]}", daemon=True)
+    def _start(
+        self, user_id: int, message_id: str, sink: _DatabaseSink, checkpoint: dict[str, Any]
+    ) -> None:
+        thread = threading.Thread(
+            target=self._run,
+            args=(user_id, sink, checkpoint),
+            name=f"turn-{message_id[:8]}",
+            daemon=True,
+        )
         with self._lock:
             self._threads.add(thread)
             self._sinks.add(sink)
         thread.start()
 
     def _run(self, user_id: int, sink: _DatabaseSink, checkpoint: dict[str, Any]) -> None:
-        flusher = threading.Thread(target=sink.run_flusher, daemon=True,
-                                   name=f"flush-{sink.message_id[:8]}")
+        flusher = threading.Thread(
+            target=sink.run_flusher, daemon=True, name=f"flush-{sink.message_id[:8]}"
+        )
         flusher.start()
         model, tools = self.model(), self.tools(user_id)
         stop_tools = getattr(tools, "stop", None)  # LocalTools ends a running sandbox with it
@@ -406,16 +449,18 @@ class ChatService:
         for thread in threads:
             thread.join(timeout)
 
-    def events(self, user_id: int, session_id: str, message_id: str,
-               after: int = 0) -> Iterator[StoredEvent | None]:
+    def events(
+        self, user_id: int, session_id: str, message_id: str, after: int = 0
+    ) -> Iterator[StoredEvent | None]:
         """Yield the answer's events one by one (see `event_batches`); None is a heartbeat."""
         for batch in self.event_batches(user_id, session_id, message_id, after):
             if not batch:
                 yield None
             yield from batch
 
-    def event_batches(self, user_id: int, session_id: str, message_id: str,
-                      after: int = 0) -> Iterator[list[StoredEvent]]:
+    def event_batches(
+        self, user_id: int, session_id: str, message_id: str, after: int = 0
+    ) -> Iterator[list[StoredEvent]]:
         """Yield the answer's events after `after` until `done`, as stored together.
 
         An empty list is a heartbeat.
@@ -430,7 +475,7 @@ class ChatService:
                 batch = store.events_after(self.engine, message_id, after)
                 if batch:
                     done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
-                    yield batch if done is None else batch[:done + 1]
+                    yield batch if done is None else batch[: done + 1]
                     if done is not None:
                         return
                     after = batch[-1].seq
@@ -444,8 +489,7 @@ class ChatService:
                 while not (woke := news.wait(HEARTBEAT_SECONDS)):
                     yield []  # a heartbeat costs no query
 
-    def _still_running(self, user_id: int, session_id: str, message_id: str,
-                       after: int) -> bool:
+    def _still_running(self, user_id: int, session_id: str, message_id: str, after: int) -> bool:
         """Tell whether a quiet answer may still write; take it over if its runner died."""
         found = store.message_state(self.engine, user_id, session_id, message_id)
         if found is None:

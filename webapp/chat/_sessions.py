@@ -70,15 +70,19 @@ def clean_key(value: str) -> str:
     return value
 
 
-def rename_session(engine: Engine, user_id: int, session_id: str,
-                   title: str) -> dict[str, Any] | None:
+def rename_session(
+    engine: Engine, user_id: int, session_id: str, title: str
+) -> dict[str, Any] | None:
     """Give one of the user's chats a new title (already cleaned); None if it is not theirs."""
+
     def work(conn: sa.Connection) -> bool:
         result = conn.execute(
             chat_sessions.update()
             .where(chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id)
-            .values(title=title))
+            .values(title=title)
+        )
         return bool(result.rowcount)
+
     if not store.write(engine, work):
         return None
     return store.get_session(engine, user_id, session_id)
@@ -89,24 +93,30 @@ def delete_session(engine: Engine, user_id: int, session_id: str) -> bool:
 
     Only rows: end a running answer first (see `remove_session`). False if not theirs.
     """
+
     def work(conn: sa.Connection) -> bool:
         owned = conn.execute(
-            sa.select(chat_sessions.c.id)
-            .where(chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id)).first()
+            sa.select(chat_sessions.c.id).where(
+                chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id
+            )
+        ).first()
         if owned is None:
             return False
-        messages = (sa.select(ai_chat_logs.c.id)
-                    .where(ai_chat_logs.c.session_id == session_id)
-                    .scalar_subquery())
+        messages = (
+            sa.select(ai_chat_logs.c.id)
+            .where(ai_chat_logs.c.session_id == session_id)
+            .scalar_subquery()
+        )
         # Children first: the deletes do not depend on the foreign keys' cascades.
-        conn.execute(chat_idempotency_keys.delete()
-                     .where(chat_idempotency_keys.c.session_id == session_id))
+        conn.execute(
+            chat_idempotency_keys.delete().where(chat_idempotency_keys.c.session_id == session_id)
+        )
         conn.execute(chat_events.delete().where(chat_events.c.message_id.in_(messages)))
-        conn.execute(chat_checkpoints.delete()
-                     .where(chat_checkpoints.c.message_id.in_(messages)))
+        conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id.in_(messages)))
         conn.execute(ai_chat_logs.delete().where(ai_chat_logs.c.session_id == session_id))
         conn.execute(chat_sessions.delete().where(chat_sessions.c.id == session_id))
         return True
+
     return store.write(engine, work)
 
 
@@ -118,8 +128,7 @@ def remove_session(service: ChatService, user_id: int, session_id: str) -> bool:
     return delete_session(service.engine, user_id, session_id)
 
 
-def question_before(engine: Engine, user_id: int, session_id: str,
-                    answer_id: str) -> str | None:
+def question_before(engine: Engine, user_id: int, session_id: str, answer_id: str) -> str | None:
     """Return the question an answer answers: the user's message just before it."""
     messages = store.session_messages(engine, user_id, session_id)
     question = None
@@ -132,54 +141,78 @@ def question_before(engine: Engine, user_id: int, session_id: str,
 
 def discard_exchange(engine: Engine, user_id: int, session_id: str, answer_id: str) -> None:
     """Delete an answer, its events and checkpoint, and the question just before it."""
+
     def work(conn: sa.Connection) -> None:
         answer = conn.execute(
-            sa.select(ai_chat_logs.c.created_at)
-            .where(ai_chat_logs.c.id == answer_id, ai_chat_logs.c.session_id == session_id,
-                   ai_chat_logs.c.user_id == user_id)).first()
+            sa.select(ai_chat_logs.c.created_at).where(
+                ai_chat_logs.c.id == answer_id,
+                ai_chat_logs.c.session_id == session_id,
+                ai_chat_logs.c.user_id == user_id,
+            )
+        ).first()
         if answer is None:
             return
         question = conn.execute(
             sa.select(ai_chat_logs.c.id)
-            .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id,
-                   ai_chat_logs.c.role == "user",
-                   ai_chat_logs.c.created_at < answer.created_at)
-            .order_by(ai_chat_logs.c.created_at.desc()).limit(1)).scalar()
+            .where(
+                ai_chat_logs.c.session_id == session_id,
+                ai_chat_logs.c.user_id == user_id,
+                ai_chat_logs.c.role == "user",
+                ai_chat_logs.c.created_at < answer.created_at,
+            )
+            .order_by(ai_chat_logs.c.created_at.desc())
+            .limit(1)
+        ).scalar()
         ids = [answer_id] + ([str(question)] if question is not None else [])
-        conn.execute(chat_idempotency_keys.delete()
-                     .where(chat_idempotency_keys.c.message_id == answer_id))
+        conn.execute(
+            chat_idempotency_keys.delete().where(chat_idempotency_keys.c.message_id == answer_id)
+        )
         conn.execute(chat_events.delete().where(chat_events.c.message_id == answer_id))
         conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == answer_id))
         conn.execute(ai_chat_logs.delete().where(ai_chat_logs.c.id.in_(ids)))
+
     store.write(engine, work)
 
 
 def find_key(engine: Engine, user_id: int, key: str) -> tuple[str, str] | None:
     """Return (session id, message id) asked with the user's key in the last 24 hours."""
-    query = (sa.select(chat_idempotency_keys.c.session_id, chat_idempotency_keys.c.message_id)
-             .where(chat_idempotency_keys.c.user_id == user_id,
-                    chat_idempotency_keys.c.key == key,
-                    chat_idempotency_keys.c.created_at >= store.now() - KEY_LIFETIME))
+    query = sa.select(chat_idempotency_keys.c.session_id, chat_idempotency_keys.c.message_id).where(
+        chat_idempotency_keys.c.user_id == user_id,
+        chat_idempotency_keys.c.key == key,
+        chat_idempotency_keys.c.created_at >= store.now() - KEY_LIFETIME,
+    )
     with engine.connect() as conn:
         row = conn.execute(query).first()
     return (str(row.session_id), str(row.message_id)) if row else None
 
 
-def remember_key(engine: Engine, user_id: int, key: str, session_id: str,
-                 message_id: str) -> tuple[str, str]:
+def remember_key(
+    engine: Engine, user_id: int, key: str, session_id: str, message_id: str
+) -> tuple[str, str]:
     """Record the message asked with a key; return the (session, message) the key names.
 
     That is this one, unless another request recorded the key first (the primary key makes
     the insert race-safe): then the winner's.
     """
+
     def work(conn: sa.Connection) -> None:
         # Keys past their lifetime are forgotten, so that one may be used again.
-        conn.execute(chat_idempotency_keys.delete().where(
-            chat_idempotency_keys.c.user_id == user_id,
-            chat_idempotency_keys.c.created_at < store.now() - KEY_LIFETIME))
-        conn.execute(chat_idempotency_keys.insert().values(
-            user_id=user_id, key=key, session_id=session_id, message_id=message_id,
-            created_at=store.now()))
+        conn.execute(
+            chat_idempotency_keys.delete().where(
+                chat_idempotency_keys.c.user_id == user_id,
+                chat_idempotency_keys.c.created_at < store.now() - KEY_LIFETIME,
+            )
+        )
+        conn.execute(
+            chat_idempotency_keys.insert().values(
+                user_id=user_id,
+                key=key,
+                session_id=session_id,
+                message_id=message_id,
+                created_at=store.now(),
+            )
+        )
+
     try:
         store.write(engine, work)
     except sa.exc.IntegrityError:
@@ -196,8 +229,9 @@ class Asked:
     repeated: bool  # the key had been used: nothing new was started
 
 
-def ask_once(service: ChatService, user_id: int, session_id: str, question: str,
-             key: str | None) -> Asked:
+def ask_once(
+    service: ChatService, user_id: int, session_id: str, question: str, key: str | None
+) -> Asked:
     """Ask, unless the key was used for this question in the last 24 hours.
 
     SessionBusy while the chat answers another question; KeyConflict when the key was used
@@ -229,8 +263,9 @@ def ask_once(service: ChatService, user_id: int, session_id: str, question: str,
         return _repeated(engine, user_id, session_id, question, winner)
 
 
-def _repeated(engine: Engine, user_id: int, session_id: str, question: str,
-              found: tuple[str, str]) -> Asked:
+def _repeated(
+    engine: Engine, user_id: int, session_id: str, question: str, found: tuple[str, str]
+) -> Asked:
     found_session, message_id = found
     if found_session != session_id:
         raise KeyConflict

@@ -57,8 +57,9 @@ def tool_result_max_bytes(value: object) -> int:
             raise ValueError
         number = int(value)
     except ValueError:
-        raise ValueError(f"TOOL_RESULT_MAX_BYTES must be a whole number of bytes, not {value!r}."
-                         ) from None
+        raise ValueError(
+            f"TOOL_RESULT_MAX_BYTES must be a whole number of bytes, not {value!r}."
+        ) from None
     if number < MIN_TOOL_RESULT_MAX_BYTES:
         raise ValueError(f"TOOL_RESULT_MAX_BYTES must be at least {MIN_TOOL_RESULT_MAX_BYTES}.")
     return number
@@ -121,21 +122,27 @@ def _cut_citable(citable: Citable, room: int) -> Citable | None:
 
 
 def _cut_note(max_bytes: int, total: int, shown: int, of: int) -> str:
-    note = (f"[This tool result was cut: it had {total:,} bytes of text, and a tool call "
-            f"returns at most {max_bytes:,}.")
+    note = (
+        f"[This tool result was cut: it had {total:,} bytes of text, and a tool call "
+        f"returns at most {max_bytes:,}."
+    )
     if of:
         note += f" {shown} of its {of} search results are shown, the last one possibly cut short."
-    return note + (" Ask for less to see the rest: fewer rows or columns, a narrower query "
-                   "or search, or shorter output.]")
+    return note + (
+        " Ask for less to see the rest: fewer rows or columns, a narrower query "
+        "or search, or shorter output.]"
+    )
 
 
 def fit(result: _Result, max_bytes: int) -> ToolOutcome:
     """Return the outcome the model reads: `result`, cut to `max_bytes` of text with a note."""
     total = sum(map(_citable_size, result.citables)) + sum(map(_size, result.notes))
     if total <= max_bytes:
-        return ToolOutcome([c.search_result() for c in result.citables]
-                           + [_text(note) for note in result.notes],
-                           list(result.citables), is_error=result.is_error)
+        return ToolOutcome(
+            [c.search_result() for c in result.citables] + [_text(note) for note in result.notes],
+            list(result.citables),
+            is_error=result.is_error,
+        )
     room = max_bytes - _NOTE_BYTES
     # The notes first: they say what went wrong or what is missing, and they are short.
     notes = []
@@ -229,28 +236,37 @@ class LocalTools:
         return value
 
     def _execute_sql(self, tool_input: dict[str, Any]) -> _Result:
-        result = run_sql(self.engine, self.user_id, self._field(tool_input, "query"),
-                         max_bytes=self.max_bytes)
+        result = run_sql(
+            self.engine, self.user_id, self._field(tool_input, "query"), max_bytes=self.max_bytes
+        )
         if result.error is not None:
             return _error(result.error)
         out = _Result(from_sql(result, _stamp()))
         if not result.rows:
             out.notes.append("The query returned no rows.")
         if result.truncated and result.cut:
-            out.notes.append(f"Only the first {len(result.rows)} rows are shown: the result "
-                             f"reached the limit of {self.max_bytes:,} bytes of text per tool "
-                             "call. Ask for fewer or shorter columns, or fewer rows.")
+            out.notes.append(
+                f"Only the first {len(result.rows)} rows are shown: the result "
+                f"reached the limit of {self.max_bytes:,} bytes of text per tool "
+                "call. Ask for fewer or shorter columns, or fewer rows."
+            )
         elif result.truncated:
             out.notes.append(f"Only the first {len(result.rows)} rows are shown.")
         elif result.cut:
-            out.notes.append("Values too long for the limit of "
-                             f"{self.max_bytes:,} bytes of text per tool call are cut short; "
-                             "each says so.")
+            out.notes.append(
+                "Values too long for the limit of "
+                f"{self.max_bytes:,} bytes of text per tool call are cut short; "
+                "each says so."
+            )
         return out
 
     def _execute_python(self, tool_input: dict[str, Any]) -> _Result:
-        result = run_python(self._field(tool_input, "code"), hide=self.hide, cancel=self.stopped,
-                            output_limit=min(PYTHON_OUTPUT_BYTES, self.max_bytes))
+        result = run_python(
+            self._field(tool_input, "code"),
+            hide=self.hide,
+            cancel=self.stopped,
+            output_limit=min(PYTHON_OUTPUT_BYTES, self.max_bytes),
+        )
         citables = from_python(result.stdout, result.finnhub, result.articles, _stamp())
         out = _Result(citables, is_error=result.error is not None and not citables)
         if result.error is not None:

@@ -118,8 +118,7 @@ class PostgresListener:
                         for note in conn.notifies(timeout=RECONNECT_SECONDS):
                             wakeups.wake(note.payload)
             except Exception as exc:
-                log.warning("listening for answer events failed (%s); retrying",
-                            type(exc).__name__)
+                log.warning("listening for answer events failed (%s); retrying", type(exc).__name__)
                 stop.wait(RECONNECT_SECONDS)
 
 
@@ -143,8 +142,9 @@ class RedisListener:
 
         while not stop.is_set():
             try:
-                client = redis.Redis.from_url(self._url, socket_connect_timeout=5,
-                                              socket_timeout=RECONNECT_SECONDS * 5)
+                client = redis.Redis.from_url(
+                    self._url, socket_connect_timeout=5, socket_timeout=RECONNECT_SECONDS * 5
+                )
                 with client.pubsub(ignore_subscribe_messages=True) as pubsub:  # type: ignore[no-untyped-call]
                     pubsub.subscribe(EVENTS_CHANNEL)
                     wakeups.wake_all()
@@ -170,15 +170,20 @@ class SqlitePoller:
     def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
         if self._file is None:
             return  # an in-memory database has no other process to hear from
-        connection = sqlite3.connect(f"file:{quote(self._file)}?mode=ro", uri=True,
-                                     isolation_level=None, check_same_thread=False)
+        connection = sqlite3.connect(
+            f"file:{quote(self._file)}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         try:
             self._poll(connection, wakeups, stop)
         finally:
             connection.close()
 
-    def _poll(self, connection: sqlite3.Connection, wakeups: Wakeups,
-              stop: threading.Event) -> None:
+    def _poll(
+        self, connection: sqlite3.Connection, wakeups: Wakeups, stop: threading.Event
+    ) -> None:
         version: object = None
         seen: dict[str, int] = {}
         wakeups.wake_all()  # as the other listeners do when they (re)connect
@@ -199,9 +204,11 @@ class SqlitePoller:
         watched = wakeups.watched()
         if not watched:
             return {}
-        query = (sa.select(chat_events.c.message_id, sa.func.max(chat_events.c.seq))
-                 .where(chat_events.c.message_id.in_(watched))
-                 .group_by(chat_events.c.message_id))
+        query = (
+            sa.select(chat_events.c.message_id, sa.func.max(chat_events.c.seq))
+            .where(chat_events.c.message_id.in_(watched))
+            .group_by(chat_events.c.message_id)
+        )
         with self._engine.connect() as conn:
             latest = {str(m): int(s) for m, s in conn.execute(query)}
         for message_id, seq in latest.items():

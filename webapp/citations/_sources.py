@@ -114,8 +114,18 @@ class _Group:
 
     # No container beyond `rows` until a second account: a result can have thousands of
     # labels, and every object a group keeps alive is one more for the garbage collector.
-    __slots__ = ("rows", "source", "title", "typed", "first_id", "first_provider", "more",
-                 "said", "said_with", "seen")
+    __slots__ = (
+        "rows",
+        "source",
+        "title",
+        "typed",
+        "first_id",
+        "first_provider",
+        "more",
+        "said",
+        "said_with",
+        "seen",
+    )
 
     def __init__(self, source: str, title: str, *, typed: bool = True) -> None:
         self.rows: list[Mapping[str, object]] = []
@@ -217,8 +227,7 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
         cell = row.get(_FIRST_LABEL)
         group = by_cell.get(cell) if isinstance(cell, str) else None
         if group is None:
-            no_label = (cell is None and PORTFOLIO_SOURCE in groups
-                        and _OTHER_LABELS.isdisjoint(row))
+            no_label = cell is None and PORTFOLIO_SOURCE in groups and _OTHER_LABELS.isdisjoint(row)
             group = portfolio if no_label else group_of(row)
         group.rows.append(row)
         if not group.typed:
@@ -231,8 +240,9 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
         if seen is None or said.__class__ is not str or seen.get(said, _UNSEEN) != source:
             group.read(row, said, reader)
     return [
-        SqlGroup(g.source, g.title, tuple(g.rows),
-                 PortfolioTarget() if g is portfolio else g.target())
+        SqlGroup(
+            g.source, g.title, tuple(g.rows), PortfolioTarget() if g is portfolio else g.target()
+        )
         for g in groups.values()
     ]
 

@@ -46,7 +46,9 @@ def _first(query: dict[str, list[str]], name: str) -> str | None:
 
 def _ecfr_page(date: str, title: str, query: str, section: str | None) -> str:
     params = parse_qs(query)
-    base = "https://www.ecfr.gov/current" if date == "current" else f"https://www.ecfr.gov/on/{date}"
+    base = (
+        "https://www.ecfr.gov/current" if date == "current" else f"https://www.ecfr.gov/on/{date}"
+    )
     named = _clean_section(_first(params, "section")) or _clean_section(section)
     if named:
         return f"{base}/title-{title}/section-{named}"
@@ -102,6 +104,7 @@ def marker_safe_link(url: str) -> str:
         return url
     return "".join(
         "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
-        if _breaks_links(char) else char
+        if _breaks_links(char)
+        else char
         for char in url
     )

@@ -17,8 +17,10 @@ class ModelRequest:
     max_tokens: int = 4096
 
 
-UNAVAILABLE = ("The assistant could not answer just now: its model service did not respond "
-               "properly. Please try again in a minute.")
+UNAVAILABLE = (
+    "The assistant could not answer just now: its model service did not respond "
+    "properly. Please try again in a minute."
+)
 
 
 class EngineError(Exception):

@@ -31,8 +31,10 @@ RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "rate_limit_error"})
 MAX_RETRY_AFTER = 60.0  # A server asking for longer is treated as asking for a minute.
 TOO_SLOW = "This answer took too long, so it was stopped. Please ask again."
-REFUSED = ("The assistant could not take this question as it stands. Try asking it in other "
-           "words, or start a new chat if this one is long.")
+REFUSED = (
+    "The assistant could not take this question as it stands. Try asking it in other "
+    "words, or start a new chat if this one is long."
+)
 RETRY_BUDGET = 90.0  # the most all of one round's waits may add up to
 ROUND_SECONDS = 300.0  # the most one model round may take, whatever the server sends
 
@@ -109,8 +111,11 @@ class ClaudeEngine:
                 return
             except _Retry as retry:
                 attempt += 1
-                wait = retry.wait if retry.wait is not None else (
-                    self._backoff * 2 ** (attempt - 1) * (0.5 + random.random()))
+                wait = (
+                    retry.wait
+                    if retry.wait is not None
+                    else (self._backoff * 2 ** (attempt - 1) * (0.5 + random.random()))
+                )
                 if attempt > self._max_retries or waited + wait > self._retry_budget:
                     message = f"Claude is unavailable ({retry}); try again shortly."
                     raise EngineError(message) from None
@@ -147,7 +152,8 @@ class ClaudeEngine:
                 raise EngineError(
                     f"Claude refused the request (HTTP {response.status_code}): "
                     f"{_error_message(response)}",
-                    REFUSED if 400 <= response.status_code < 500 else UNAVAILABLE)
+                    REFUSED if 400 <= response.status_code < 500 else UNAVAILABLE,
+                )
             yield from self._events(response)
 
     def _events(self, response: requests.Response) -> Iterator[dict[str, Any]]:
@@ -169,8 +175,10 @@ class ClaudeEngine:
                         error_type = str(error.get("type", "error"))
                         if error_type in RETRYABLE_ERRORS and not started:
                             raise _Retry(error_type, None)
-                        raise EngineError(f"Claude stopped with {error_type}: "
-                                          f"{error.get('message', 'no details')}")
+                        raise EngineError(
+                            f"Claude stopped with {error_type}: "
+                            f"{error.get('message', 'no details')}"
+                        )
                     if kind == "ping":
                         continue
                     started = started or kind == "content_block_start"

@@ -34,8 +34,9 @@ def _text_of(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content
-                         if isinstance(b, dict) and b.get("type") == "text")
+        return "\n".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
     return ""
 
 
@@ -46,7 +47,8 @@ def _is_question(message: dict[str, Any]) -> bool:
     if isinstance(content, str):
         return True
     return isinstance(content, list) and not any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
 
 
 def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
@@ -87,11 +89,21 @@ def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
 def _events_for_tools(calls: list[ToolCall], round_no: int) -> Iterator[dict[str, Any]]:
     yield _message_start()
     for index, call in enumerate(calls):
-        yield {"type": "content_block_start", "index": index, "content_block": {
-            "type": "tool_use", "id": f"toolu_offline_{round_no}_{index}", "name": call.name,
-            "input": {}}}
-        yield {"type": "content_block_delta", "index": index,
-               "delta": {"type": "input_json_delta", "partial_json": json.dumps(call.input)}}
+        yield {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {
+                "type": "tool_use",
+                "id": f"toolu_offline_{round_no}_{index}",
+                "name": call.name,
+                "input": {},
+            },
+        }
+        yield {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": json.dumps(call.input)},
+        }
         yield {"type": "content_block_stop", "index": index}
     yield from _message_end("tool_use")
 
@@ -99,27 +111,48 @@ def _events_for_tools(calls: list[ToolCall], round_no: int) -> Iterator[dict[str
 def _events_for_text(blocks: list[Block]) -> Iterator[dict[str, Any]]:
     yield _message_start()
     for index, (text, citations) in enumerate(blocks):
-        yield {"type": "content_block_start", "index": index,
-               "content_block": {"type": "text", "text": ""}}
+        yield {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "text", "text": ""},
+        }
         for piece in re.findall(r"\S+\s*|\s+", text):
-            yield {"type": "content_block_delta", "index": index,
-                   "delta": {"type": "text_delta", "text": piece}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": piece},
+            }
         for citation in citations:
-            yield {"type": "content_block_delta", "index": index,
-                   "delta": {"type": "citations_delta", "citation": citation}}
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "citations_delta", "citation": citation},
+            }
         yield {"type": "content_block_stop", "index": index}
     yield from _message_end("end_turn")
 
 
 def _message_start() -> dict[str, Any]:
-    return {"type": "message_start", "message": {
-        "id": "msg_offline", "type": "message", "role": "assistant", "model": "offline",
-        "content": [], "stop_reason": None, "usage": {"input_tokens": 0, "output_tokens": 0}}}
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_offline",
+            "type": "message",
+            "role": "assistant",
+            "model": "offline",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        },
+    }
 
 
 def _message_end(stop_reason: str) -> Iterator[dict[str, Any]]:
-    yield {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-           "usage": {"output_tokens": 0}}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        "usage": {"output_tokens": 0},
+    }
     yield {"type": "message_stop"}
 
 

@@ -18,41 +18,112 @@ from ..tools import SnapshotMarket
 from ._offline_words import STOPWORDS, amounts, stem, word_set, words, years
 
 Intent: TypeAlias = Literal[
-    "small_talk", "net_worth", "debts", "utilization", "cash", "balances", "holdings",
-    "allocation", "quote", "document", "spending",
+    "small_talk",
+    "net_worth",
+    "debts",
+    "utilization",
+    "cash",
+    "balances",
+    "holdings",
+    "allocation",
+    "quote",
+    "document",
+    "spending",
 ]
 Kind: TypeAlias = Literal[
-    "checking", "savings", "credit", "depository", "investment", "retirement", "mortgage",
-    "loan", "property", "crypto",
+    "checking",
+    "savings",
+    "credit",
+    "depository",
+    "investment",
+    "retirement",
+    "mortgage",
+    "loan",
+    "property",
+    "crypto",
 ]
 Extreme: TypeAlias = Literal["most", "least"]
 
 # Phrases (in the question's own words, joined by single spaces) that name a kind of account.
 KIND_PHRASES: tuple[tuple[str, Kind], ...] = (
-    ("checking", "checking"), ("savings", "savings"), ("saving account", "savings"),
-    ("credit card", "credit"), ("card", "credit"), ("cards", "credit"),
-    ("bank account", "depository"), ("bank accounts", "depository"),
-    ("brokerage", "investment"), ("investment account", "investment"),
-    ("investment accounts", "investment"), ("401k", "retirement"), ("ira", "retirement"),
-    ("retirement", "retirement"), ("403b", "retirement"), ("mortgage", "mortgage"),
-    ("home loan", "mortgage"), ("loan", "loan"), ("loans", "loan"), ("home", "property"),
-    ("house", "property"), ("property", "property"), ("real estate", "property"),
-    ("crypto", "crypto"), ("wallet", "crypto"), ("bitcoin", "crypto"), ("ethereum", "crypto"),
+    ("checking", "checking"),
+    ("savings", "savings"),
+    ("saving account", "savings"),
+    ("credit card", "credit"),
+    ("card", "credit"),
+    ("cards", "credit"),
+    ("bank account", "depository"),
+    ("bank accounts", "depository"),
+    ("brokerage", "investment"),
+    ("investment account", "investment"),
+    ("investment accounts", "investment"),
+    ("401k", "retirement"),
+    ("ira", "retirement"),
+    ("retirement", "retirement"),
+    ("403b", "retirement"),
+    ("mortgage", "mortgage"),
+    ("home loan", "mortgage"),
+    ("loan", "loan"),
+    ("loans", "loan"),
+    ("home", "property"),
+    ("house", "property"),
+    ("property", "property"),
+    ("real estate", "property"),
+    ("crypto", "crypto"),
+    ("wallet", "crypto"),
+    ("bitcoin", "crypto"),
+    ("ethereum", "crypto"),
 )
 # Well-known institutions, so that a person naming one they have no account at hears so.
 INSTITUTIONS = (
-    "ally", "american express", "bank of america", "barclays", "capital one", "charles schwab",
-    "chase", "citi", "coinbase", "discover", "e trade", "etrade", "fidelity", "goldman sachs",
-    "hsbc", "marcus", "merrill", "navy federal", "pnc", "robinhood", "schwab", "sofi",
-    "synchrony", "td bank", "truist", "us bank", "usaa", "vanguard", "wells fargo", "wealthfront",
+    "ally",
+    "american express",
+    "bank of america",
+    "barclays",
+    "capital one",
+    "charles schwab",
+    "chase",
+    "citi",
+    "coinbase",
+    "discover",
+    "e trade",
+    "etrade",
+    "fidelity",
+    "goldman sachs",
+    "hsbc",
+    "marcus",
+    "merrill",
+    "navy federal",
+    "pnc",
+    "robinhood",
+    "schwab",
+    "sofi",
+    "synchrony",
+    "td bank",
+    "truist",
+    "us bank",
+    "usaa",
+    "vanguard",
+    "wells fargo",
+    "wealthfront",
     "betterment",
 )
 # Short names people use, as the names in their data spell them.
-ALIASES = {"amex": "american express", "bofa": "bank of america", "boa": "bank of america",
-           "citibank": "citi", "wf": "wells fargo"}
+ALIASES = {
+    "amex": "american express",
+    "bofa": "bank of america",
+    "boa": "bank of america",
+    "citibank": "citi",
+    "wf": "wells fargo",
+}
 COMPANIES = {
-    "apple": "AAPL", "microsoft": "MSFT", "nvidia": "NVDA", "google": "GOOGL",
-    "alphabet": "GOOGL", "s&p 500": "SPY", "total stock market": "VTI",
+    "apple": "AAPL",
+    "microsoft": "MSFT",
+    "nvidia": "NVDA",
+    "google": "GOOGL",
+    "alphabet": "GOOGL",
+    "s&p 500": "SPY",
+    "total stock market": "VTI",
 }
 # Capitals that are not tickers: financial acronyms and plain words.
 NOT_TICKERS = word_set("""
@@ -72,47 +143,213 @@ _OWN = frozenset({"my", "mine", "me", "i", "we", "our", "us", "im", "ive"})
 _TICKER = re.compile(r"(?<![A-Za-z])\$?([A-Z]{1,5})(?![A-Za-z])")
 _DOLLAR_TICKER = re.compile(r"\$([A-Za-z]{1,5})\b")
 _AT_NAME = re.compile(r"\b(?:at|with|from)\s+((?:[A-Z][\w&.-]*\s?){1,3})")
-_QUOTE_WORDS = frozenset({"price", "trading", "trade", "trades", "quote", "stock", "share",
-                          "shares", "ticker", "doing", "cost", "costs", "priced", "worth"})
-_SPENDING = re.compile(r" (expense|expenses|spend|spending|spent|transactions?|purchases|"
-                       r"bought|income|paycheck|salary|bills) ")
-_HOW_MUCH_HAVE = re.compile(r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) |"
-                            r" do (i|we) (have|own|hold) (?!to )")
-_PRICE_PHRASES = ("trading at", "stock price", "share price", "price of", "quote for",
-                  "quote of", "stock doing", "shares doing")
+_QUOTE_WORDS = frozenset(
+    {
+        "price",
+        "trading",
+        "trade",
+        "trades",
+        "quote",
+        "stock",
+        "share",
+        "shares",
+        "ticker",
+        "doing",
+        "cost",
+        "costs",
+        "priced",
+        "worth",
+    }
+)
+_SPENDING = re.compile(
+    r" (expense|expenses|spend|spending|spent|transactions?|purchases|"
+    r"bought|income|paycheck|salary|bills) "
+)
+_HOW_MUCH_HAVE = re.compile(
+    r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) |"
+    r" do (i|we) (have|own|hold) (?!to )"
+)
+_PRICE_PHRASES = (
+    "trading at",
+    "stock price",
+    "share price",
+    "price of",
+    "quote for",
+    "quote of",
+    "stock doing",
+    "shares doing",
+)
 # Of those, the ones that ask for a price even about shares the user owns.
-_PRICE_WORDS = frozenset({"price", "prices", "trading", "trade", "trades", "quote", "doing",
-                          "cost", "costs", "priced", "performing", "performance", "today"})
+_PRICE_WORDS = frozenset(
+    {
+        "price",
+        "prices",
+        "trading",
+        "trade",
+        "trades",
+        "quote",
+        "doing",
+        "cost",
+        "costs",
+        "priced",
+        "performing",
+        "performance",
+        "today",
+    }
+)
 
 # Words that ask about the user's own figures, per intent (phrases are single-spaced).
 _CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = (
-    ("net_worth", ("net worth", "networth", "total worth", "am i worth", "total assets",
-                   "assets and liabilities", "assets minus", "how rich")),
-    ("utilization", ("utilization", "utilisation", "utilized", "credit limit", "credit limits",
-                     "available credit", "of my credit", "my limit", "my limits", "using of",
-                     "maxed", "maxed out")),
-    ("debts", ("owe", "owed", "owing", "debt", "debts", "liabilities", "pay off",
-               "paying off", "outstanding")),
+    (
+        "net_worth",
+        (
+            "net worth",
+            "networth",
+            "total worth",
+            "am i worth",
+            "total assets",
+            "assets and liabilities",
+            "assets minus",
+            "how rich",
+        ),
+    ),
+    (
+        "utilization",
+        (
+            "utilization",
+            "utilisation",
+            "utilized",
+            "credit limit",
+            "credit limits",
+            "available credit",
+            "of my credit",
+            "my limit",
+            "my limits",
+            "using of",
+            "maxed",
+            "maxed out",
+        ),
+    ),
+    (
+        "debts",
+        (
+            "owe",
+            "owed",
+            "owing",
+            "debt",
+            "debts",
+            "liabilities",
+            "pay off",
+            "paying off",
+            "outstanding",
+        ),
+    ),
     ("cash", ("cash", "liquid", "how much money", "in the bank", "spendable")),
-    ("allocation", ("allocation", "allocated", "asset mix", "breakdown", "diversified",
-                    "percentage", "percent", "weighting", "split between", "mix")),
-    ("holdings", ("holding", "holdings", "hold", "portfolio", "invested", "investments",
-                  "positions", "position", "shares", "stock", "stocks", "own", "i own",
-                  "securities")),
-    ("balances", ("balance", "balances", "how much is in", "how much do i have",
-                  "how much have i", "what do i have", "what accounts", "which accounts",
-                  "account", "accounts", "worth", "value", "how much is my", "how much are my",
-                  "total")),
+    (
+        "allocation",
+        (
+            "allocation",
+            "allocated",
+            "asset mix",
+            "breakdown",
+            "diversified",
+            "percentage",
+            "percent",
+            "weighting",
+            "split between",
+            "mix",
+        ),
+    ),
+    (
+        "holdings",
+        (
+            "holding",
+            "holdings",
+            "hold",
+            "portfolio",
+            "invested",
+            "investments",
+            "positions",
+            "position",
+            "shares",
+            "stock",
+            "stocks",
+            "own",
+            "i own",
+            "securities",
+        ),
+    ),
+    (
+        "balances",
+        (
+            "balance",
+            "balances",
+            "how much is in",
+            "how much do i have",
+            "how much have i",
+            "what do i have",
+            "what accounts",
+            "which accounts",
+            "account",
+            "accounts",
+            "worth",
+            "value",
+            "how much is my",
+            "how much are my",
+            "total",
+        ),
+    ),
 )
 # Words (as stems) that make a question about rules and documents, even when it says "my".
-_DOCUMENT_STEMS = frozenset(stem(w) for w in (
-    "tax", "taxes", "taxed", "taxable", "irs", "deduct", "deductible", "deduction", "law",
-    "rule", "rules", "regulation", "require", "required", "benefit", "benefits", "cover",
-    "covered", "coverage", "insurance", "insured", "dispute", "disclose", "exclusion",
-    "exclude", "penalty", "legal", "allowed", "deadline", "contribute", "contribution",
-    "should", "why", "define", "explain", "if", "stolen", "lost", "fraud", "unauthorized",
-    "happen", "happens", "protection", "warranty",
-))
+_DOCUMENT_STEMS = frozenset(
+    stem(w)
+    for w in (
+        "tax",
+        "taxes",
+        "taxed",
+        "taxable",
+        "irs",
+        "deduct",
+        "deductible",
+        "deduction",
+        "law",
+        "rule",
+        "rules",
+        "regulation",
+        "require",
+        "required",
+        "benefit",
+        "benefits",
+        "cover",
+        "covered",
+        "coverage",
+        "insurance",
+        "insured",
+        "dispute",
+        "disclose",
+        "exclusion",
+        "exclude",
+        "penalty",
+        "legal",
+        "allowed",
+        "deadline",
+        "contribute",
+        "contribution",
+        "should",
+        "why",
+        "define",
+        "explain",
+        "if",
+        "stolen",
+        "lost",
+        "fraud",
+        "unauthorized",
+        "happen",
+        "happens",
+        "protection",
+        "warranty",
+    )
+)
 _POSSESSIVE = frozenset({"my", "mine", "our"})
 
 
@@ -191,8 +428,9 @@ def tickers_in(text: str) -> list[str]:
             found.append(ticker)
     quoting = bool((_QUOTE_WORDS | {"have", "own", "hold", "holding"}) & set(words(text)))
     candidates = [m.upper() for m in _DOLLAR_TICKER.findall(text)]
-    candidates += [m for m in _TICKER.findall(text) if m not in NOT_TICKERS
-                   and (quoting or m in known)]
+    candidates += [
+        m for m in _TICKER.findall(text) if m not in NOT_TICKERS and (quoting or m in known)
+    ]
     candidates += [w.upper() for w in words(text) if w.upper() in known]
     for ticker in candidates:
         if ticker not in found:
@@ -237,8 +475,11 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
         if not strong:
             intents = []
     said = set(phrase.split())
-    if "debts" in intents and said & {"own", "have", "assets", "worth"} and \
-            said & {"minus", "less", "after", "subtract", "subtracting", "net", "take"}:
+    if (
+        "debts" in intents
+        and said & {"own", "have", "assets", "worth"}
+        and said & {"minus", "less", "after", "subtract", "subtracting", "net", "take"}
+    ):
         intents.insert(0, "net_worth")  # "what I own minus what I owe"
     if {"net_worth", "utilization"} & set(intents):
         intents = [i for i in intents if i in ("net_worth", "utilization")]
@@ -249,8 +490,11 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     elif "holdings" in intents:
         intents = [i for i in intents if i != "balances"]
     asks_price = _PRICE_WORDS if own else _QUOTE_WORDS
-    if tickers and (asks_price & set(phrase.split()) or not intents) and \
-            not {"allocation", "debts", "cash", "net_worth", "utilization"} & set(intents):
+    if (
+        tickers
+        and (asks_price & set(phrase.split()) or not intents)
+        and not {"allocation", "debts", "cash", "net_worth", "utilization"} & set(intents)
+    ):
         intents.append("quote")
     elif not tickers and not own and any(_has(phrase, cue) for cue in _PRICE_PHRASES):
         intents.append("quote")  # a price, but of what? The answer asks for the ticker.
@@ -268,14 +512,18 @@ def understand(text: str) -> Question:
     kinds = _kinds(phrase)
     # "Can I ...?" and "Should I ...?" ask what is allowed or wise, not what an account holds.
     modal = re.search(r" (can|could|may|might|must|should) (i|we) ", phrase) is not None
-    maybe_accounts = bool(_POSSESSIVE & set(phrase.split())) and not intents and not modal \
-        and not _documentish(phrase) and not re.match(r" (when|why|how) ", phrase)
+    maybe_accounts = (
+        bool(_POSSESSIVE & set(phrase.split()))
+        and not intents
+        and not modal
+        and not _documentish(phrase)
+        and not re.match(r" (when|why|how) ", phrase)
+    )
     if "holdings" in intents and "quote" in intents and not own:
         intents.remove("holdings")
     skip = GENERIC | STOPWORDS | {t.lower() for t in tickers} | set(COMPANIES)
     kind_words = {w for cue, _ in KIND_PHRASES for w in cue.split()}
-    names = [w for w in phrase.split() if w not in skip and w not in kind_words
-             and not w.isdigit()]
+    names = [w for w in phrase.split() if w not in skip and w not in kind_words and not w.isdigit()]
     lowered = phrase.split()
     extreme: Extreme | None = None
     if {"highest", "largest", "biggest", "most"} & set(lowered):
@@ -283,6 +531,16 @@ def understand(text: str) -> Question:
     elif {"lowest", "smallest", "least"} & set(lowered):
         extreme = "least"
     return Question(
-        text, tuple(intents), tuple(kinds), tuple(dict.fromkeys(names)),
-        tuple(institutions_in(text)), tuple(tickers), tuple(amounts(text)), tuple(years(text)),
-        extreme, own, modal and bool(intents), maybe_accounts and bool(kinds or names))
+        text,
+        tuple(intents),
+        tuple(kinds),
+        tuple(dict.fromkeys(names)),
+        tuple(institutions_in(text)),
+        tuple(tickers),
+        tuple(amounts(text)),
+        tuple(years(text)),
+        extreme,
+        own,
+        modal and bool(intents),
+        maybe_accounts and bool(kinds or names),
+    )

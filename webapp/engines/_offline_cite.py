@@ -26,8 +26,11 @@ class Result:
     def texts(self) -> list[str]:
         """Return the text of each content block, in order."""
         content = self.block.get("content")
-        return [str(c.get("text", "")) for c in content if isinstance(c, dict)] \
-            if isinstance(content, list) else []
+        return (
+            [str(c.get("text", "")) for c in content if isinstance(c, dict)]
+            if isinstance(content, list)
+            else []
+        )
 
     @property
     def source(self) -> str:
@@ -56,8 +59,11 @@ def cite(result: Result, start: int = 0, end: int | None = None) -> dict[str, An
 def fields(text: str) -> dict[str, str | None]:
     """Read a row block ("column: value" lines); "null" becomes None."""
     pairs = (line.partition(": ") for line in text.splitlines())
-    return {key.strip(): (None if value.strip() == "null" else value.strip())
-            for key, sep, value in pairs if sep}
+    return {
+        key.strip(): (None if value.strip() == "null" else value.strip())
+        for key, sep, value in pairs
+        if sep
+    }
 
 
 def number(value: str | None) -> float | None:

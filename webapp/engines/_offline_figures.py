@@ -16,13 +16,23 @@ from ._offline_words import count_of, join_words, money, percent
 
 _OWED = ("credit", "loan")
 _KIND_NOUNS = {
-    "checking": "checking account", "savings": "savings account", "credit": "credit card",
-    "depository": "bank account", "investment": "investment account",
-    "retirement": "retirement account", "mortgage": "mortgage", "loan": "loan",
-    "property": "property", "crypto": "crypto wallet",
+    "checking": "checking account",
+    "savings": "savings account",
+    "credit": "credit card",
+    "depository": "bank account",
+    "investment": "investment account",
+    "retirement": "retirement account",
+    "mortgage": "mortgage",
+    "loan": "loan",
+    "property": "property",
+    "crypto": "crypto wallet",
 }
-_ASSET_GROUPS = (("depository", "Cash"), ("investment", "Investments"),
-                 ("property", "Property"), ("crypto", "Crypto"))
+_ASSET_GROUPS = (
+    ("depository", "Cash"),
+    ("investment", "Investments"),
+    ("property", "Property"),
+    ("crypto", "Crypto"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +88,13 @@ class Row:
 
 def rows_of(results: Iterable[Result]) -> list[Row]:
     """Return every row of this turn's SQL results, in the order they were written."""
-    return [Row(result, at, fields(text)) for result in results if result.tool == "execute_sql"
-            for at, text in enumerate(result.texts) if ": " in text]
+    return [
+        Row(result, at, fields(text))
+        for result in results
+        if result.tool == "execute_sql"
+        for at, text in enumerate(result.texts)
+        if ": " in text
+    ]
 
 
 def _cites(rows: Iterable[Row]) -> list[dict[str, Any]]:
@@ -101,9 +116,12 @@ def _lines(rows: list[Row], say: Callable[[Row], str] | None = None) -> list[Blo
             (row,) = group
             line = f"{row.label}: {say(row) if say else row.amount()}"
         else:
-            parts = [f"{say(r) if say else r.amount()} at {r.get('institution_name')}"
-                     if r.get("institution_name") else f"{say(r) if say else r.amount()}"
-                     for r in group]
+            parts = [
+                f"{say(r) if say else r.amount()} at {r.get('institution_name')}"
+                if r.get("institution_name")
+                else f"{say(r) if say else r.amount()}"
+                for r in group
+            ]
             line = f"{group[0].get('account_name')}: {join_words(parts)}"
         lines.append((f"- {line}\n", [row.cite for row in group]))
     return lines
@@ -111,8 +129,7 @@ def _lines(rows: list[Row], say: Callable[[Row], str] | None = None) -> list[Blo
 
 def _none_found(question: Question) -> Block:
     what = join_words([_KIND_NOUNS[k] for k in question.kinds]) or "accounts"
-    where = join_words([name.title() if name.islower() else name
-                        for name in question.institutions])
+    where = join_words([name.title() if name.islower() else name for name in question.institutions])
     if where:
         return (f"You have no {what} at {where} among your linked accounts.", [])
     if question.kinds:
@@ -132,8 +149,12 @@ def _extreme(question: Question, ranked: list[Row]) -> list[Block]:
         return []
     top = ranked[0]
     word = "highest" if question.extreme == "most" else "lowest"
-    return [(f"{top.label} has the {word} balance: {top.owes if top.owed else top.amount()}.",
-             [top.cite])]
+    return [
+        (
+            f"{top.label} has the {word} balance: {top.owes if top.owed else top.amount()}.",
+            [top.cite],
+        )
+    ]
 
 
 def _versus(question: Question, total: float, rows: list[Row]) -> list[Block]:
@@ -142,8 +163,11 @@ def _versus(question: Question, total: float, rows: list[Row]) -> list[Block]:
         return []
     asked = question.amounts[0]
     gap = total - asked
-    relation = "exactly" if not gap else (f"{money(abs(gap))} more than" if gap > 0 else
-                                          f"{money(abs(gap))} short of")
+    relation = (
+        "exactly"
+        if not gap
+        else (f"{money(abs(gap))} more than" if gap > 0 else f"{money(abs(gap))} short of")
+    )
     return [(f"That is {relation} the {money(asked)} you asked about.", _cites(rows))]
 
 
@@ -157,34 +181,60 @@ def debts(question: Question, rows: list[Row]) -> list[Block]:
     """What the user owes: the total, then each account."""
     owed = [row for row in rows if row.owed] or rows
     if not rows:
-        return [_none_found(question) if question.kinds or question.institutions else
-                ("I found no credit cards or loans among your linked accounts, so there is "
-                 "nothing owed to show.", [])]
+        return [
+            _none_found(question)
+            if question.kinds or question.institutions
+            else (
+                "I found no credit cards or loans among your linked accounts, so there is "
+                "nothing owed to show.",
+                [],
+            )
+        ]
     total = _total(owed)
     if len(owed) == 1:
         (row,) = owed
-        return [(f"You owe {row.owes} on {row.label}.", [row.cite]),
-                *_versus(question, total, owed)]
+        return [
+            (f"You owe {row.owes} on {row.label}.", [row.cite]),
+            *_versus(question, total, owed),
+        ]
     cards = all(row.kind == "credit" for row in owed)
     noun = count_of(len(owed), "credit card" if cards else "account")
     ranked = _by_extreme(question, owed)
-    return _listed([*_extreme(question, ranked),
-                    (f"In total you owe {money(total)} across {noun}.", _cites(owed)),
-                    *_versus(question, total, owed)], _lines(ranked, lambda r: r.owes))
+    return _listed(
+        [
+            *_extreme(question, ranked),
+            (f"In total you owe {money(total)} across {noun}.", _cites(owed)),
+            *_versus(question, total, owed),
+        ],
+        _lines(ranked, lambda r: r.owes),
+    )
 
 
 def cash(question: Question, rows: list[Row]) -> list[Block]:
     """Cash in checking and savings: the total, then each account."""
     if not rows:
-        return [_none_found(question) if question.kinds or question.institutions else
-                ("You have no checking or savings accounts linked.", [])]
+        return [
+            _none_found(question)
+            if question.kinds or question.institutions
+            else ("You have no checking or savings accounts linked.", [])
+        ]
     total = _total(rows)
     if len(rows) == 1:
         (row,) = rows
-        return [(f"You have {row.amount()} in {row.label}.", [row.cite]),
-                *_versus(question, total, rows)]
-    return _listed([(f"You have {money(total)} in cash across {count_of(len(rows), 'account')}.",
-                     _cites(rows)), *_versus(question, total, rows)], _lines(rows))
+        return [
+            (f"You have {row.amount()} in {row.label}.", [row.cite]),
+            *_versus(question, total, rows),
+        ]
+    return _listed(
+        [
+            (
+                f"You have {money(total)} in cash across {count_of(len(rows), 'account')}.",
+                _cites(rows),
+            ),
+            *_versus(question, total, rows),
+        ],
+        _lines(rows),
+    )
 
 
 def net_worth(question: Question, rows: list[Row]) -> list[Block]:
@@ -195,12 +245,17 @@ def net_worth(question: Question, rows: list[Row]) -> list[Block]:
     assets = [row for row in known if not row.owed]
     owed = [row for row in known if row.owed]
     worth = _total(assets) - _total(owed)
-    blocks: list[Block] = [(
-        f"Your net worth is {money(worth)}: {money(_total(assets))} in assets minus "
-        f"{money(_total(owed))} in debts.\n", _cites(known))]
+    blocks: list[Block] = [
+        (
+            f"Your net worth is {money(worth)}: {money(_total(assets))} in assets minus "
+            f"{money(_total(owed))} in debts.\n",
+            _cites(known),
+        )
+    ]
     groups = [(title, [r for r in assets if r.kind == kind]) for kind, title in _ASSET_GROUPS]
-    groups.append(("Other assets", [r for r in assets
-                                    if r.kind not in {k for k, _ in _ASSET_GROUPS}]))
+    groups.append(
+        ("Other assets", [r for r in assets if r.kind not in {k for k, _ in _ASSET_GROUPS}])
+    )
     for title, members in groups:
         if members:
             names = join_words([r.label for r in members])
@@ -210,8 +265,13 @@ def net_worth(question: Question, rows: list[Row]) -> list[Block]:
         blocks.append((f"- Debts: {money(_total(owed))} ({names})\n", _cites(owed)))
     missing = [row for row in rows if row.balance is None]
     if missing:
-        blocks.append((f"Not counted, with no balance on record: "
-                       f"{join_words([r.label for r in missing])}.", _cites(missing)))
+        blocks.append(
+            (
+                f"Not counted, with no balance on record: "
+                f"{join_words([r.label for r in missing])}.",
+                _cites(missing),
+            )
+        )
     return blocks
 
 
@@ -225,17 +285,23 @@ def utilization(question: Question, rows: list[Row]) -> list[Block]:
     limits = sum(number(row.get("credit_limit")) or 0.0 for row in limited)
     blocks: list[Block] = []
     if limited:
-        blocks.append((
-            f"Your credit utilization is {percent(used, limits)}: you owe {money(used)} against "
-            f"{money(limits)} in credit limits, leaving {money(limits - used)} available.\n",
-            _cites(limited)))
+        blocks.append(
+            (
+                f"Your credit utilization is {percent(used, limits)}: "
+                f"you owe {money(used)} against {money(limits)} in credit limits, "
+                f"leaving {money(limits - used)} available.\n",
+                _cites(limited),
+            )
+        )
 
     def say(row: Row) -> str:
         limit = number(row.get("credit_limit"))
         if not limit:
             return f"{row.owes} owed, no credit limit on record"
-        return f"{row.owes} of {money(limit, row.currency)} " \
-               f"({percent(abs(row.balance or 0.0), limit)})"
+        return (
+            f"{row.owes} of {money(limit, row.currency)} "
+            f"({percent(abs(row.balance or 0.0), limit)})"
+        )
 
     if len(cards) > 1 or not limited:
         blocks += _lines(_by_extreme(question, cards), say)
@@ -255,8 +321,10 @@ def balances(question: Question, rows: list[Row]) -> list[Block]:
         if row.owed:
             return [(f"You owe {row.owes} on {row.label}.", [row.cite])]
         verb = "is valued at" if row.kind == "property" else "has a balance of"
-        return [(f"{row.label} {verb} {row.amount()}.", [row.cite]),
-                *_versus(question, _total(rows), rows)]
+        return [
+            (f"{row.label} {verb} {row.amount()}.", [row.cite]),
+            *_versus(question, _total(rows), rows),
+        ]
     ranked = _by_extreme(question, rows)
     places = {row.get("institution_name") for row in rows}
     where = f" at {places.pop()}" if len(places) == 1 and None not in places else ""
@@ -264,10 +332,19 @@ def balances(question: Question, rows: list[Row]) -> list[Block]:
     if assets:
         parts.append(f"{money(_total(assets))} in {'them' if not owed else 'assets'}")
     if owed:
-        parts.append(f"{money(_total(owed))} owed on {count_of(len(owed), 'card')}"
-                     if all(r.kind == "credit" for r in owed) else f"{money(_total(owed))} owed")
-    return _listed([*_extreme(question, ranked),
-                    (f"You have {count_of(len(rows), 'account')}{where}, with "
-                     f"{join_words(parts)}.", _cites(rows)),
-                    *_versus(question, _total(assets), assets)],
-                   _lines(ranked, lambda r: f"{r.owes} owed" if r.owed else r.amount()))
+        parts.append(
+            f"{money(_total(owed))} owed on {count_of(len(owed), 'card')}"
+            if all(r.kind == "credit" for r in owed)
+            else f"{money(_total(owed))} owed"
+        )
+    return _listed(
+        [
+            *_extreme(question, ranked),
+            (
+                f"You have {count_of(len(rows), 'account')}{where}, with {join_words(parts)}.",
+                _cites(rows),
+            ),
+            *_versus(question, _total(assets), assets),
+        ],
+        _lines(ranked, lambda r: f"{r.owes} owed" if r.owed else r.amount()),
+    )

@@ -85,8 +85,10 @@ def _corpus(tool: str, folder: str, context: str) -> Iterator[tuple[LibraryDoc, 
             continue
         document = read_document(tool, path)
         if isinstance(document, DocumentRead):
-            meta = " ".join(str(document.meta.get(k, "")) for k in
-                            ("publisher", "issuer", "card", "section", "tax_year"))
+            meta = " ".join(
+                str(document.meta.get(k, ""))
+                for k in ("publisher", "issuer", "card", "section", "tax_year")
+            )
             yield LibraryDoc(tool, path, document.title), f"{context} {meta}", document.text
 
 
@@ -100,12 +102,16 @@ class Library:
         with self._lock, self._db:
             self._db.execute(
                 "CREATE VIRTUAL TABLE passages USING fts5(title, heading, body, doc UNINDEXED, "
-                "tokenize = 'porter unicode61 remove_diacritics 2')")
+                "tokenize = 'porter unicode61 remove_diacritics 2')"
+            )
             self._db.executemany(
                 "INSERT INTO passages (title, heading, body, doc) VALUES (?, ?, ?, ?)",
-                [(f"{doc.title} {context}", heading, body, key)
-                 for key, (doc, context, text) in enumerate(documents)
-                 for heading, body in _passages(text)])
+                [
+                    (f"{doc.title} {context}", heading, body, key)
+                    for key, (doc, context, text) in enumerate(documents)
+                    for heading, body in _passages(text)
+                ],
+            )
             (self._size,) = self._db.execute("SELECT count(*) FROM passages").fetchone()
         # The same rarity for the writer's crude stems, from the same passages.
         self._stem_df: dict[str, int] = {}
@@ -118,14 +124,16 @@ class Library:
     def bundled(cls) -> Library:
         """Build the library from the three corpora and the bundled web pages."""
         documents = [item for tool in sorted(READER_TOOLS) for item in _corpus(tool, "", "")]
-        documents += [(LibraryDoc(None, page.url, page.title), "", page.text)
-                      for page in load_pages()]
+        documents += [
+            (LibraryDoc(None, page.url, page.title), "", page.text) for page in load_pages()
+        ]
         return cls(documents)
 
     def _matching(self, terms: tuple[str, ...]) -> set[int]:
         expression = " OR ".join(f'"{term}"' for term in terms)
-        rows = self._db.execute("SELECT rowid FROM passages WHERE passages MATCH ?",
-                                (expression,)).fetchall()
+        rows = self._db.execute(
+            "SELECT rowid FROM passages WHERE passages MATCH ?", (expression,)
+        ).fetchall()
         return {rowid for (rowid,) in rows}
 
     def rank(self, question: str) -> list[DocHit]:
@@ -139,7 +147,9 @@ class Library:
             matched = [self._matching(group) for group in groups]
             rows = self._db.execute(
                 f"SELECT rowid, doc, body, -bm25(passages, {weights}) AS score FROM passages "
-                "WHERE passages MATCH ? ORDER BY score DESC LIMIT 80", (expression,)).fetchall()
+                "WHERE passages MATCH ? ORDER BY score DESC LIMIT 80",
+                (expression,),
+            ).fetchall()
         # Rare words say more about what is asked: weigh each by its inverse document frequency.
         rarity = [math.log((self._size - len(m) + 0.5) / (len(m) + 0.5) + 1) for m in matched]
         total = sum(rarity) or 1.0
@@ -150,14 +160,18 @@ class Library:
             if hit is None:
                 best[key] = DocHit(self.docs[key], score, coverage, (body,))
             else:
-                best[key] = DocHit(hit.doc, hit.score, max(hit.coverage, coverage),
-                                   (*hit.passages, body))
+                best[key] = DocHit(
+                    hit.doc, hit.score, max(hit.coverage, coverage), (*hit.passages, body)
+                )
         ranked = sorted(best.values(), key=lambda h: (-h.score, h.doc.path))
         if not ranked:
             return []
         top = ranked[0].score
-        return [hit for hit in ranked if hit.coverage >= MIN_COVERAGE
-                and hit.score >= MIN_RELATIVE * top][:MAX_DOCUMENTS]
+        return [
+            hit
+            for hit in ranked
+            if hit.coverage >= MIN_COVERAGE and hit.score >= MIN_RELATIVE * top
+        ][:MAX_DOCUMENTS]
 
     def web_query(self, question: str, pages: list[DocHit]) -> str | None:
         """Return search words that find exactly these pages among the web pages, or None.
@@ -177,8 +191,9 @@ class Library:
         covered: set[int] = set()
         with self._lock:
             for word in dict.fromkeys(candidates):
-                rows = self._db.execute("SELECT DISTINCT doc FROM passages WHERE passages MATCH ?",
-                                        (f'"{word}"',)).fetchall()
+                rows = self._db.execute(
+                    "SELECT DISTINCT doc FROM passages WHERE passages MATCH ?", (f'"{word}"',)
+                ).fetchall()
                 found = {key for (key,) in rows if self.docs[key].tool is None}
                 if found and found <= wanted and not found <= covered:
                     chosen.append(word)
@@ -194,9 +209,15 @@ class Library:
 
     def find(self, tool: str | None, title: str) -> LibraryDoc | None:
         """Return the document a tool result of `tool` titled `title` came from, if known."""
-        return next((d for d in self.docs if d.title == title
-                     and (d.tool == tool or (d.tool is None and tool not in READER_TOOLS))),
-                    None)
+        return next(
+            (
+                d
+                for d in self.docs
+                if d.title == title
+                and (d.tool == tool or (d.tool is None and tool not in READER_TOOLS))
+            ),
+            None,
+        )
 
 
 _library: Library | None = None

@@ -19,7 +19,8 @@ STALE_AFTER_DAYS = 4  # a weekend and a holiday
 _QUOTE = re.compile(
     r"^(?P<ticker>\S+) last traded at (?P<price>\d[\d,]*(?:\.\d+)?)"
     r"(?:, (?P<change>[+-]\d[\d,]*(?:\.\d+)?) \((?P<pct>[+-]\d+(?:\.\d+)?)%\) on the day)?.*?"
-    r"(?: as of (?P<day>\d{4}-\d{2}-\d{2}))?\.$")
+    r"(?: as of (?P<day>\d{4}-\d{2}-\d{2}))?\.$"
+)
 _PROFILE = re.compile(r"^(?P<name>.+?) \((?P<ticker>[^)]+)\) trades on")
 
 
@@ -34,8 +35,11 @@ def without_data(tickers: tuple[str, ...]) -> tuple[str, ...]:
 def no_data(tickers: tuple[str, ...]) -> Block:
     """Say plainly which tickers have no market data, and which do."""
     covered = join_words(list(SnapshotMarket().symbols))
-    return (f"I have no market data for {join_words(list(tickers))}: the market data I have "
-            f"covers {covered}.", [])
+    return (
+        f"I have no market data for {join_words(list(tickers))}: the market data I have "
+        f"covers {covered}.",
+        [],
+    )
 
 
 def _quantity(value: float | None) -> str:
@@ -47,8 +51,11 @@ def _quantity(value: float | None) -> str:
 def _position(row: Row) -> str:
     ticker = row.get("ticker") or "?"
     amount = _quantity(number(row.get("quantity")))
-    what = f"{amount} {ticker}" if row.get("security_type") == "crypto" else \
-        f"{amount} {'share' if amount == '1' else 'shares'} of {ticker}"
+    what = (
+        f"{amount} {ticker}"
+        if row.get("security_type") == "crypto"
+        else f"{amount} {'share' if amount == '1' else 'shares'} of {ticker}"
+    )
     if row.get("security_name"):
         what += f" ({row.get('security_name')})"
     value = number(row.get("market_value"))
@@ -61,16 +68,23 @@ def holdings(question: Question, rows: list[Row]) -> list[Block]:
     held = [row for row in rows if row.get("ticker")]
     if not held:
         wanted = join_words(list(question.tickers))
-        return [(f"You don't hold any {wanted} in your linked accounts." if wanted else
-                 "You have no investment holdings in your linked accounts.", [])]
+        return [
+            (
+                f"You don't hold any {wanted} in your linked accounts."
+                if wanted
+                else "You have no investment holdings in your linked accounts.",
+                [],
+            )
+        ]
     if "allocation" in question.intents or not any(r.get("account_name") for r in held):
         return allocation(held)
     total = sum(number(row.get("market_value")) or 0.0 for row in held)
     if len(held) == 1:
         (row,) = held
         return [(f"You own {_position(row)}, in {row.label}.", [row.cite])]
-    blocks: list[Block] = [(f"Your holdings are worth {money(total)} in all:\n",
-                            [row.cite for row in held])]
+    blocks: list[Block] = [
+        (f"Your holdings are worth {money(total)} in all:\n", [row.cite for row in held])
+    ]
     for row in held:
         blocks.append((f"- {_position(row)}, in {row.label}\n", [row.cite]))
     return blocks
@@ -82,12 +96,18 @@ def allocation(rows: list[Row]) -> list[Block]:
     total = sum(value for value, _ in values)
     ranked = sorted(values, key=lambda pair: -pair[0])
     shares = join_words([f"{row.get('ticker')} {percent(value, total)}" for value, row in ranked])
-    blocks: list[Block] = [(f"Your portfolio is worth {money(total)}: {shares}.\n",
-                            [row.cite for _, row in ranked])]
+    blocks: list[Block] = [
+        (f"Your portfolio is worth {money(total)}: {shares}.\n", [row.cite for _, row in ranked])
+    ]
     for value, row in ranked:
         name = f" ({row.get('security_name')})" if row.get("security_name") else ""
-        blocks.append((f"- {row.get('ticker')}{name}: {money(value, row.currency)}, "
-                       f"{percent(value, total)}\n", [row.cite]))
+        blocks.append(
+            (
+                f"- {row.get('ticker')}{name}: {money(value, row.currency)}, "
+                f"{percent(value, total)}\n",
+                [row.cite],
+            )
+        )
     return blocks
 
 
@@ -116,8 +136,10 @@ def quote(result: Result, today: date | None = None) -> Block:
             sentence += f", {direction} {money(abs(change))} ({found['pct']}%) on the day"
         age = ((today or datetime.now(UTC).date()) - date.fromisoformat(found["day"])).days
         if age > STALE_AFTER_DAYS:
-            sentence += (f". That price is from {_day(found['day'])}: a snapshot in my market "
-                         "data, not a live quote")
+            sentence += (
+                f". That price is from {_day(found['day'])}: a snapshot in my market "
+                "data, not a live quote"
+            )
         else:
             sentence += f", as of {_day(found['day'])}"
         return sentence + ".", [cite(result, at, at + 1)]

@@ -63,12 +63,15 @@ class ToolCall:
 
 def _named(names: tuple[str, ...]) -> str:
     """Score a row: 2 when the question names its institution, 1 more when it names it."""
+
     def any_word(column: str) -> str:
         # The words are [a-z0-9] only (see `words`), so they need no quoting.
         return " OR ".join(f"' ' || lower({column}) || ' ' LIKE '% {word} %'" for word in names)
 
-    return (f"CASE WHEN {any_word('institution_name')} THEN 2 ELSE 0 END\n"
-            f"         + CASE WHEN {any_word('account_name')} THEN 1 ELSE 0 END")
+    return (
+        f"CASE WHEN {any_word('institution_name')} THEN 2 ELSE 0 END\n"
+        f"         + CASE WHEN {any_word('account_name')} THEN 1 ELSE 0 END"
+    )
 
 
 def account_query(question: Question) -> str:
@@ -88,16 +91,19 @@ def account_query(question: Question) -> str:
     if not question.names or "net_worth" in question.intents:
         return f"SELECT {columns} FROM {source} {order}"
     # Keep the rows whose names match the question best (all of them when none matches).
-    return (f"SELECT {columns}\n  FROM (SELECT *, max(named) OVER () AS best\n"
-            f"          FROM (SELECT *, {_named(question.names)} AS named\n"
-            f"                  FROM {source}) AS scored) AS ranked\n"
-            f" WHERE named = best{' AND best > 0' if question.institutions else ''}\n {order}")
+    return (
+        f"SELECT {columns}\n  FROM (SELECT *, max(named) OVER () AS best\n"
+        f"          FROM (SELECT *, {_named(question.names)} AS named\n"
+        f"                  FROM {source}) AS scored) AS ranked\n"
+        f" WHERE named = best{' AND best > 0' if question.institutions else ''}\n {order}"
+    )
 
 
 def holding_query(question: Question) -> str:
     """Return the SELECT over `holding_details`: per account, or the portfolio per ticker."""
     if "allocation" in question.intents or (
-            "portfolio" in question.text.lower() and not question.tickers):
+        "portfolio" in question.text.lower() and not question.tickers
+    ):
         return PORTFOLIO_QUERY
     where = ""
     if question.tickers:
@@ -107,17 +113,21 @@ def holding_query(question: Question) -> str:
 
 def quote_code(tickers: tuple[str, ...]) -> str:
     """Return sandbox code that reads each ticker's quote and company profile."""
-    return ("import finnhub\n"
-            f"for ticker in {list(tickers)!r}:\n"
-            "    finnhub.quote(ticker)\n"
-            "    finnhub.profile(ticker)\n")
+    return (
+        "import finnhub\n"
+        f"for ticker in {list(tickers)!r}:\n"
+        "    finnhub.quote(ticker)\n"
+        "    finnhub.profile(ticker)\n"
+    )
 
 
 def article_code(titles: list[str]) -> str:
     """Return sandbox code that fetches each web page by its title, one result each."""
-    return ("import exa\n"
-            f"for title in {json.dumps(titles, ensure_ascii=False)}:\n"
-            "    exa.search_and_contents(title, num_results=1)\n")
+    return (
+        "import exa\n"
+        f"for title in {json.dumps(titles, ensure_ascii=False)}:\n"
+        "    exa.search_and_contents(title, num_results=1)\n"
+    )
 
 
 def plan(question: Question, hits: list[DocHit], books: Library | None = None) -> list[ToolCall]:

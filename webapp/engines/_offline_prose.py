@@ -25,8 +25,11 @@ _ABBREVIATION = re.compile(r"(?:\b[A-Z]\.[A-Z]\.|\b(?:e\.g|i\.e|etc|Inc|No|vs|Mr
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
 _AMOUNT = re.compile(r"\$\s?\d|\d\s?%|\b\d[\d,.]*\s*(?:percent|miles)\b", re.IGNORECASE)
 _NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixty|ninety)"
-_TIME = re.compile(rf"\b{_NUMBER}\b[\s-]+(?:[\w-]+\s+){{0,3}}(?:days?|years?|months?|hours?|"
-                   r"billing cycles?)\b|\bage\s+\d+", re.IGNORECASE)
+_TIME = re.compile(
+    rf"\b{_NUMBER}\b[\s-]+(?:[\w-]+\s+){{0,3}}(?:days?|years?|months?|hours?|"
+    r"billing cycles?)\b|\bage\s+\d+",
+    re.IGNORECASE,
+)
 _LEAD_IN = re.compile(r"^\*\*([^*]+?)(?:([.:?])\*\*|\*\*([.:]))\s+")
 # Verbs that open an instruction: the steps a "how do I" question asks for.
 _STEPS = word_set("""
@@ -35,12 +38,29 @@ follow gather give keep look make note open pay put read report request review s
 set sign start submit tell track use write
 """)
 # Question words that ask for an amount of money, a time, or a size in either.
-_AMOUNT_WORDS = frozenset({"limit", "limits", "maximum", "max", "cap", "capped", "percent",
-                           "percentage", "rate", "minimum", "taxed", "cost", "costs", "fee",
-                           "fees"})
+_AMOUNT_WORDS = frozenset(
+    {
+        "limit",
+        "limits",
+        "maximum",
+        "max",
+        "cap",
+        "capped",
+        "percent",
+        "percentage",
+        "rate",
+        "minimum",
+        "taxed",
+        "cost",
+        "costs",
+        "fee",
+        "fees",
+    }
+)
 _SIZE_WORDS = frozenset({"much", "many", "big", "large", "size"})
-_TIME_WORDS = frozenset({"long", "when", "deadline", "soon", "often", "age", "old", "days",
-                         "years", "months"})
+_TIME_WORDS = frozenset(
+    {"long", "when", "deadline", "soon", "often", "age", "old", "days", "years", "months"}
+)
 _PRONOUN = re.compile(r"^(?:It|Its|This|These|They|Their|That|Those|Both|Such)\b")
 
 
@@ -80,7 +100,8 @@ def _is_note(paragraph: str) -> bool:
     """A heading, or an italic note about the document itself."""
     stripped = paragraph.strip()
     return stripped.startswith("#") or (
-        stripped.startswith("*") and stripped.endswith("*") and not stripped.startswith("**"))
+        stripped.startswith("*") and stripped.endswith("*") and not stripped.startswith("**")
+    )
 
 
 def _table_rows(lines: list[str]) -> Iterator[tuple[str, str]]:
@@ -122,8 +143,9 @@ def _units(paragraph: str) -> Iterator[tuple[str, str]]:
             items[-1] += " " + line.strip()
     if len(items) > 2 and all(item[:1].islower() for item in items):
         # Fragments of one sentence ("1. income; 2. assets; ..."): quote them together.
-        parts = [re.sub(r"[;.,]?\s*(?:and|or)?[;.,]?$", "", " ".join(item.split()))
-                 for item in items]
+        parts = [
+            re.sub(r"[;.,]?\s*(?:and|or)?[;.,]?$", "", " ".join(item.split())) for item in items
+        ]
         yield _clean("; ".join(parts)), ""
         return
     for item in items:
@@ -131,7 +153,7 @@ def _units(paragraph: str) -> Iterator[tuple[str, str]]:
         lead_in = _LEAD_IN.match(item)
         context = lead_in[1] if lead_in else ""
         mark = (lead_in[2] or lead_in[3]).replace(".", ":") if lead_in else ""
-        for order, sentence in enumerate(_sentences(item[lead_in.end():] if lead_in else item)):
+        for order, sentence in enumerate(_sentences(item[lead_in.end() :] if lead_in else item)):
             if len(sentence) > 3:
                 # A bold lead-in ("Write to the address.") belongs to its first sentence.
                 shown = f"{context}{mark} {sentence}" if context and not order else sentence
@@ -144,8 +166,10 @@ def units_of(source: Source) -> list[Unit]:
     for block, text in enumerate(source.result.texts):
         if _is_note(text):
             continue
-        found += [Unit(source, block, order, unit, context)
-                  for order, (unit, context) in enumerate(_units(text))]
+        found += [
+            Unit(source, block, order, unit, context)
+            for order, (unit, context) in enumerate(_units(text))
+        ]
     return found
 
 
@@ -172,10 +196,16 @@ class _Scorer:
         asked = set(words(question))
         self.amounts = bool(asked & (_AMOUNT_WORDS | _SIZE_WORDS))
         self.times = bool(asked & (_TIME_WORDS | _SIZE_WORDS))
-        self.definition = bool(re.match(r"\s*(what's|whats|what\s+(is|are|goes|go))\b",
-                                        question.lower())) and not (self.amounts or self.times)
-        self.steps = bool(re.match(r"\s*how\s+(do|can|should|would)\s+(i|we|you)\b|"
-                                   r"\s*how\s+to\b|\s*what\s+steps\b", question.lower()))
+        self.definition = bool(
+            re.match(r"\s*(what's|whats|what\s+(is|are|goes|go))\b", question.lower())
+        ) and not (self.amounts or self.times)
+        self.steps = bool(
+            re.match(
+                r"\s*how\s+(do|can|should|would)\s+(i|we|you)\b|"
+                r"\s*how\s+to\b|\s*what\s+steps\b",
+                question.lower(),
+            )
+        )
         self._cache: dict[tuple[int, int, int], float] = {}
 
     def weight(self, found: set[str]) -> float:
@@ -195,16 +225,22 @@ class _Scorer:
         titled = stems(unit.result.title) | section
         mine = self.weight(own)
         # A heading tells sections apart; the title only tells documents apart.
-        around = 0.8 * (self.weight(section) - mine) + 0.3 * (self.weight(titled)
-                                                               - self.weight(section))
+        around = 0.8 * (self.weight(section) - mine) + 0.3 * (
+            self.weight(titled) - self.weight(section)
+        )
         asked = (self.amounts and _AMOUNT.search(unit.text)) or (
-            self.times and _TIME.search(unit.text))
+            self.times and _TIME.search(unit.text)
+        )
         if not mine and not (around and asked):
             return 0.0
         score = mine + around + (4.0 if asked else 0.0)
         total = sum(w for _, w in self.groups)
-        if heading and not unit.order and self.weight(stems(heading)) >= 0.5 * total and \
-                unit.result.texts[unit.block - 1].lstrip().startswith("#"):
+        if (
+            heading
+            and not unit.order
+            and self.weight(stems(heading)) >= 0.5 * total
+            and unit.result.texts[unit.block - 1].lstrip().startswith("#")
+        ):
             score += 2.0  # the opening of the section the question names
         if self.definition and re.match(r"^(?:\S+\s+){0,5}(is|are|means)\b", unit.text):
             score += 1.5
@@ -220,7 +256,7 @@ class _Scorer:
 
 def heading_of(unit: Unit) -> str:
     """Return the heading the unit's passage sits under, if any."""
-    for text in reversed(unit.result.texts[:unit.block]):
+    for text in reversed(unit.result.texts[: unit.block]):
         if text.lstrip().startswith("#"):
             return text.lstrip("# ").strip()
     return ""
@@ -234,14 +270,18 @@ def _similar(a: Unit, b: Unit) -> bool:
 def _with_antecedent(unit: Unit, units: list[Unit]) -> list[Unit]:
     """A unit opening with "It" or "They" reads only after the one before it."""
     if unit.order and _PRONOUN.match(unit.text):
-        before = [u for u in units if u.source is unit.source and u.block == unit.block
-                  and u.order == unit.order - 1]
+        before = [
+            u
+            for u in units
+            if u.source is unit.source and u.block == unit.block and u.order == unit.order - 1
+        ]
         return before + [unit]
     return [unit]
 
 
-def document_answer(question: str, sources: list[Source], rarity: Callable[[str], float]
-                    ) -> list[Block]:
+def document_answer(
+    question: str, sources: list[Source], rarity: Callable[[str], float]
+) -> list[Block]:
     """Write the answer from ranked documents: the best unit, then what supports it."""
     units = [unit for source in sources for unit in units_of(source)]
     score = _Scorer(question, rarity)

@@ -38,17 +38,36 @@ example anything something someone anyone currently today year
 
 # Everyday words and the words the documents use for the same thing.
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "home": ("residence",), "house": ("home", "residence"), "sell": ("sale",),
-    "selling": ("sale",), "sold": ("sale",), "donate": ("charitable", "contribution"),
-    "donation": ("charitable", "contribution"), "donations": ("charitable", "contribution"),
-    "charity": ("charitable",), "gift": ("contribution",), "gifts": ("contribution",),
-    "lender": ("creditor",), "lenders": ("creditor",),
-    "disclose": ("disclosure",), "disclosures": ("disclosure",), "401k": ("401",),
-    "dispute": ("billing", "error"), "chargeback": ("dispute", "billing"),
-    "stolen": ("unauthorized",), "fraud": ("unauthorized",), "lost": ("unauthorized",),
-    "rental": ("rent", "collision"), "car": ("auto", "rental"), "etf": ("etfs", "fund"),
-    "roth": ("ira",), "put": ("contribute", "contribution"), "rid": ("cancel",),
-    "taxable": ("tax",), "rebalance": ("rebalancing",), "fed": ("federal", "fomc"),
+    "home": ("residence",),
+    "house": ("home", "residence"),
+    "sell": ("sale",),
+    "selling": ("sale",),
+    "sold": ("sale",),
+    "donate": ("charitable", "contribution"),
+    "donation": ("charitable", "contribution"),
+    "donations": ("charitable", "contribution"),
+    "charity": ("charitable",),
+    "gift": ("contribution",),
+    "gifts": ("contribution",),
+    "lender": ("creditor",),
+    "lenders": ("creditor",),
+    "disclose": ("disclosure",),
+    "disclosures": ("disclosure",),
+    "401k": ("401",),
+    "dispute": ("billing", "error"),
+    "chargeback": ("dispute", "billing"),
+    "stolen": ("unauthorized",),
+    "fraud": ("unauthorized",),
+    "lost": ("unauthorized",),
+    "rental": ("rent", "collision"),
+    "car": ("auto", "rental"),
+    "etf": ("etfs", "fund"),
+    "roth": ("ira",),
+    "put": ("contribute", "contribution"),
+    "rid": ("cancel",),
+    "taxable": ("tax",),
+    "rebalance": ("rebalancing",),
+    "fed": ("federal", "fomc"),
 }
 
 
@@ -140,7 +159,6 @@ def join_words(items: list[str]) -> str:
 
 def count_of(number: int, noun: str, plural: str | None = None) -> str:
     """Return "1 card", "3 cards" (spelled out up to ten)."""
-    spelled = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-               "ten")
+    spelled = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
     shown = spelled[number] if 0 <= number < len(spelled) else str(number)
     return f"{shown} {noun if number == 1 else plural or noun + 's'}"

@@ -34,8 +34,12 @@ class _Block:
                 block["citations"] = self.citations
             return block
         if self.type == "tool_use":
-            return {"type": "tool_use", "id": self.tool_id, "name": self.tool_name,
-                    "input": self.input}
+            return {
+                "type": "tool_use",
+                "id": self.tool_id,
+                "name": self.tool_name,
+                "input": self.input,
+            }
         return {"type": self.type, **self.extra}
 
 
@@ -88,8 +92,12 @@ class MessageAccumulator:
 
     def final_message(self) -> dict[str, Any]:
         """Return the whole assistant message as the non-streaming API would."""
-        return {**self.message, "role": "assistant", "content": self.content(),
-                "stop_reason": self.stop_reason}
+        return {
+            **self.message,
+            "role": "assistant",
+            "content": self.content(),
+            "stop_reason": self.stop_reason,
+        }
 
     def _start(self, event: dict[str, Any]) -> None:
         index, start = event.get("index"), event.get("content_block")

@@ -155,8 +155,7 @@ def search_doc_to_json(doc: SearchDoc) -> dict[str, Any]:
         "updated_at": doc.updated_at,
         "match_highlights": list(doc.match_highlights),
         "metadata": {
-            key: item if isinstance(item, str) else list(item)
-            for key, item in doc.metadata.items()
+            key: item if isinstance(item, str) else list(item) for key, item in doc.metadata.items()
         },
         "is_internet": doc.is_internet,
         "chunk_ind": doc.chunk_ind,

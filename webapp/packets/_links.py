@@ -40,8 +40,7 @@ def _has_tricks(link: str) -> bool:
     # treat "\" as "/": a link that needs any of that is not trusted at all. A lone
     # surrogate (possible in decoded JSON) cannot even be encoded.
     return any(
-        ch == "\\" or ch.isspace() or unicodedata.category(ch) in _TRICK_CATEGORIES
-        for ch in link
+        ch == "\\" or ch.isspace() or unicodedata.category(ch) in _TRICK_CATEGORIES for ch in link
     )
 
 

@@ -148,15 +148,18 @@ def cite_words(text: str) -> str | None:
 def _library_path(path: str) -> bool:
     # The reader checks every path it is given; the core hands out none that go anywhere else.
     segments = path.split("/")
-    return all(part and not part.startswith(".") and part.isprintable() and "\\" not in part
-               for part in segments)
+    return all(
+        part and not part.startswith(".") and part.isprintable() and "\\" not in part
+        for part in segments
+    )
 
 
 _LibraryKind: TypeAlias = TaxReferenceTarget | CardDocumentTarget | MortgageReferenceTarget
 
 
-def _library(doc: SearchDoc, target: _LibraryKind,
-             finder: LibraryPathFinder | None) -> LibraryTarget | None:
+def _library(
+    doc: SearchDoc, target: _LibraryKind, finder: LibraryPathFinder | None
+) -> LibraryTarget | None:
     prefix = _LIBRARY_PREFIXES.get(type(target))
     if prefix is None:
         return None
@@ -164,7 +167,7 @@ def _library(doc: SearchDoc, target: _LibraryKind,
     url = _document_url(doc, target.url)
     path: str | None = None
     if doc.document_id.startswith(prefix):
-        path = doc.document_id[len(prefix):]
+        path = doc.document_id[len(prefix) :]
     elif finder is not None:
         for cited_as in dict.fromkeys((doc.document_id, doc.link, target.url, url)):
             path = finder(corpus, cited_as) if cited_as else None
@@ -183,8 +186,9 @@ def _market_page(ticker: str) -> PageTarget | None:
         return None  # A lone surrogate from the wire names no ticker.
 
 
-def _from_target(doc: SearchDoc, labeler: AccountLabeler | None,
-                 finder: LibraryPathFinder | None) -> SourceTarget | None:
+def _from_target(
+    doc: SearchDoc, labeler: AccountLabeler | None, finder: LibraryPathFinder | None
+) -> SourceTarget | None:
     if isinstance(doc.target, _LibraryKind):
         shelved = _library(doc, doc.target, finder)
         if shelved is not None:
@@ -193,8 +197,10 @@ def _from_target(doc: SearchDoc, labeler: AccountLabeler | None,
         case WebTarget(url=url):
             found = browser_url(doc.link) or browser_url(url)
             return BrowserTarget(found) if found else None
-        case TaxReferenceTarget(url=url) | CardDocumentTarget(url=url) | MortgageReferenceTarget(
-            url=url
+        case (
+            TaxReferenceTarget(url=url)
+            | CardDocumentTarget(url=url)
+            | MortgageReferenceTarget(url=url)
         ) if url:
             found = _document_url(doc, url)
             return BrowserTarget(found) if found else None
@@ -209,8 +215,12 @@ def _from_target(doc: SearchDoc, labeler: AccountLabeler | None,
     return None
 
 
-def document_target(doc: SearchDoc, *, account_label: AccountLabeler | None = None,
-                    library_path: LibraryPathFinder | None = None) -> SourceTarget:
+def document_target(
+    doc: SearchDoc,
+    *,
+    account_label: AccountLabeler | None = None,
+    library_path: LibraryPathFinder | None = None,
+) -> SourceTarget:
     """Return where `doc` opens: its target's place, else its link, its file, or nothing.
 
     `account_label` may name an account id for a chooser row (from the user's own data);

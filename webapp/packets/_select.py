@@ -29,9 +29,15 @@ class SelectedSources:
 
 
 # The kinds of source that have an icon of their own (static/icons/<kind>.svg).
-_KIND_ICONS = {"account": "account", "accounts": "accounts", "portfolio": "portfolio",
-               "market_data": "market", "tax_reference": "tax", "card_document": "card",
-               "mortgage_reference": "mortgage"}
+_KIND_ICONS = {
+    "account": "account",
+    "accounts": "accounts",
+    "portfolio": "portfolio",
+    "market_data": "market",
+    "tax_reference": "tax",
+    "card_document": "card",
+    "mortgage_reference": "mortgage",
+}
 
 
 def icon_key(doc: SearchDoc) -> str:

@@ -75,16 +75,37 @@ class _Position:
 _PLAID: dict[str, dict[str, tuple[_Card, ...]]] = {
     "demo": {
         "American Express": (
-            _Card("Credit card", "American Express Gold Card", "credit", "credit card",
-                  1842.17, 13157.83, 15000.00),
+            _Card(
+                "Credit card",
+                "American Express Gold Card",
+                "credit",
+                "credit card",
+                1842.17,
+                13157.83,
+                15000.00,
+            ),
         ),
         "Citi": (
-            _Card("Credit card", "Citi Double Cash Card", "credit", "credit card",
-                  624.50, 7375.50, 8000.00),
+            _Card(
+                "Credit card",
+                "Citi Double Cash Card",
+                "credit",
+                "credit card",
+                624.50,
+                7375.50,
+                8000.00,
+            ),
         ),
         "Chase": (
-            _Card("Sapphire Preferred", "Chase Sapphire Preferred Card", "credit", "credit card",
-                  2315.40, 17684.60, 20000.00),
+            _Card(
+                "Sapphire Preferred",
+                "Chase Sapphire Preferred Card",
+                "credit",
+                "credit card",
+                2315.40,
+                17684.60,
+                20000.00,
+            ),
             _Card("Checking", "Chase Total Checking", "depository", "checking", 4820.33, 4820.33),
             _Card("Savings", "Chase Savings", "depository", "savings", 18250.00, 18250.00),
         ),
@@ -95,8 +116,15 @@ _PLAID: dict[str, dict[str, tuple[_Card, ...]]] = {
     "alex": {
         "Bank of America": (
             _Card("Checking", "Adv Plus Banking", "depository", "checking", 3120.44, 3120.44),
-            _Card("Credit card", "Customized Cash Rewards Visa", "credit", "credit card",
-                  410.09, 4589.91, 5000.00),
+            _Card(
+                "Credit card",
+                "Customized Cash Rewards Visa",
+                "credit",
+                "credit card",
+                410.09,
+                4589.91,
+                5000.00,
+            ),
         ),
     },
 }

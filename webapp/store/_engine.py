@@ -97,12 +97,17 @@ def restrict_sqlite_file(path: str) -> None:
             _log.warning("could not make %s readable by its owner only", name)
 
 
-def _on_sqlite_do_connect(dialect: object, record: object, cargs: list[object],
-                          cparams: dict[str, object]) -> None:
+def _on_sqlite_do_connect(
+    dialect: object, record: object, cargs: list[object], cparams: dict[str, object]
+) -> None:
     # Before every new connection: a file deleted and made again is narrowed as well.
     database = cargs[0] if cargs else cparams.get("database")
-    if isinstance(database, str) and database and database != ":memory:" \
-            and not database.startswith("file:"):
+    if (
+        isinstance(database, str)
+        and database
+        and database != ":memory:"
+        and not database.startswith("file:")
+    ):
         restrict_sqlite_file(database)
 
 
@@ -117,8 +122,11 @@ def create_store_engine(url: str) -> Engine:
     options: dict[str, Any] = {"hide_parameters": True}
     database = make_url(normalized).database
     if not normalized.startswith("sqlite") or (database and database != ":memory:"):
-        options |= {"pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW,
-                    "pool_timeout": POOL_TIMEOUT}
+        options |= {
+            "pool_size": POOL_SIZE,
+            "max_overflow": POOL_OVERFLOW,
+            "pool_timeout": POOL_TIMEOUT,
+        }
     if normalized.startswith("sqlite"):
         # Writers hold the file for one short transaction. The driver waits briefly, in C (which
         # blocks a gevent worker's loop); past that, `chat.store.write` retries with sleeps

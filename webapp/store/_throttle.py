@@ -48,8 +48,9 @@ def throttle_key(kind: str, value: str) -> str:
 class FailureLog(Protocol):
     """Where attempts are counted: shared by every worker that signs people in."""
 
-    def add(self, attempt: str, keys: Sequence[str], now: float,
-            window: float) -> dict[str, list[float]]:
+    def add(
+        self, attempt: str, keys: Sequence[str], now: float, window: float
+    ) -> dict[str, list[float]]:
         """Count `attempt` under each key, drop what is older than the window, and return
         the times of each key's *other* attempts still in the window."""
         ...
@@ -68,8 +69,9 @@ class Attempt:
     retry_after: int | None
 
 
-def retry_after(others: Mapping[str, Iterable[float]], now: float, *, limit: int,
-                window: float) -> int | None:
+def retry_after(
+    others: Mapping[str, Iterable[float]], now: float, *, limit: int, window: float
+) -> int | None:
     """Return the seconds until every key has fewer than `limit` other attempts in the window,
     or None when none has `limit` yet (the attempt may go ahead)."""
     waits = []
@@ -85,9 +87,14 @@ def retry_after(others: Mapping[str, Iterable[float]], now: float, *, limit: int
 class SignInThrottle:
     """Refuse sign-ins for a username or an address with `limit` failures in `window`."""
 
-    def __init__(self, log: FailureLog, *, limit: int = MAX_SIGN_IN_FAILURES,
-                 window: float = SIGN_IN_WINDOW_SECONDS,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        log: FailureLog,
+        *,
+        limit: int = MAX_SIGN_IN_FAILURES,
+        window: float = SIGN_IN_WINDOW_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.log = log
         self.limit = limit
         self.window = window
@@ -138,14 +145,17 @@ class DatabaseFailureLog:
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
 
-    def add(self, attempt: str, keys: Sequence[str], now: float,
-            window: float) -> dict[str, list[float]]:
+    def add(
+        self, attempt: str, keys: Sequence[str], now: float, window: float
+    ) -> dict[str, list[float]]:
         cutoff = now - window
 
         def insert(connection: sa.Connection) -> None:
             connection.execute(sign_in_failures.delete().where(sign_in_failures.c.at <= cutoff))
-            connection.execute(sign_in_failures.insert(),
-                               [{"attempt": attempt, "key": key, "at": now} for key in keys])
+            connection.execute(
+                sign_in_failures.insert(),
+                [{"attempt": attempt, "key": key, "at": now} for key in keys],
+            )
 
         self._write(insert)
         # Read after the commit: of two racing attempts, the later to read sees both.
@@ -163,7 +173,8 @@ class DatabaseFailureLog:
     def remove(self, attempt: str, keys: Sequence[str]) -> None:
         def delete(connection: sa.Connection) -> None:
             connection.execute(
-                sign_in_failures.delete().where(sign_in_failures.c.attempt == attempt))
+                sign_in_failures.delete().where(sign_in_failures.c.attempt == attempt)
+            )
 
         self._write(delete)
 
@@ -177,8 +188,9 @@ class RedisFailureLog:
         self.prefix = prefix
         self._client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
 
-    def add(self, attempt: str, keys: Sequence[str], now: float,
-            window: float) -> dict[str, list[float]]:
+    def add(
+        self, attempt: str, keys: Sequence[str], now: float, window: float
+    ) -> dict[str, list[float]]:
         # One MULTI/EXEC: another host's attempt lands wholly before or after this one.
         pipe = self._client.pipeline(transaction=True)
         for key in keys:

@@ -26,8 +26,9 @@ _MAX_PASSWORD_LENGTH = 1024
 session_versions = sa.Table(
     "session_versions",
     metadata,
-    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"),
-              primary_key=True),
+    sa.Column(
+        "user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    ),
     sa.Column("version", sa.Integer, nullable=False),
 )
 
@@ -152,7 +153,7 @@ def user_for_session(engine: Engine, user_id: object, version: object) -> User |
 
 def end_sessions(engine: Engine, user_id: int) -> None:
     """End every browser session `user_id` has signed in so far, on every device."""
-    insert = (postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert)
+    insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
     statement = insert(session_versions).values(user_id=user_id, version=1)
     statement = statement.on_conflict_do_update(
         index_elements=[session_versions.c.user_id],

@@ -54,9 +54,13 @@ class AnswerBuilder:
 
     def state(self) -> dict[str, Any]:
         """Return what a checkpoint keeps of the answer so far."""
-        return {"text": self.text, "numbers": dict(self.numbers),
-                "cited_texts": {k: list(v) for k, v in self.cited_texts.items()},
-                "inline": list(self._inline), "round_break": self._round_break}
+        return {
+            "text": self.text,
+            "numbers": dict(self.numbers),
+            "cited_texts": {k: list(v) for k, v in self.cited_texts.items()},
+            "inline": list(self._inline),
+            "round_break": self._round_break,
+        }
 
     def restore(self, state: object) -> None:
         """Continue from a checkpoint's `state()`; anything malformed starts afresh."""
@@ -64,14 +68,19 @@ class AnswerBuilder:
             return
         text, numbers = state.get("text"), state.get("numbers")
         cited, inline = state.get("cited_texts"), state.get("inline")
-        if not (isinstance(text, str) and isinstance(numbers, dict)
-                and isinstance(cited, dict) and isinstance(inline, list)):
+        if not (
+            isinstance(text, str)
+            and isinstance(numbers, dict)
+            and isinstance(cited, dict)
+            and isinstance(inline, list)
+        ):
             return
         self.text = text
         self._round_break = state.get("round_break") is True
         self.numbers = {str(k): int(v) for k, v in numbers.items() if k in self._sources}
-        self.cited_texts = {str(k): [str(t) for t in v] for k, v in cited.items()
-                            if isinstance(v, list)}
+        self.cited_texts = {
+            str(k): [str(t) for t in v] for k, v in cited.items() if isinstance(v, list)
+        }
         self._inline = [
             c for c in inline if isinstance(c, dict) and c.get("source") in self.numbers
         ]
@@ -95,7 +104,7 @@ class AnswerBuilder:
         self.text += delta
         pending = self._held + delta
         body = pending.rstrip()
-        self._held = pending[len(body):]
+        self._held = pending[len(body) :]
         return body
 
     def finish_block(self, citations: list[Any]) -> BlockOutput:
@@ -118,8 +127,14 @@ class AnswerBuilder:
             texts = self.cited_texts.setdefault(source, [])
             if cited and cited not in texts:
                 texts.append(cited)
-            self._inline.append({**self._citation(number, source, raw), "start": start,
-                                 "end": end, "text": self.text[start:end]})
+            self._inline.append(
+                {
+                    **self._citation(number, source, raw),
+                    "start": start,
+                    "end": end,
+                    "text": self.text[start:end],
+                }
+            )
             if number not in marked:
                 marked.append(number)
         if marked:
@@ -161,8 +176,10 @@ class AnswerBuilder:
 
         Seed 000's SSE `citation` shape: number, type, source, title, cited_text, target.
         """
-        return [{k: c[k] for k in _CITATION_FIELDS if k in c} | {"target": self._target(c)}
-                for c in self._inline]
+        return [
+            {k: c[k] for k in _CITATION_FIELDS if k in c} | {"target": self._target(c)}
+            for c in self._inline
+        ]
 
     def inline_citations(self) -> list[dict[str, Any]]:
         """Return each citation with the span of the answer it backs, targets as final."""

@@ -126,9 +126,15 @@ def _web(tool: str, source: str, title: str, text: str, published: str | None) -
     if not is_http_url(source):
         source = SEARCH_SOURCE if tool == "search_web" else ANALYSIS_SOURCE
     return Citable(
-        tool, source, title.strip() or source, chunks(text) or (title or source,),
-        target_for_source(tool, source), "web",
-        link=source if is_http_url(source) else None, updated_at=published, is_internet=True,
+        tool,
+        source,
+        title.strip() or source,
+        chunks(text) or (title or source,),
+        target_for_source(tool, source),
+        "web",
+        link=source if is_http_url(source) else None,
+        updated_at=published,
+        is_internet=True,
     )
 
 
@@ -136,13 +142,17 @@ def from_sql(result: SqlResultLike, now: str) -> list[Citable]:
     """Cite SQL rows per account label (`silvia://your-account/<slug>`) or as the portfolio."""
     citables = []
     for group in targets_for_sql(result.rows):
-        kind = "portfolio" if group.target is not None and group.target.kind == "portfolio" \
+        kind = (
+            "portfolio"
+            if group.target is not None and group.target.kind == "portfolio"
             else "account"
+        )
         # Only the rows a block shows are written out; the target still covers every row.
         texts = tuple(_row_text(row) for row in group.rows[:MAX_BLOCKS])
         citables.append(
-            Citable("execute_sql", group.source, group.title, texts, group.target, kind,
-                    updated_at=now)
+            Citable(
+                "execute_sql", group.source, group.title, texts, group.target, kind, updated_at=now
+            )
         )
     return citables
 
@@ -155,7 +165,11 @@ def from_document(tool: str, document: DocumentLike) -> Citable:
         source = f"silvia://{document.corpus}/{document.path.lstrip('/')}"
     target = target_for_source(tool, source)
     return Citable(
-        tool, source, document.title, chunks(document.text) or (document.title,), target,
+        tool,
+        source,
+        document.title,
+        chunks(document.text) or (document.title,),
+        target,
         target.kind if target is not None else "document",
         link=source if is_http_url(source) else None,
     )
@@ -205,23 +219,42 @@ def from_python(
         return moment.isoformat() if moment else now
 
     citables = [
-        Citable("execute_python", source, f"{source.rsplit('/', 1)[-1]} market data",
-                tuple(texts)[:MAX_BLOCKS], target_for_source("execute_python", source),
-                "market_data", updated_at=dated(source))
+        Citable(
+            "execute_python",
+            source,
+            f"{source.rsplit('/', 1)[-1]} market data",
+            tuple(texts)[:MAX_BLOCKS],
+            target_for_source("execute_python", source),
+            "market_data",
+            updated_at=dated(source),
+        )
         for source, texts in by_ticker.items()
     ]
     if untickered:
-        citables.append(Citable("execute_python", MARKET_DATA_SOURCE, "Live data",
-                                tuple(untickered)[:MAX_BLOCKS], target_for_source(
-                                    "execute_python", MARKET_DATA_SOURCE), "analysis",
-                                updated_at=dated(MARKET_DATA_SOURCE)))
+        citables.append(
+            Citable(
+                "execute_python",
+                MARKET_DATA_SOURCE,
+                "Live data",
+                tuple(untickered)[:MAX_BLOCKS],
+                target_for_source("execute_python", MARKET_DATA_SOURCE),
+                "analysis",
+                updated_at=dated(MARKET_DATA_SOURCE),
+            )
+        )
     elif printed and not by_ticker:
-        citables.append(Citable("execute_python", ANALYSIS_SOURCE, "Analysis", printed,
-                                target_for_source("execute_python", ANALYSIS_SOURCE), "analysis",
-                                updated_at=now))
-    citables += [
-        _web("execute_python", a.url, a.title, a.text, a.published_date) for a in articles
-    ]
+        citables.append(
+            Citable(
+                "execute_python",
+                ANALYSIS_SOURCE,
+                "Analysis",
+                printed,
+                target_for_source("execute_python", ANALYSIS_SOURCE),
+                "analysis",
+                updated_at=now,
+            )
+        )
+    citables += [_web("execute_python", a.url, a.title, a.text, a.published_date) for a in articles]
     return citables
 
 

@@ -45,8 +45,9 @@ class TurnSink(Protocol):
         ...
 
 
-def search_doc(citable: Citable, registry: CitationRegistry,
-               highlights: tuple[str, ...] = ()) -> SearchDoc:
+def search_doc(
+    citable: Citable, registry: CitationRegistry, highlights: tuple[str, ...] = ()
+) -> SearchDoc:
     """Return the SearchDoc for a block: its source is its id; the target is the turn's."""
     blurb = " ".join(citable.texts)[:BLURB_CHARS] if citable.texts else ""
     return SearchDoc(
@@ -69,16 +70,21 @@ class Emitter:
         self.sink = sink
         self.message_turn: int | None = None
 
-    def packet(self, obj: PacketObj, turn_index: int, tab_index: int = 0,
-               **extra: Any) -> None:
+    def packet(self, obj: PacketObj, turn_index: int, tab_index: int = 0, **extra: Any) -> None:
         wire = packet_to_json(make_packet(obj, turn_index=turn_index, tab_index=tab_index))
         wire["obj"].update(extra)
         self.sink.emit("packet", wire)
 
-    def tool_section(self, turn_index: int, tab_index: int, tool: str,
-                     docs: list[SearchDoc]) -> None:
-        self.packet(SearchToolStart(), turn_index, tab_index, tool_name=tool,
-                    is_internet_search=tool == "search_web")
+    def tool_section(
+        self, turn_index: int, tab_index: int, tool: str, docs: list[SearchDoc]
+    ) -> None:
+        self.packet(
+            SearchToolStart(),
+            turn_index,
+            tab_index,
+            tool_name=tool,
+            is_internet_search=tool == "search_web",
+        )
         self.packet(SearchToolDocumentsDelta(tuple(docs)), turn_index, tab_index)
         self.packet(SectionEnd(), turn_index, tab_index)
 

@@ -72,8 +72,10 @@ def _candles(ticker: str, payload: Mapping[str, Any]) -> str | None:
         return None
     first, last = _moment(times[0]), _moment(times[-1])
     span = f" from {first:%Y-%m-%d} to {last:%Y-%m-%d}" if first and last else ""
-    return (f"{ticker} closed at {numbers[0]:,.2f}, then {numbers[-1]:,.2f}, over "
-            f"{len(numbers)} sessions{span}; low {min(numbers):,.2f}, high {max(numbers):,.2f}.")
+    return (
+        f"{ticker} closed at {numbers[0]:,.2f}, then {numbers[-1]:,.2f}, over "
+        f"{len(numbers)} sessions{span}; low {min(numbers):,.2f}, high {max(numbers):,.2f}."
+    )
 
 
 def describe(endpoint: str, ticker: str | None, payload: Mapping[str, Any]) -> str:
@@ -83,7 +85,8 @@ def describe(endpoint: str, ticker: str | None, payload: Mapping[str, Any]) -> s
     writer = writers.get(endpoint)
     text = writer(label, payload) if writer else None
     return text or f"{endpoint} {ticker or ''}".strip() + ": " + json.dumps(
-        payload, sort_keys=True, default=str)
+        payload, sort_keys=True, default=str
+    )
 
 
 def as_of(endpoint: str, payload: Mapping[str, Any]) -> datetime | None:

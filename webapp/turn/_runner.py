@@ -69,8 +69,9 @@ class TurnResult:
 
 
 class _Turn:
-    def __init__(self, engine: Engine, tools: ToolRunner, sink: TurnSink,
-                 checkpoint: dict[str, Any]) -> None:
+    def __init__(
+        self, engine: Engine, tools: ToolRunner, sink: TurnSink, checkpoint: dict[str, Any]
+    ) -> None:
         self.engine, self.tools = engine, tools
         self.emitter = Emitter(sink)
         self.sink = sink
@@ -102,9 +103,16 @@ class _Turn:
             "citationTargets": self.registry.to_checkpoint(),
             # What the messages' search_result blocks do not say: links, kinds, dates.
             "citables": [
-                {"tool": c.tool, "source": c.source, "title": c.title, "texts": list(c.texts),
-                 "source_type": c.source_type, "link": c.link, "updated_at": c.updated_at,
-                 "is_internet": c.is_internet}
+                {
+                    "tool": c.tool,
+                    "source": c.source,
+                    "title": c.title,
+                    "texts": list(c.texts),
+                    "source_type": c.source_type,
+                    "link": c.link,
+                    "updated_at": c.updated_at,
+                    "is_internet": c.is_internet,
+                }
                 for c in self.citables.values()
             ],
             "answer": self.answer.state(),
@@ -120,13 +128,16 @@ class _Turn:
             stopped = acc.feed(event)
             delta = event.get("delta") if event.get("type") == "content_block_delta" else None
             if isinstance(delta, dict) and delta.get("type") == "text_delta":
-                self.emitter.text(self.answer.add_text(str(delta.get("text", ""))), self.round,
-                                  self.docs)
+                self.emitter.text(
+                    self.answer.add_text(str(delta.get("text", ""))), self.round, self.docs
+                )
             if stopped is not None and stopped.block.get("type") == "text":
                 self.close_block(stopped.index, stopped.block.get("citations", []))
         if not acc.done:
-            raise EngineError("The model's answer ended early.",
-                              "The answer was cut off before it was finished. Please try again.")
+            raise EngineError(
+                "The model's answer ended early.",
+                "The answer was cut off before it was finished. Please try again.",
+            )
         return acc
 
     def close_block(self, index: int, citations: list[Any]) -> None:
@@ -151,8 +162,11 @@ class _Turn:
                 self.sources[citable.source] = CitedSource(citable.title, citable.link)
                 docs.append(search_doc(citable, self.registry))
             self.emitter.tool_section(self.round, tab, str(call.get("name")), docs)
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.get("id"),
-                                      "content": outcome.content}
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": call.get("id"),
+                "content": outcome.content,
+            }
             if outcome.is_error:
                 result["is_error"] = True
             results.append(result)
@@ -173,7 +187,8 @@ class _Turn:
                     raise EngineError(
                         f"The model asked for more than {MAX_ROUNDS} tool rounds.",
                         "This question needed more lookups than one answer may make. "
-                        "Try asking about one thing at a time.")
+                        "Try asking about one thing at a time.",
+                    )
                 self.tool_round(acc.content())
         except EngineError as exc:
             log.warning("the model could not answer: %s", exc)
@@ -190,8 +205,10 @@ class _Turn:
 
     def finish(self) -> TurnResult:
         summary = self.answer.summary()
-        settled = [search_doc(self.citables[c["source"]], self.registry, tuple(c["cited_texts"]))
-                   for c in summary]
+        settled = [
+            search_doc(self.citables[c["source"]], self.registry, tuple(c["cited_texts"]))
+            for c in summary
+        ]
         self.emitter.documents_update(settled, self.round)
         # Every source is settled now: each citation, in the answer's order, then the summary.
         for citation in self.answer.citations():
@@ -221,14 +238,20 @@ def _written_sources(messages: list[dict[str, Any]]) -> list[str]:
 
 def _starts_text(event: dict[str, Any]) -> bool:
     block = event.get("content_block")
-    return event.get("type") == "content_block_start" and isinstance(block, dict) and \
-        block.get("type") == "text"
+    return (
+        event.get("type") == "content_block_start"
+        and isinstance(block, dict)
+        and block.get("type") == "text"
+    )
 
 
 def start_checkpoint(history: list[dict[str, Any]], question: str) -> dict[str, Any]:
     """Return the checkpoint a new turn starts from: text-only history and the question."""
-    return {"messages": [*history, {"role": "user", "content": question}], "round": 0,
-            "citationTargets": {}}
+    return {
+        "messages": [*history, {"role": "user", "content": question}],
+        "round": 0,
+        "citationTargets": {},
+    }
 
 
 def failed_turn(sink: TurnSink, message: str) -> TurnResult:
@@ -239,8 +262,9 @@ def failed_turn(sink: TurnSink, message: str) -> TurnResult:
     return TurnResult("error", "", [], [], message)
 
 
-def run_turn(engine: Engine, tools: ToolRunner, sink: TurnSink,
-             checkpoint: dict[str, Any]) -> TurnResult:
+def run_turn(
+    engine: Engine, tools: ToolRunner, sink: TurnSink, checkpoint: dict[str, Any]
+) -> TurnResult:
     """Run a turn from its checkpoint (a new one, or one saved after a tool round)."""
     try:
         turn = _Turn(engine, tools, sink, checkpoint)

@@ -107,7 +107,8 @@ def allocations(
         for index, ((holding, value), share) in enumerate(zip(rows, percents, strict=True)):
             label, name = _label(holding)
             width = round(max(float(share) / 100 * BAR_SPACE, 1.0), 2)
-            bars.append(Bar(label, name, value, share, index * ROW + (ROW - BAR_HEIGHT) // 2,
-                            width))
+            bars.append(
+                Bar(label, name, value, share, index * ROW + (ROW - BAR_HEIGHT) // 2, width)
+            )
         charts.append(Allocation(currency, sum((v for _, v in rows), Decimal(0)), tuple(bars)))
     return charts, left_out

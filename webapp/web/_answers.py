@@ -67,14 +67,29 @@ class AnswerRenderer:
             self._labeler = account_labeler(list_accounts(self._engine, self._user_id))
         return self._labeler
 
-    def views(self, message_id: str, stream: PacketStream, *, streaming: bool,
-              error: str | None = None, interrupted: bool = False,
-              start: int = 0) -> AnswerViews:
+    def views(
+        self,
+        message_id: str,
+        stream: PacketStream,
+        *,
+        streaming: bool,
+        error: str | None = None,
+        interrupted: bool = False,
+        start: int = 0,
+    ) -> AnswerViews:
         """Return the answer (its text from `start`) and its sources as of the packets so far."""
         state = stream.state
         labeler = self.labeler()
-        answer = answer_view(state, message_id, labeler, streaming=streaming, error=error,
-                             interrupted=interrupted, start=start, library=LIBRARY)
+        answer = answer_view(
+            state,
+            message_id,
+            labeler,
+            streaming=streaming,
+            error=error,
+            interrupted=interrupted,
+            start=start,
+            library=LIBRARY,
+        )
         return AnswerViews(answer, sources_view(state, message_id, labeler, icon_for, LIBRARY))
 
     def stored(self, message: dict[str, Any]) -> AnswerViews:

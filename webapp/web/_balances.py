@@ -89,5 +89,9 @@ def balance_sheet(accounts: Sequence[Mapping[str, Any]]) -> BalanceSheet:
     currencies = list(dict.fromkeys([*have, *owe]))
     worth = tuple((c, have.get(c, Decimal(0)) - owe.get(c, Decimal(0))) for c in currencies)
     uncounted = tuple(line for line in (*assets, *debts) if line.amount is None)
-    return BalanceSheet(Group("asset", assets, tuple(have.items())),
-                        Group("debt", debts, tuple(owe.items())), worth, uncounted)
+    return BalanceSheet(
+        Group("asset", assets, tuple(have.items())),
+        Group("debt", debts, tuple(owe.items())),
+        worth,
+        uncounted,
+    )

@@ -35,18 +35,19 @@ def _make_service(app: Flask) -> ChatService:
     engine = get_engine(app)
     hide = (app.instance_path,)
     lease = timedelta(seconds=float(app.config.get("TURN_LEASE_SECONDS") or LEASE_SECONDS))
-    deadline = timedelta(seconds=float(app.config.get("TURN_DEADLINE_SECONDS")
-                                       or DEADLINE_SECONDS))
-    return ChatService(engine, lambda: model_engine(app),
-                       lambda uid: LocalTools(engine, uid, hide=hide,
-                                              max_bytes=LocalTools.max_bytes_from(app.config)),
-                       lease=lease,
-                       deadline=deadline,
-                       max_turns_per_user=int(app.config.get("MAX_TURNS_PER_USER")
-                                              or MAX_TURNS_PER_USER),
-                       max_streams_per_user=int(app.config.get("MAX_STREAMS_PER_USER")
-                                                or MAX_STREAMS_PER_USER),
-                       listener=listener_for(engine, app.config.get("REDIS_URL")))
+    deadline = timedelta(seconds=float(app.config.get("TURN_DEADLINE_SECONDS") or DEADLINE_SECONDS))
+    return ChatService(
+        engine,
+        lambda: model_engine(app),
+        lambda uid: LocalTools(
+            engine, uid, hide=hide, max_bytes=LocalTools.max_bytes_from(app.config)
+        ),
+        lease=lease,
+        deadline=deadline,
+        max_turns_per_user=int(app.config.get("MAX_TURNS_PER_USER") or MAX_TURNS_PER_USER),
+        max_streams_per_user=int(app.config.get("MAX_STREAMS_PER_USER") or MAX_STREAMS_PER_USER),
+        listener=listener_for(engine, app.config.get("REDIS_URL")),
+    )
 
 
 def init_app(app: Flask) -> None:

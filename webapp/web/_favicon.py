@@ -150,8 +150,9 @@ class _PinnedAdapter(HTTPAdapter):
         self._deadline = deadline
         super().__init__(max_retries=0)
 
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False,
-                         **pool_kwargs: Any) -> None:
+    def init_poolmanager(
+        self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
+    ) -> None:
         pool_kwargs.update(server_hostname=self._host, assert_hostname=self._host)
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
         if self._deadline is not None:
@@ -179,8 +180,9 @@ def requests_get(url: str, address: str, timeout: float, max_bytes: int) -> Fetc
             session.mount("https://", adapter)
             session.mount("http://", adapter)  # only the tests' loopback stand-ins speak HTTP
             headers = {"Host": host + port, "Accept": "image/*", "User-Agent": "webapp-favicon/1"}
-            with session.get(target, stream=True, allow_redirects=False, timeout=timeout,
-                             headers=headers) as response:
+            with session.get(
+                target, stream=True, allow_redirects=False, timeout=timeout, headers=headers
+            ) as response:
                 kind = response.headers.get("Content-Type", "")
                 if deadline.expired:
                     return Fetched(504, None, kind, None)
@@ -240,9 +242,14 @@ class _Flight:
 class FaviconService:
     """Icons by host name, fetched once and cached with a TTL; None means "use the generic"."""
 
-    def __init__(self, *, resolver: Resolver = system_resolver, get: Getter = requests_get,
-                 clock: Callable[[], float] = time.monotonic,
-                 timeout: float = TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        resolver: Resolver = system_resolver,
+        get: Getter = requests_get,
+        clock: Callable[[], float] = time.monotonic,
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> None:
         self._resolver, self._get, self._clock = resolver, get, clock
         self._timeout = timeout
         self._cache: OrderedDict[str, tuple[float, Icon | None]] = OrderedDict()

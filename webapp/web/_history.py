@@ -18,8 +18,9 @@ def day_label(day: date, today: date) -> str:
     return day.strftime("%B %Y")
 
 
-def by_day(sessions: Iterable[Mapping[str, Any]],
-           today: date | None = None) -> list[tuple[str, list[Mapping[str, Any]]]]:
+def by_day(
+    sessions: Iterable[Mapping[str, Any]], today: date | None = None
+) -> list[tuple[str, list[Mapping[str, Any]]]]:
     """Group sessions (most recent first, `updated_at` ISO 8601) under their day's heading."""
     today = today or datetime.now(UTC).date()
     groups: list[tuple[str, list[Mapping[str, Any]]]] = []

@@ -20,8 +20,20 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)", re.ASCII)
 _MAX_HOST = 253
 # Names that never reach the public internet, whatever a resolver says about them.
-_LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".arpa",
-                   ".intranet", ".corp", ".test", ".invalid", ".example", ".onion")
+_LOCAL_SUFFIXES = (
+    ".localhost",
+    ".local",
+    ".internal",
+    ".lan",
+    ".home.arpa",
+    ".arpa",
+    ".intranet",
+    ".corp",
+    ".test",
+    ".invalid",
+    ".example",
+    ".onion",
+)
 
 
 def _ascii_host(raw: str) -> str | None:
@@ -85,9 +97,15 @@ def is_public_address(value: str) -> bool:
     except ValueError:
         return False
     for candidate in (address, *_embedded(address)):
-        if (not candidate.is_global or candidate.is_private or candidate.is_loopback
-                or candidate.is_link_local or candidate.is_multicast or candidate.is_reserved
-                or candidate.is_unspecified):
+        if (
+            not candidate.is_global
+            or candidate.is_private
+            or candidate.is_loopback
+            or candidate.is_link_local
+            or candidate.is_multicast
+            or candidate.is_reserved
+            or candidate.is_unspecified
+        ):
             return False
     return True
 

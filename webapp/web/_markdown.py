@@ -26,15 +26,15 @@ _PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
 # Raw HTML is escaped, and images are off: the browser must never fetch a third-party URL.
 # Link reference definitions are off too: one further down an answer would turn text above
 # it into a link, so no block could be sent before the answer ends.
-_MD = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable(
-    ["table", "strikethrough"]
-).disable(["image", "reference"])
+_MD = (
+    MarkdownIt("commonmark", {"html": False, "typographer": False})
+    .enable(["table", "strikethrough"])
+    .disable(["image", "reference"])
+)
 
 # Block structure only: as `_MD` reads the answer, and as the citation scanner reads the
 # text behind it (webapp.packets `code_ranges`: CommonMark, raw HTML blocks included).
-_BLOCKS = MarkdownIt("commonmark", {"html": False}).enable("table").disable(
-    ["reference", "inline"]
-)
+_BLOCKS = MarkdownIt("commonmark", {"html": False}).enable("table").disable(["reference", "inline"])
 _SCANNED_BLOCKS = MarkdownIt("commonmark").disable("inline")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
@@ -44,9 +44,34 @@ _PLAIN = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable(
 )
 MAX_PLAIN_SOURCE = 4000  # a snippet shows 200 characters: the rest of a long passage is unread
 
-_TAGS = {"p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li",
-         "h1", "h2", "h3", "h4", "h5", "h6", "hr", "a", "table", "thead", "tbody", "tr", "th",
-         "td"}
+_TAGS = {
+    "p",
+    "br",
+    "strong",
+    "em",
+    "del",
+    "s",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+}
 
 
 def _keep_attribute(tag: str, name: str, value: str) -> str | None:
@@ -84,8 +109,10 @@ def _scrub(tokens: Sequence[Token]) -> None:
         if token.type != "text":
             token.content = strip_placeholders(token.content)
         if token.attrs:
-            token.attrs = {k: strip_placeholders(v) if isinstance(v, str) else v
-                           for k, v in token.attrs.items()}
+            token.attrs = {
+                k: strip_placeholders(v) if isinstance(v, str) else v
+                for k, v in token.attrs.items()
+            }
         if token.children:
             _scrub(token.children)
 
@@ -109,8 +136,11 @@ def render_markdown(source: str, citations: Sequence[Markup] = ()) -> Markup:
 
 def _blocks(parser: MarkdownIt, text: str) -> dict[int, str]:
     """Return the top-level blocks of `text`: the line each starts on, and its token type."""
-    return {token.map[0]: token.type for token in parser.parse(text)
-            if token.level == 0 and token.nesting >= 0 and token.map}
+    return {
+        token.map[0]: token.type
+        for token in parser.parse(text)
+        if token.level == 0 and token.nesting >= 0 and token.map
+    }
 
 
 def _after_list(blocks: dict[int, str], line: int) -> bool:

@@ -60,12 +60,20 @@ def quote_age(stamp: object, *, live_source: bool, now: datetime) -> QuoteAge:
         at = None  # a date in the future says nothing true about the quote's age
     if not live_source:
         when = f"the market as of {day_text(at)}" if at else "a day that is not recorded"
-        return QuoteAge(at, False, "This quote comes from a saved market "
-                        f"snapshot and does not update: it shows {when}.")
+        return QuoteAge(
+            at,
+            False,
+            f"This quote comes from a saved market snapshot and does not update: it shows {when}.",
+        )
     if at is None:
-        return QuoteAge(None, False, "The time of this quote is not known, "
-                        "so it may be out of date.")
+        return QuoteAge(
+            None, False, "The time of this quote is not known, so it may be out of date."
+        )
     if now - at > LIVE_FOR:
-        return QuoteAge(at, False, "This is the last price on record, from "
-                        f"{day_text(at)} at {at:%H:%M} UTC; the market may be closed.")
+        return QuoteAge(
+            at,
+            False,
+            "This is the last price on record, from "
+            f"{day_text(at)} at {at:%H:%M} UTC; the market may be closed.",
+        )
     return QuoteAge(at, True, None)

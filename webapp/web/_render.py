@@ -177,8 +177,12 @@ def account_labeler(accounts: Iterable[Mapping[str, object]]) -> AccountLabeler:
     return label
 
 
-def opener_for(doc: SearchDoc | None, labeler: AccountLabeler | None, dom_id: str,
-               library: Library | None = None) -> Opener:
+def opener_for(
+    doc: SearchDoc | None,
+    labeler: AccountLabeler | None,
+    dom_id: str,
+    library: Library | None = None,
+) -> Opener:
     """Return how `doc` opens, from `document_target`.
 
     A library document opens in the reader through `library`; without one, at its URL.
@@ -220,31 +224,43 @@ def title_of(doc: SearchDoc) -> str:
     return display_title(doc.semantic_identifier) or domain_of(doc.link) or "Untitled source"
 
 
-def source_row(doc: SearchDoc, labeler: AccountLabeler | None, icon_for: IconFor,
-               dom_id: str, library: Library | None = None) -> SourceRow:
+def source_row(
+    doc: SearchDoc,
+    labeler: AccountLabeler | None,
+    icon_for: IconFor,
+    dom_id: str,
+    library: Library | None = None,
+) -> SourceRow:
     """Return one row of the sheet: icon, title, where · updated, and a snippet."""
     ago = time_ago(doc.updated_at)
     ago = "just now" if ago == "now" else ago
     meta = " · ".join(part for part in (_where(doc), ago and f"Updated {ago}") if part)
     text = next((h for h in doc.match_highlights if h.strip()), doc.blurb)
-    return SourceRow(title_of(doc), meta, snippet(text), icon_for(doc),
-                     opener_for(doc, labeler, dom_id, library))
+    return SourceRow(
+        title_of(doc), meta, snippet(text), icon_for(doc), opener_for(doc, labeler, dom_id, library)
+    )
 
 
-def sources_view(state: ProcessedMessageState, message_id: str,
-                 labeler: AccountLabeler | None, icon_for: IconFor,
-                 library: Library | None = None) -> SourcesView:
+def sources_view(
+    state: ProcessedMessageState,
+    message_id: str,
+    labeler: AccountLabeler | None,
+    icon_for: IconFor,
+    library: Library | None = None,
+) -> SourcesView:
     """Return the bar and sheet: shown only when the message is complete and has sources."""
     selected = select_sources(state)
     if not (state.is_complete and selected.has_sources and selected.count):
         return SourcesView(message_id, visible=False)
     sections, index = [], 0
-    for heading, docs in (("Cited Sources", selected.cited), ("More", selected.more),
-                          ("User Files", selected.files)):
+    for heading, docs in (
+        ("Cited Sources", selected.cited),
+        ("More", selected.more),
+        ("User Files", selected.files),
+    ):
         rows = []
         for doc in docs:
-            rows.append(source_row(doc, labeler, icon_for, f"src-{message_id}-{index}",
-                                   library))
+            rows.append(source_row(doc, labeler, icon_for, f"src-{message_id}-{index}", library))
             index += 1
         if rows:
             sections.append(Section(heading, tuple(rows)))
@@ -253,14 +269,21 @@ def sources_view(state: ProcessedMessageState, message_id: str,
 
 
 _CITE = {
-    "browser": Markup('<a class="cite" href="{href}" target="_blank" rel="noopener noreferrer"'
-                      ' title="{title}" aria-label="Source {n}: {title}">{n}</a>'),
-    "page": Markup('<a class="cite" href="{href}" title="{title}"'
-                   ' aria-label="Source {n}: {title}">{n}</a>'),
-    "chooser": Markup('<button type="button" class="cite" popovertarget="{dom_id}"'
-                      ' title="{title}" aria-label="Source {n}: {title}">{n}</button>'),
-    "file": Markup('<button type="button" class="cite" data-notice="{notice}" title="{title}"'
-                   ' aria-label="Source {n}: {title}">{n}</button>'),
+    "browser": Markup(
+        '<a class="cite" href="{href}" target="_blank" rel="noopener noreferrer"'
+        ' title="{title}" aria-label="Source {n}: {title}">{n}</a>'
+    ),
+    "page": Markup(
+        '<a class="cite" href="{href}" title="{title}" aria-label="Source {n}: {title}">{n}</a>'
+    ),
+    "chooser": Markup(
+        '<button type="button" class="cite" popovertarget="{dom_id}"'
+        ' title="{title}" aria-label="Source {n}: {title}">{n}</button>'
+    ),
+    "file": Markup(
+        '<button type="button" class="cite" data-notice="{notice}" title="{title}"'
+        ' aria-label="Source {n}: {title}">{n}</button>'
+    ),
     "none": Markup('<span class="cite cite-static" title="{title}">{n}</span>'),
     # Drawn, but opening nothing until the answer is done (see `_settles_late`).
     "pending": Markup('<span class="cite cite-pending" title="{title}">{n}</span>'),
@@ -274,8 +297,9 @@ def citation_html(number: int, title: str, opener: Opener, *, pending: bool = Fa
     not open; one that opens nothing anyway is drawn as such.
     """
     kind = "pending" if pending and opener.kind != "none" else opener.kind
-    return _CITE[kind].format(href=opener.href or "", title=title, n=number,
-                              dom_id=opener.dom_id, notice=FILE_NOTICE)
+    return _CITE[kind].format(
+        href=opener.href or "", title=title, n=number, dom_id=opener.dom_id, notice=FILE_NOTICE
+    )
 
 
 def _settles_late(doc: SearchDoc | None) -> bool:
@@ -291,9 +315,13 @@ def _settles_late(doc: SearchDoc | None) -> bool:
     return doc is not None and isinstance(doc.target, AccountTarget | AccountsTarget)
 
 
-def _drawn(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-           pending: bool, library: Library | None = None,
-           ) -> tuple[str, tuple[Markup, ...], tuple[Opener, ...]]:
+def _drawn(
+    state: ProcessedMessageState,
+    message_id: str,
+    labeler: AccountLabeler | None,
+    pending: bool,
+    library: Library | None = None,
+) -> tuple[str, tuple[Markup, ...], tuple[Opener, ...]]:
     """Return the state's text as markdown with placeholders, its citations, and choosers."""
     parts: list[str] = []
     cites: list[Markup] = []
@@ -302,20 +330,27 @@ def _drawn(state: ProcessedMessageState, message_id: str, labeler: AccountLabele
         if not isinstance(segment, CitationSegment):
             parts.append(strip_placeholders(segment.text))
             continue
-        opener = opener_for(segment.doc, labeler, f"cite-{message_id}-{segment.number}",
-                            library)
+        opener = opener_for(segment.doc, labeler, f"cite-{message_id}-{segment.number}", library)
         if opener.kind == "chooser" and not pending:
             choosers.setdefault(opener.dom_id, opener)
         title = title_of(segment.doc) if segment.doc else f"Source {segment.number}"
         parts.append(placeholder(len(cites)))
-        cites.append(citation_html(segment.number, title, opener,
-                                   pending=pending and _settles_late(segment.doc)))
+        cites.append(
+            citation_html(
+                segment.number, title, opener, pending=pending and _settles_late(segment.doc)
+            )
+        )
     # One kind of line break, as markdown-it reads them: the stream counts lines.
     return _CR.sub("\n", "".join(parts)), tuple(cites), tuple(choosers.values())
 
 
-def _numbers(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-             pending: bool, library: Library | None = None) -> dict[int, Markup]:
+def _numbers(
+    state: ProcessedMessageState,
+    message_id: str,
+    labeler: AccountLabeler | None,
+    pending: bool,
+    library: Library | None = None,
+) -> dict[int, Markup]:
     # Each known number drawn as a marker alone would be: the same code as in the text.
     numbers = sorted(n for n in state.citation_map if 0 <= n <= MAX_MARKER_NUMBER)
     probe = replace(state, deltas=[" ".join(f"[[{n}]]()" for n in numbers)], is_complete=True)
@@ -323,9 +358,15 @@ def _numbers(state: ProcessedMessageState, message_id: str, labeler: AccountLabe
     return dict(zip(numbers, chips, strict=True))
 
 
-def answer_text(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-                *, streaming: bool, start: int = 0, library: Library | None = None,
-                ) -> tuple[AnswerText, tuple[Opener, ...]]:
+def answer_text(
+    state: ProcessedMessageState,
+    message_id: str,
+    labeler: AccountLabeler | None,
+    *,
+    streaming: bool,
+    start: int = 0,
+    library: Library | None = None,
+) -> tuple[AnswerText, tuple[Opener, ...]]:
     """Return the answer's text from `start` with its citations, and the choosers they open.
 
     `start` is 0, or where `settled_lines` ended the settled blocks of the text: the text is
@@ -337,9 +378,17 @@ def answer_text(state: ProcessedMessageState, message_id: str, labeler: AccountL
     return AnswerText(markdown, cites, numbers), choosers
 
 
-def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountLabeler | None,
-                *, streaming: bool, error: str | None = None, interrupted: bool = False,
-                start: int = 0, library: Library | None = None) -> AnswerView:
+def answer_view(
+    state: ProcessedMessageState,
+    message_id: str,
+    labeler: AccountLabeler | None,
+    *,
+    streaming: bool,
+    error: str | None = None,
+    interrupted: bool = False,
+    start: int = 0,
+    library: Library | None = None,
+) -> AnswerView:
     """Return the answer (from `start`, see `answer_text`) with its inline citations.
 
     While `streaming`, account citations (one account's page, or a chooser) wait: a later
@@ -347,7 +396,8 @@ def answer_view(state: ProcessedMessageState, message_id: str, labeler: AccountL
     open through the stream's next redraw; an `interrupted` answer is never streaming.
     """
     streaming = streaming and not interrupted
-    text, choosers = answer_text(state, message_id, labeler, streaming=streaming, start=start,
-                                 library=library)
+    text, choosers = answer_text(
+        state, message_id, labeler, streaming=streaming, start=start, library=library
+    )
     stopped = state.stop_reason == "user_cancelled"
     return AnswerView(message_id, text, choosers, streaming, error, stopped, interrupted)

@@ -41,7 +41,8 @@ def _records(text: str) -> list[dict[str, str]]:
 
 
 def _money_row(row: dict[str, str]) -> str | None:
-    """"Credit card · American Express · $1,842.17 owed", "AAPL · 12 shares · $2,313.36"."""
+    """ "Credit card · American Express · $1,842.17 owed", "AAPL · 12 shares · $2,313.36"."""
+
     def given(key: str) -> str | None:
         value = row.get(key)
         return None if value is None or value.lower() in _MISSING else value
@@ -57,13 +58,18 @@ def _money_row(row: dict[str, str]) -> str | None:
     if (current := amount("current_balance")) is not None:
         balance = format_money(current, currency)
         owed = (given("account_type") or "").lower() in _DEBT_TYPES
-        parts = [given("account_name"), given("institution_name"),
-                 f"{balance.removeprefix('-')} owed" if owed else balance]
+        parts = [
+            given("account_name"),
+            given("institution_name"),
+            f"{balance.removeprefix('-')} owed" if owed else balance,
+        ]
     elif (value := amount("market_value")) is not None:
         quantity = amount("quantity")
-        parts = [given("ticker") or given("account_name"),
-                 f"{quantity.normalize():f} shares" if quantity is not None else None,
-                 format_money(value, currency)]
+        parts = [
+            given("ticker") or given("account_name"),
+            f"{quantity.normalize():f} shares" if quantity is not None else None,
+            format_money(value, currency),
+        ]
     else:
         return None
     return " · ".join(part for part in parts if part)
@@ -86,8 +92,11 @@ def readable_fields(text: str) -> str:
     matches = [_FIELD_LINE.fullmatch(line) for line in lines]
     if not lines or not all(matches):
         return text
-    return " · ".join(f"{m.group(1).replace('_', ' ').capitalize()}: {m.group(2)}"
-                      for m in matches if m is not None)
+    return " · ".join(
+        f"{m.group(1).replace('_', ' ').capitalize()}: {m.group(2)}"
+        for m in matches
+        if m is not None
+    )
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> Markup:
@@ -96,7 +105,7 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> Markup:
     pieces: list[tuple[str, bool]] = []
     position = 0
     for match in _HI.finditer(text):
-        pieces += [(text[position:match.start()], False), (match.group(1), True)]
+        pieces += [(text[position : match.start()], False), (match.group(1), True)]
         position = match.end()
     pieces.append((text[position:], False))
     out, used = Markup(""), 0

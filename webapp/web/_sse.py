@@ -19,13 +19,13 @@ def sse_response(body: Iterable[str]) -> Response:
     return Response(body, mimetype="text/event-stream", headers=SSE_HEADERS)
 
 
-TOO_MANY_STREAMS = ("You have as many answers open as one person may; close a tab or wait for "
-                    "an answer to finish.")
+TOO_MANY_STREAMS = (
+    "You have as many answers open as one person may; close a tab or wait for an answer to finish."
+)
 STREAM_RETRY_SECONDS = 5
 
 
-def counted_sse_response(service: ChatService, user_id: int,
-                         body: Iterable[str]) -> Response:
+def counted_sse_response(service: ChatService, user_id: int, body: Iterable[str]) -> Response:
     """`sse_response`, counted among the user's open streams until it closes (429 past cap)."""
     slot = service.open_stream(user_id)
     if slot is None:

@@ -68,8 +68,9 @@ class _Pump:
     def __init__(self, events: Iterator[StoredEvent | None]) -> None:
         self._queue: queue.Queue[StoredEvent | None | _End] = queue.Queue()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(events,), daemon=True,
-                                        name="answer-stream")
+        self._thread = threading.Thread(
+            target=self._run, args=(events,), daemon=True, name="answer-stream"
+        )
         self._thread.start()
 
     def _run(self, events: Iterator[StoredEvent | None]) -> None:
@@ -122,7 +123,7 @@ class _Page:
         look = (self._start == 0 and answer.waiting, answer.error)
         if look != self._look or any(numbers.get(n) != html for n, html in self._cited.items()):
             return self._whole(stream, error)
-        return self._patch(stream.state.text[self._start:], answer.text)
+        return self._patch(stream.state.text[self._start :], answer.text)
 
     def _whole(self, stream: PacketStream, error: str | None) -> str:
         views = self._render(stream, "streaming", error, 0)
@@ -130,11 +131,10 @@ class _Page:
         lines = settled_lines(answer.text.markdown, text)
         drawn = replace(answer, open_at=line_start(answer.text.markdown, lines))
         self._start, self._cited = 0, {}
-        self._settle(text[:line_start(text, lines)], answer.text)
+        self._settle(text[: line_start(text, lines)], answer.text)
         self._open, self._patchable = _lf(drawn.open_html), False
         self._look = (answer.waiting, answer.error)
-        return format_event(self._fragments(AnswerViews(drawn, views.sources))[0],
-                            event="answer")
+        return format_event(self._fragments(AnswerViews(drawn, views.sources))[0], event="answer")
 
     def _patch(self, text: str, answer: AnswerText) -> str:
         lines = settled_lines(answer.markdown, text)
@@ -147,7 +147,7 @@ class _Page:
         html = settled + open_html
         base = self._open if self._patchable else ""
         keep = _common_prefix(base, html)
-        self._settle(text[:line_start(text, lines)], answer)
+        self._settle(text[: line_start(text, lines)], answer)
         self._open, self._patchable = open_html, True
         head = f"{_units(base)} {_units(html[:keep])} {_units(settled)}"
         return format_event(f"{head} {html[keep:]}", event="patch")
@@ -159,9 +159,12 @@ class _Page:
         self._start += len(text)
 
 
-def answer_stream(events: Iterator[StoredEvent | None], render: Render,
-                  fragments: Fragments, clock: Callable[[], float] = time.monotonic,
-                  ) -> Iterator[str]:
+def answer_stream(
+    events: Iterator[StoredEvent | None],
+    render: Render,
+    fragments: Fragments,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[str]:
     """Yield SSE text: `answer` and `patch` events while packets arrive, `sources`, `done`."""
     stream = PacketStream(0)
     received: list[tuple[int, object]] = []  # (event id, packet): what a `reset` rewinds
@@ -230,8 +233,15 @@ def answer_stream(events: Iterator[StoredEvent | None], render: Render,
     yield format_event(answer_html, event="answer")
     if views.sources.visible:
         yield format_event(sources_html, event="sources")
-    status = ("interrupted" if interrupted else "error" if error is not None
-              else "cancelled" if ended == "cancelled" else "complete")
+    status = (
+        "interrupted"
+        if interrupted
+        else "error"
+        if error is not None
+        else "cancelled"
+        if ended == "cancelled"
+        else "complete"
+    )
     yield format_event(status, event="done")
 
 

@@ -28,9 +28,17 @@ _TICKER = re.compile(r"[A-Z0-9][A-Z0-9.\-]{0,19}", re.ASCII)
 # Securities with a quote page; a crypto position has no market data here.
 _QUOTED_TYPES = frozenset({"equity", "etf", "mutual_fund"})
 # Only what a person reads: never the provider (`source`) or a secret column.
-_ACCOUNT_FIELDS = ("account_name", "institution_name", "account_type", "account_subtype",
-                   "current_balance", "available_balance", "credit_limit", "currency",
-                   "official_name")
+_ACCOUNT_FIELDS = (
+    "account_name",
+    "institution_name",
+    "account_type",
+    "account_subtype",
+    "current_balance",
+    "available_balance",
+    "credit_limit",
+    "currency",
+    "official_name",
+)
 
 
 def _account_view(account: Mapping[str, JsonValue]) -> dict[str, Any]:
@@ -43,13 +51,24 @@ def _account_view(account: Mapping[str, JsonValue]) -> dict[str, Any]:
 
 
 def _holding_view(holding: Mapping[str, JsonValue]) -> dict[str, Any]:
-    fields = ("account_name", "institution_name", "ticker", "security_name", "security_type",
-              "quantity", "market_value", "currency")
+    fields = (
+        "account_name",
+        "institution_name",
+        "ticker",
+        "security_name",
+        "security_type",
+        "quantity",
+        "market_value",
+        "currency",
+    )
     view: dict[str, Any] = {name: holding.get(name) for name in fields}
     ticker = holding.get("ticker")
     quoted = holding.get("security_type") in _QUOTED_TYPES
-    view["quote_path"] = f"/markets/{ticker}" if quoted and isinstance(ticker, str) and \
-        _TICKER.fullmatch(ticker) else None
+    view["quote_path"] = (
+        f"/markets/{ticker}"
+        if quoted and isinstance(ticker, str) and _TICKER.fullmatch(ticker)
+        else None
+    )
     return view
 
 
@@ -66,15 +85,20 @@ def index() -> str:
 def show(account_id: str) -> str:
     """Show one account, found by any of its ids; unknown and other users' ids alike 404."""
     user = current_user()
-    account = find_account(get_engine(), user.id, account_id) if is_account_id(
-        account_id) else None
+    account = find_account(get_engine(), user.id, account_id) if is_account_id(account_id) else None
     if account is None:
         abort(404, "There is no such account.")
     own_id = account.get("source_account_id")
-    holdings = [h for h in list_holdings(get_engine(), user.id)
-                if own_id is not None and h.get("source_account_id") == own_id]
-    return render_template("account.html", account=_account_view(account),
-                           holdings=[_holding_view(h) for h in holdings])
+    holdings = [
+        h
+        for h in list_holdings(get_engine(), user.id)
+        if own_id is not None and h.get("source_account_id") == own_id
+    ]
+    return render_template(
+        "account.html",
+        account=_account_view(account),
+        holdings=[_holding_view(h) for h in holdings],
+    )
 
 
 @bp.get("/portfolio")
@@ -83,8 +107,7 @@ def portfolio() -> str:
     """Show the user's holdings across accounts, with a chart of how the value is spread."""
     holdings = [_holding_view(h) for h in list_holdings(get_engine(), current_user().id)]
     charts, left_out = allocations(holdings)
-    return render_template("portfolio.html", holdings=holdings, charts=charts,
-                           left_out=left_out)
+    return render_template("portfolio.html", holdings=holdings, charts=charts, left_out=left_out)
 
 
 def _market() -> MarketData:
@@ -111,18 +134,26 @@ def market(ticker: str) -> tuple[str, int] | str:
     try:
         quote, profile = data.quote(symbol), data.profile(symbol)
     except MarketDataError:
-        page = render_template("error.html", title="Market data unavailable",
-                               message="Market data could not be reached. Try again later.")
+        page = render_template(
+            "error.html",
+            title="Market data unavailable",
+            message="Market data could not be reached. Try again later.",
+        )
         return page, 502
     price = _number(quote.get("c"))
     if not profile and not price:
         abort(404, "There is no market data for this ticker.")
     fields = {key: _number(quote.get(key)) for key in ("c", "d", "dp", "h", "l", "o", "pc")}
     name = profile.get("name") if isinstance(profile.get("name"), str) else None
-    info = {key: profile.get(key) for key in ("exchange", "currency", "country", "ipo")
-            if isinstance(profile.get(key), str)}
+    info = {
+        key: profile.get(key)
+        for key in ("exchange", "currency", "country", "ipo")
+        if isinstance(profile.get(key), str)
+    }
     # Only the live feed can be live; the bundled snapshot (or anything else) never is.
-    age = quote_age(quote.get("t"), live_source=isinstance(data, FinnhubLive),
-                    now=datetime.now(UTC))
-    return render_template("market.html", symbol=symbol, name=name, quote=fields, info=info,
-                           age=age)
+    age = quote_age(
+        quote.get("t"), live_source=isinstance(data, FinnhubLive), now=datetime.now(UTC)
+    )
+    return render_template(
+        "market.html", symbol=symbol, name=name, quote=fields, info=info, age=age
+    )

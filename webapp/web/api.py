@@ -33,8 +33,9 @@ from .responses import is_text
 bp = Blueprint("api", __name__, url_prefix="/api/chat")
 
 MAX_QUESTION_CHARS = 8000
-TOO_MANY_TURNS = ("You already have as many answers being written as one person may; "
-                  "wait for one to finish.")
+TOO_MANY_TURNS = (
+    "You already have as many answers being written as one person may; wait for one to finish."
+)
 TURN_RETRY_SECONDS = 5
 
 
@@ -80,8 +81,9 @@ def index() -> Response:
 def show(session_id: str) -> Response:
     """Return a session with its messages, citations raw from the rows."""
     found = _own_session(session_id)
-    return jsonify({**found, "messages": session_messages(get_engine(), current_user().id,
-                                                          session_id)})
+    return jsonify(
+        {**found, "messages": session_messages(get_engine(), current_user().id, session_id)}
+    )
 
 
 @bp.patch("/sessions/<session_id>")
@@ -182,7 +184,8 @@ def stream(session_id: str, message_id: str) -> Response:
         yield format_comment("open")  # the headers go out now, even if the answer is quiet
         for batch in batches:
             # Events stored together go out in one write.
-            yield "".join(format_event(e.data, event=e.event, id=e.seq) for e in batch) \
-                or format_comment("heartbeat")
+            yield "".join(
+                format_event(e.data, event=e.event, id=e.seq) for e in batch
+            ) or format_comment("heartbeat")
 
     return counted_sse_response(service, user.id, body())

@@ -82,17 +82,25 @@ def _own_session(session_id: str) -> dict[str, Any]:
 
 def _actions(session_id: str, message_id: str) -> dict[str, str]:
     """Return where an answer's Stop and Retry buttons post."""
-    return {"stop": url_for("chat.cancel", session_id=session_id, message_id=message_id),
-            "retry": url_for("chat.retry", session_id=session_id, message_id=message_id)}
+    return {
+        "stop": url_for("chat.cancel", session_id=session_id, message_id=message_id),
+        "retry": url_for("chat.retry", session_id=session_id, message_id=message_id),
+    }
 
 
-def _assistant(renderer: AnswerRenderer, message: dict[str, Any],
-               session_id: str) -> dict[str, Any]:
+def _assistant(
+    renderer: AnswerRenderer, message: dict[str, Any], session_id: str
+) -> dict[str, Any]:
     views = renderer.stored(message)
     stream_url = url_for("chat.events", session_id=session_id, message_id=message["id"])
-    return {"role": "assistant", "id": message["id"], "views": views, "stream_url": stream_url,
-            "streaming": views.answer.streaming,
-            "actions": _actions(session_id, str(message["id"]))}
+    return {
+        "role": "assistant",
+        "id": message["id"],
+        "views": views,
+        "stream_url": stream_url,
+        "streaming": views.answer.streaming,
+        "actions": _actions(session_id, str(message["id"])),
+    }
 
 
 def _conversation(session_id: str) -> list[dict[str, Any]]:
@@ -152,9 +160,12 @@ def show(session_id: str) -> str:
     chat = _own_session(session_id)
     messages = _conversation(session_id)
     return render_template(
-        "chat.html", chat=chat, messages=messages,
+        "chat.html",
+        chat=chat,
+        messages=messages,
         sessions=list_sessions(get_engine(), current_user().id, keep_empty=session_id),
-        running=any(m.get("streaming") for m in messages), max_chars=MAX_QUESTION_CHARS,
+        running=any(m.get("streaming") for m in messages),
+        max_chars=MAX_QUESTION_CHARS,
     )
 
 
@@ -167,7 +178,7 @@ def _question() -> str | None:
 def _form_key() -> str | None:
     raw = request.form.get("idempotency_key") or ""
     try:
-        return clean_key(raw[:KEY_CHARS + 1]) if raw else None
+        return clean_key(raw[: KEY_CHARS + 1]) if raw else None
     except ValueError:
         return None  # not one of ours: ask without it
 
@@ -210,14 +221,22 @@ def _send(chat: dict[str, Any], question: str) -> BaseResponse | str | tuple[str
     message_id = asked.message_id
     renderer = AnswerRenderer(get_engine(), user.id)
     views = renderer.views(message_id, PacketStream(0), streaming=True)
-    assistant = {"role": "assistant", "id": message_id, "views": views, "streaming": True,
-                 "stream_url": url_for("chat.events", session_id=session_id,
-                                       message_id=message_id),
-                 "actions": _actions(session_id, message_id)}
+    assistant = {
+        "role": "assistant",
+        "id": message_id,
+        "views": views,
+        "streaming": True,
+        "stream_url": url_for("chat.events", session_id=session_id, message_id=message_id),
+        "actions": _actions(session_id, message_id),
+    }
     # The sidebar is sent along (out of band): the chat's title is now its first question.
-    return render_template("_exchange.html", question={"role": "user", "text": question},
-                           message=assistant, chat=chat,
-                           sessions=list_sessions(get_engine(), user.id, keep_empty=chat["id"]))
+    return render_template(
+        "_exchange.html",
+        question={"role": "user", "text": question},
+        message=assistant,
+        chat=chat,
+        sessions=list_sessions(get_engine(), user.id, keep_empty=chat["id"]),
+    )
 
 
 @bp.post("/chat/<session_id>/messages")
@@ -275,10 +294,12 @@ def _open_chat() -> str | None:
 
 
 def _sidebar(open_id: str | None, page_title: str | None = None) -> str:
-    return render_template("_sessions.html", chat={"id": open_id or ""},
-                           sessions=list_sessions(get_engine(), current_user().id,
-                                                  keep_empty=open_id),
-                           page_title=page_title)
+    return render_template(
+        "_sessions.html",
+        chat={"id": open_id or ""},
+        sessions=list_sessions(get_engine(), current_user().id, keep_empty=open_id),
+        page_title=page_title,
+    )
 
 
 @bp.post("/chat/<session_id>/rename")
@@ -331,14 +352,21 @@ def events(session_id: str, message_id: str) -> Response:
     actions = _actions(session_id, message_id)
     generate_csrf()  # the buttons' token, made now: the session must not change in the stream
 
-    def render(stream: PacketStream, phase: Phase, error: str | None,
-               start: int) -> AnswerViews:
-        return renderer.views(message_id, stream, streaming=phase == "streaming", error=error,
-                              interrupted=phase == "interrupted", start=start)
+    def render(stream: PacketStream, phase: Phase, error: str | None, start: int) -> AnswerViews:
+        return renderer.views(
+            message_id,
+            stream,
+            streaming=phase == "streaming",
+            error=error,
+            interrupted=phase == "interrupted",
+            start=start,
+        )
 
     def fragments(views: AnswerViews) -> tuple[str, str]:
-        return (render_template("_answer.html", answer=views.answer, actions=actions).strip(),
-                render_template("_sources.html", sources=views.sources).strip())
+        return (
+            render_template("_answer.html", answer=views.answer, actions=actions).strip(),
+            render_template("_sources.html", sources=views.sources).strip(),
+        )
 
     service = chat_service()
     source = service.events(user.id, session_id, message_id, 0)

@@ -40,9 +40,11 @@ _TOOLS: dict[str, str] = {corpus: tool for tool, corpus in READER_TOOLS.items()}
 _CR = re.compile(r"\r\n?")
 _TITLE_LINE = re.compile(r"\A[ ]{0,3}#[ \t]+[^\n]*(?:\n|\Z)")
 # The blocks as `_markdown.render_markdown` reads them (the same options).
-_BLOCKS = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable(
-    ["table", "strikethrough"]
-).disable(["image", "reference"])
+_BLOCKS = (
+    MarkdownIt("commonmark", {"html": False, "typographer": False})
+    .enable(["table", "strikethrough"])
+    .disable(["image", "reference"])
+)
 _OPEN_FIRST = Markup(f'<mark id="{ANCHOR}">')
 _OPEN, _CLOSE = Markup("<mark>"), Markup("</mark>")
 
@@ -79,8 +81,9 @@ def _shelf() -> Mapping[tuple[str, str], str | None]:
         for document in _walk(tool):
             for url in {document.source_url, original_url(document)} - {None}:
                 key = (corpus, str(url))
-                shelf[key] = document.path if shelf.get(key, document.path) == document.path \
-                    else None
+                shelf[key] = (
+                    document.path if shelf.get(key, document.path) == document.path else None
+                )
     return shelf
 
 
@@ -91,8 +94,13 @@ def library_path(corpus: str, url: str) -> str | None:
 
 def reader_href(target: LibraryTarget) -> str:
     """Return the reader's URL for `target`, aimed at its marked passage."""
-    return url_for("library.read", corpus=target.corpus, path=target.path, cite=target.cite,
-                   _anchor=ANCHOR if target.cite else None)
+    return url_for(
+        "library.read",
+        corpus=target.corpus,
+        path=target.path,
+        cite=target.cite,
+        _anchor=ANCHOR if target.cite else None,
+    )
 
 
 def _passage_lines(text: str, cite: str) -> tuple[int, int] | None:
@@ -196,8 +204,13 @@ def read(corpus: str, path: str) -> str:
     original = original_url(document)
     publisher = document.meta.get("publisher")
     return render_template(
-        "library.html", title=title, body=body, cited=bool(_cites()), marked=marked,
-        kind=CORPUS_LABELS.get(corpus, "Document"), original=original,
+        "library.html",
+        title=title,
+        body=body,
+        cited=bool(_cites()),
+        marked=marked,
+        kind=CORPUS_LABELS.get(corpus, "Document"),
+        original=original,
         original_host=domain_of(original),
         publisher=display_title(publisher) if isinstance(publisher, str) else None,
     )

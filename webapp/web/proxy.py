@@ -56,8 +56,7 @@ class TrustedProxyFix:
         self.fixed = ProxyFix(app, x_for=1, x_proto=1)
         self.allowed = allowed
 
-    def __call__(self, environ: WSGIEnvironment,
-                 start_response: StartResponse) -> Iterable[bytes]:
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if is_trusted(environ.get(PEER_ADDRESS), self.allowed):
             return self.fixed(environ, start_response)
         return self.app(environ, start_response)

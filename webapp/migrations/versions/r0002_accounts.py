@@ -22,11 +22,22 @@ branch_labels: str | None = None
 depends_on: str | None = None
 
 _MONEY = sa.Numeric(18, 2)
-_USER_OWNED = ("plaid_items", "plaid_accounts", "snaptrade_accounts", "manual_accounts",
-               "crypto_wallets", "holdings")
+_USER_OWNED = (
+    "plaid_items",
+    "plaid_accounts",
+    "snaptrade_accounts",
+    "manual_accounts",
+    "crypto_wallets",
+    "holdings",
+)
 # What the view owner may read; plaid_items (item ids, access tokens) is not among them.
-_VIEW_SOURCES = ("plaid_accounts", "snaptrade_accounts", "manual_accounts", "crypto_wallets",
-                 "holdings")
+_VIEW_SOURCES = (
+    "plaid_accounts",
+    "snaptrade_accounts",
+    "manual_accounts",
+    "crypto_wallets",
+    "holdings",
+)
 _VIEWS = ("account_details", "holding_details", "public_holding_details")
 _PG_USER = "NULLIF(current_setting('webapp.user_id', true), '')::integer"
 _SQLITE_USER = "current_user_id()"
@@ -35,14 +46,23 @@ _SQLITE_USER = "current_user_id()"
 def _owner() -> list[sa.Column[int]]:
     return [
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"),
-                  nullable=False, index=True),
+        sa.Column(
+            "user_id",
+            sa.Integer,
+            sa.ForeignKey("users.id", ondelete="CASCADE"),
+            nullable=False,
+            index=True,
+        ),
     ]
 
 
 def _created_at() -> sa.Column[object]:
-    return sa.Column("created_at", sa.DateTime(timezone=True), nullable=False,
-                     server_default=sa.func.current_timestamp())
+    return sa.Column(
+        "created_at",
+        sa.DateTime(timezone=True),
+        nullable=False,
+        server_default=sa.func.current_timestamp(),
+    )
 
 
 def _ref(name: str, table: str) -> sa.Column[int]:
@@ -51,7 +71,8 @@ def _ref(name: str, table: str) -> sa.Column[int]:
 
 def _create_tables() -> None:
     op.create_table(
-        "plaid_items", *_owner(),
+        "plaid_items",
+        *_owner(),
         sa.Column("item_id", sa.String(64), nullable=False, unique=True),
         sa.Column("access_token", sa.String(128), nullable=False),
         sa.Column("clerk_id", sa.String(64), nullable=False),
@@ -59,9 +80,14 @@ def _create_tables() -> None:
         _created_at(),
     )
     op.create_table(
-        "plaid_accounts", *_owner(),
-        sa.Column("item_ref", sa.Integer, sa.ForeignKey("plaid_items.id", ondelete="CASCADE"),
-                  nullable=False),
+        "plaid_accounts",
+        *_owner(),
+        sa.Column(
+            "item_ref",
+            sa.Integer,
+            sa.ForeignKey("plaid_items.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("account_id", sa.String(64), nullable=False, unique=True),
         sa.Column("name", sa.String(128), nullable=False),
         sa.Column("official_name", sa.String(128)),
@@ -75,7 +101,8 @@ def _create_tables() -> None:
         _created_at(),
     )
     op.create_table(
-        "snaptrade_accounts", *_owner(),
+        "snaptrade_accounts",
+        *_owner(),
         sa.Column("snaptrade_account_id", sa.String(64), nullable=False, unique=True),
         sa.Column("brokerage_name", sa.String(128), nullable=False),
         sa.Column("name", sa.String(128), nullable=False),
@@ -87,7 +114,8 @@ def _create_tables() -> None:
         _created_at(),
     )
     op.create_table(
-        "manual_accounts", *_owner(),
+        "manual_accounts",
+        *_owner(),
         sa.Column("manual_account_uuid", sa.String(64), nullable=False, unique=True),
         sa.Column("name", sa.String(128), nullable=False),
         sa.Column("institution_name", sa.String(128)),
@@ -98,7 +126,8 @@ def _create_tables() -> None:
         _created_at(),
     )
     op.create_table(
-        "crypto_wallets", *_owner(),
+        "crypto_wallets",
+        *_owner(),
         sa.Column("address", sa.String(128), nullable=False),
         sa.Column("network", sa.String(32), nullable=False),
         sa.Column("name", sa.String(128), nullable=False),
@@ -108,7 +137,8 @@ def _create_tables() -> None:
         sa.UniqueConstraint("user_id", "network", "address", name="uq_crypto_wallets_address"),
     )
     op.create_table(
-        "holdings", *_owner(),
+        "holdings",
+        *_owner(),
         _ref("plaid_account_ref", "plaid_accounts"),
         _ref("snaptrade_account_ref", "snaptrade_accounts"),
         _ref("manual_account_ref", "manual_accounts"),
@@ -152,9 +182,11 @@ UNION ALL
 SELECT 'crypto', NULL, w.name, w.network, 'crypto', 'wallet', w.current_balance, w.currency,
        NULL, NULL, NULL
   FROM crypto_wallets w WHERE w.user_id = {me}"""
-    columns = ("h.ticker AS ticker, h.quantity AS quantity, h.market_value AS market_value, "
-               "h.currency AS currency, h.security_name AS security_name, "
-               "h.security_type AS security_type")
+    columns = (
+        "h.ticker AS ticker, h.quantity AS quantity, h.market_value AS market_value, "
+        "h.currency AS currency, h.security_name AS security_name, "
+        "h.security_type AS security_type"
+    )
     holding_details = f"""
 CREATE VIEW holding_details AS
 SELECT 'plaid' AS source, a.account_id AS source_account_id, a.name AS account_name, {columns},

@@ -23,8 +23,14 @@ def _statuses(allowed: str) -> None:
     with op.batch_alter_table("ai_chat_logs") as batch:
         batch.drop_constraint("ck_ai_chat_logs_status", type_="check")
         batch.create_check_constraint("ck_ai_chat_logs_status", f"status IN ({allowed})")
-    op.create_index("ux_ai_chat_logs_one_running", "ai_chat_logs", ["session_id"], unique=True,
-                    sqlite_where=_RUNNING, postgresql_where=_RUNNING)
+    op.create_index(
+        "ux_ai_chat_logs_one_running",
+        "ai_chat_logs",
+        ["session_id"],
+        unique=True,
+        sqlite_where=_RUNNING,
+        postgresql_where=_RUNNING,
+    )
 
 
 def upgrade() -> None:
@@ -32,13 +38,22 @@ def upgrade() -> None:
     _statuses("'running', 'complete', 'error', 'cancelled'")
     op.create_table(
         "chat_idempotency_keys",
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"),
-                  primary_key=True),
+        sa.Column(
+            "user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+        ),
         sa.Column("key", sa.String(200), primary_key=True),
-        sa.Column("session_id", sa.String(32),
-                  sa.ForeignKey("chat_sessions.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("message_id", sa.String(32),
-                  sa.ForeignKey("ai_chat_logs.id", ondelete="CASCADE"), nullable=False),
+        sa.Column(
+            "session_id",
+            sa.String(32),
+            sa.ForeignKey("chat_sessions.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
+        sa.Column(
+            "message_id",
+            sa.String(32),
+            sa.ForeignKey("ai_chat_logs.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
 

@@ -33,8 +33,9 @@ def upgrade() -> None:
         # Bumped at sign-out: a session signed in at an older version is no longer valid.
         sa.Column("version", sa.Integer, nullable=False),
         sa.PrimaryKeyConstraint("user_id", name="pk_session_versions"),
-        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name="fk_session_versions_user_id",
-                                ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(
+            ["user_id"], ["users.id"], name="fk_session_versions_user_id", ondelete="CASCADE"
+        ),
     )
     if op.get_bind().dialect.name == "postgresql":
         # As for users and tokens (r0002): the model's query role must never read these, even

@@ -25,8 +25,9 @@ def upgrade() -> None:
     op.create_table(
         "chat_open_streams",
         sa.Column("id", sa.String(32), primary_key=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"),
-                  nullable=False),
+        sa.Column(
+            "user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+        ),
         sa.Column("worker", sa.String(32), nullable=False),
         sa.Column("opened_at", sa.DateTime(timezone=True), nullable=False),
     )

@@ -25,8 +25,10 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def is_sandbox_uid(uid: object) -> bool:
     """Tell whether `uid` is in the range a sandbox may run as (and so may be reaped)."""
-    return isinstance(uid, int) and not isinstance(uid, bool) and (
-        MIN_SANDBOX_UID <= uid <= MAX_SANDBOX_UID
+    return (
+        isinstance(uid, int)
+        and not isinstance(uid, bool)
+        and (MIN_SANDBOX_UID <= uid <= MAX_SANDBOX_UID)
     )
 
 

@@ -66,8 +66,19 @@ SUPERVISOR_GRACE_S = 2.0  # for the supervisor to end the tree itself before it 
 SANDBOX_UIDS = range(40_000, 50_000)  # a throwaway uid per run; no account uses these
 # What the code never sees: homes, temporary and run-time folders, and every folder that holds
 # services' data, logs or other software (/etc stays: the loader and Python read it).
-HIDDEN = ("/root", "/home", "/tmp", "/var", "/dev/shm", "/run", "/opt", "/srv", "/mnt",
-          "/media", "/boot")
+HIDDEN = (
+    "/root",
+    "/home",
+    "/tmp",
+    "/var",
+    "/dev/shm",
+    "/run",
+    "/opt",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/boot",
+)
 
 
 def _check(code: object, timeout_s: object, memory_mb: object, output_limit: object) -> str:
@@ -124,9 +135,7 @@ def _privileged() -> bool:
 Ended = Literal["exited", "timed out", "cancelled"]
 
 
-def _wait(
-    proc: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None
-) -> Ended:
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float, cancel: threading.Event | None) -> Ended:
     deadline = time.monotonic() + timeout_s
     while True:
         left = deadline - time.monotonic()
@@ -284,7 +293,9 @@ def run_python(
         (made.folder / "scratch").mkdir(mode=0o700)
         cgroup = made.cgroup
         if cgroup is not None and not _cgroup.create(
-            cgroup, memory_mb * 1024 * 1024, MAX_PROCESSES + 1  # + the sandbox's init
+            cgroup,
+            memory_mb * 1024 * 1024,
+            MAX_PROCESSES + 1,  # + the sandbox's init
         ):
             cgroup = None
         return _execute(made, cgroup, service, timeout_s, memory_mb, output_limit, hide, cancel)

@@ -5,5 +5,11 @@ from __future__ import annotations
 from ._result import DEFAULT_MAX_BYTES, SqlResult, unique_columns
 from ._service import DEFAULT_TIMEOUT, MAX_QUERY_LENGTH, run_sql
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "MAX_QUERY_LENGTH", "SqlResult", "run_sql",
-           "unique_columns"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_TIMEOUT",
+    "MAX_QUERY_LENGTH",
+    "SqlResult",
+    "run_sql",
+    "unique_columns",
+]

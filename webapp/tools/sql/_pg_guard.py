@@ -48,8 +48,10 @@ def _check_relation(node: ast.RangeVar, ctes: frozenset[str]) -> None:
         return
     if in_views_schema and name.lower() in QUERY_VIEWS:
         # Only a quoted name keeps its capitals here, and PostgreSQL reads it case by case.
-        raise QueryRejected(f'"{name}" cannot be queried here; write the view\'s name as '
-                            f"{name.lower()}, without quotes.")
+        raise QueryRejected(
+            f'"{name}" cannot be queried here; write the view\'s name as '
+            f"{name.lower()}, without quotes."
+        )
     raise QueryRejected(f'"{name}" cannot be queried here; {VIEWS_HINT}.')
 
 
@@ -106,4 +108,4 @@ def check_postgres_query(query: str) -> str:
     _walk(statement, frozenset())
     # pglast gives the statement's place in characters; a length of 0 means "to the end".
     start = raw.stmt_location or 0
-    return query[start:start + raw.stmt_len] if raw.stmt_len else query[start:]
+    return query[start : start + raw.stmt_len] if raw.stmt_len else query[start:]

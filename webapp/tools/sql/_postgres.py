@@ -42,9 +42,7 @@ def _begin(connection: psycopg.Connection[object], user_id: int, timeout: float)
 
 def _set_timeout(cursor: psycopg.Cursor[object], seconds: float) -> None:
     cursor.execute(
-        sql.SQL("SET LOCAL statement_timeout = {}").format(
-            sql.Literal(max(1, int(seconds * 1000)))
-        )
+        sql.SQL("SET LOCAL statement_timeout = {}").format(sql.Literal(max(1, int(seconds * 1000))))
     )
 
 
@@ -79,18 +77,33 @@ def _bounded(statement: str, columns: int, limit: int) -> sql.Composed:
     fits, starts = [], []
     for name in names:
         text = sql.SQL("{}::text").format(sql.SQL("q.") + name)
-        fits.append(sql.SQL("CASE WHEN octet_length({}) <= {} THEN {} END").format(
-            text, sql.Literal(limit), sql.SQL("q.") + name))
-        starts.append(sql.SQL("CASE WHEN octet_length({}) > {} THEN left({}, {}) END").format(
-            text, sql.Literal(limit), text, sql.Literal(limit)))
+        fits.append(
+            sql.SQL("CASE WHEN octet_length({}) <= {} THEN {} END").format(
+                text, sql.Literal(limit), sql.SQL("q.") + name
+            )
+        )
+        starts.append(
+            sql.SQL("CASE WHEN octet_length({}) > {} THEN left({}, {}) END").format(
+                text, sql.Literal(limit), text, sql.Literal(limit)
+            )
+        )
     # The statement goes in whole, between line breaks: a closing `--` comment ends there.
     return sql.SQL("SELECT {}, ARRAY[{}]::text[] FROM (\n{}\n) AS q ({})").format(
-        sql.SQL(", ").join(fits), sql.SQL(", ").join(starts), sql.SQL(statement),
-        sql.SQL(", ").join(names))
+        sql.SQL(", ").join(fits),
+        sql.SQL(", ").join(starts),
+        sql.SQL(statement),
+        sql.SQL(", ").join(names),
+    )
 
 
-def _read(connection: psycopg.Connection[object], statement: str, *, max_rows: int,
-          max_bytes: int, timeout: float) -> SqlResult:
+def _read(
+    connection: psycopg.Connection[object],
+    statement: str,
+    *,
+    max_rows: int,
+    max_bytes: int,
+    timeout: float,
+) -> SqlResult:
     deadline = time.monotonic() + timeout
 
     def remaining() -> float:
@@ -122,8 +135,10 @@ def _unpack(row: object) -> tuple[object, ...]:
     *values, starts = cast("Sequence[object]", row)  # psycopg's default rows are tuples
     if not isinstance(starts, list):
         return tuple(values)
-    return tuple(value if start is None else CutValue(str(start))
-                 for value, start in zip(values, starts, strict=True))
+    return tuple(
+        value if start is None else CutValue(str(start))
+        for value, start in zip(values, starts, strict=True)
+    )
 
 
 def run_postgres(
@@ -139,8 +154,9 @@ def run_postgres(
         connection.rollback()  # start from a clean transaction, whatever the pool handed over
         try:
             _begin(connection, user_id, timeout)
-            return _read(connection, statement, max_rows=max_rows, max_bytes=max_bytes,
-                         timeout=timeout)
+            return _read(
+                connection, statement, max_rows=max_rows, max_bytes=max_bytes, timeout=timeout
+            )
         except _Expired:
             return SqlResult.failed(_timed_out(timeout))
         except psycopg.Error as exc:

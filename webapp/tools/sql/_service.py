@@ -58,14 +58,16 @@ def run_sql(
     size = max(MIN_MAX_BYTES, int(max_bytes))
     try:
         if engine.dialect.name == "postgresql":
-            return run_postgres(engine, user_id, query, max_rows=rows, timeout=timeout,
-                                max_bytes=size)
+            return run_postgres(
+                engine, user_id, query, max_rows=rows, timeout=timeout, max_bytes=size
+            )
         database = sqlite_file(engine)
         if database is None:
             return SqlResult.failed("the query service needs a database file or PostgreSQL.")
         # SQLite runs in C without yielding: off the event loop under gevent.
-        return offload(run_sqlite, database, user_id, query, max_rows=rows, timeout=timeout,
-                       max_bytes=size)
+        return offload(
+            run_sqlite, database, user_id, query, max_rows=rows, timeout=timeout, max_bytes=size
+        )
     except QueryRejected as exc:
         return SqlResult.failed(str(exc))
     except Exception as exc:  # the tool must answer, whatever went wrong underneath

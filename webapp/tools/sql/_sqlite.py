@@ -35,12 +35,24 @@ _LIMITS = (
     (sqlite3.SQLITE_LIMIT_COLUMN, 100),
 )
 _WRITES = {
-    sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE,
-    sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_CREATE_VIEW, sqlite3.SQLITE_CREATE_INDEX,
-    sqlite3.SQLITE_CREATE_TRIGGER, sqlite3.SQLITE_DROP_TABLE, sqlite3.SQLITE_DROP_VIEW,
-    sqlite3.SQLITE_DROP_INDEX, sqlite3.SQLITE_DROP_TRIGGER, sqlite3.SQLITE_ALTER_TABLE,
-    sqlite3.SQLITE_REINDEX, sqlite3.SQLITE_ANALYZE, sqlite3.SQLITE_CREATE_VTABLE,
-    sqlite3.SQLITE_DROP_VTABLE, sqlite3.SQLITE_CREATE_TEMP_TABLE, sqlite3.SQLITE_CREATE_TEMP_VIEW,
+    sqlite3.SQLITE_INSERT,
+    sqlite3.SQLITE_UPDATE,
+    sqlite3.SQLITE_DELETE,
+    sqlite3.SQLITE_CREATE_TABLE,
+    sqlite3.SQLITE_CREATE_VIEW,
+    sqlite3.SQLITE_CREATE_INDEX,
+    sqlite3.SQLITE_CREATE_TRIGGER,
+    sqlite3.SQLITE_DROP_TABLE,
+    sqlite3.SQLITE_DROP_VIEW,
+    sqlite3.SQLITE_DROP_INDEX,
+    sqlite3.SQLITE_DROP_TRIGGER,
+    sqlite3.SQLITE_ALTER_TABLE,
+    sqlite3.SQLITE_REINDEX,
+    sqlite3.SQLITE_ANALYZE,
+    sqlite3.SQLITE_CREATE_VTABLE,
+    sqlite3.SQLITE_DROP_VTABLE,
+    sqlite3.SQLITE_CREATE_TEMP_TABLE,
+    sqlite3.SQLITE_CREATE_TEMP_VIEW,
 }
 _READ_ONLY = "only reading is allowed: nothing can be created, changed or deleted."
 _PROGRESS_STEPS = 1000
@@ -158,9 +170,7 @@ def run_sqlite(
     try:
         connection = sqlite3.connect(f"file:{quote(database)}?mode=ro", uri=True, timeout=5)
         _prepare(connection, user_id, query, guard)
-        connection.set_progress_handler(
-            lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS
-        )
+        connection.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
         cursor = connection.execute(query)
         names = [column[0] for column in cursor.description or ()]
         if not names:
