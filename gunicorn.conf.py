@@ -4,7 +4,7 @@ Workers are gevent's: an open answer stream is a greenlet waiting on a wake-up, 
 so a worker holds thousands of streams while still answering every other request (gunicorn's
 design notes name streaming responses and long polling as the case for async workers).
 What blocks in C (the model's SQLite queries) runs on gevent's thread pool instead
-(`webapp.tools._offload`); see docs in README.md, "Serving".
+(`webapp.tools.offload`); see docs in README.md, "Serving".
 """
 
 from __future__ import annotations

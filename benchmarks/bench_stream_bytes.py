@@ -30,9 +30,9 @@ from jinja2 import Environment, FileSystemLoader
 from webapp.chat import StoredEvent
 from webapp.packets import PacketStream
 from webapp.sse import format_event
-from webapp.web._answers import AnswerViews
-from webapp.web._render import answer_view, sources_view
-from webapp.web._stream import Phase, answer_stream
+from webapp.web.answers import AnswerViews
+from webapp.web.render import answer_view, sources_view
+from webapp.web.stream import Phase, answer_stream
 
 PACE = 64
 SAMPLE_FROM, SAMPLE = 500, 25

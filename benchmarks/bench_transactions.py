@@ -27,7 +27,7 @@ from tests.support.fake_claude import FakeClaude, Paced, text_reply, tool_reply 
 from webapp import create_app  # noqa: E402
 from webapp.chat import create_session  # noqa: E402
 from webapp.store import authenticate, get_engine, seed_demo, upgrade_database  # noqa: E402
-from webapp.web._extension import chat_service  # noqa: E402
+from webapp.web.extension import chat_service  # noqa: E402
 
 OFFLINE_QUESTIONS = [
     "What do I owe on my credit cards?",

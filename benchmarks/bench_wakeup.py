@@ -31,9 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _databases import scratch  # noqa: E402
 
 from tests.support.gunicorn import gunicorn  # noqa: E402
-from webapp.chat import ChatService, StoredEvent, create_session  # noqa: E402
-from webapp.chat import _store as store  # noqa: E402
-from webapp.chat._wakeups import RedisListener  # noqa: E402
+from webapp.chat import (  # noqa: E402
+    ChatService,
+    StoredEvent,
+    create_session,
+    store,  # noqa: E402
+)
+from webapp.chat.wakeups import RedisListener  # noqa: E402
 from webapp.store import (  # noqa: E402
     authenticate,
     create_api_token,

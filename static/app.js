@@ -241,7 +241,7 @@
   // growing) and settle the blocks that can no longer change: those are drawn once, in
   // `.answer-settled`. The data is "BASE KEEP SETTLE HTML": keep KEEP characters of the open
   // blocks' HTML last sent (BASE long), add HTML, then settle the first SETTLE characters
-  // (webapp/web/_stream.py). A patch that does not fit is skipped; the final `answer` event
+  // (webapp/web/stream.py). A patch that does not fit is skipped; the final `answer` event
   // draws the whole answer anyway.
   function patch(article, data) {
     var body = article.querySelector(".answer-body.is-streaming");

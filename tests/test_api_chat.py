@@ -20,8 +20,8 @@ from werkzeug.serving import make_server
 
 from tests.support.apps import ApiClient, api_client, idle_after, make_app
 from tests.support.fake_claude import FakeClaude, Paced, Reply, text_reply, tool_reply
-from webapp.chat import _sessions
-from webapp.chat._tables import (
+from webapp.chat import sessions
+from webapp.chat.tables import (
     ai_chat_logs,
     chat_checkpoints,
     chat_events,
@@ -29,7 +29,7 @@ from webapp.chat._tables import (
 )
 from webapp.packets import PacketStream, select_sources
 from webapp.store import authenticate, close_engine, get_engine, list_accounts
-from webapp.web._extension import chat_service
+from webapp.web.extension import chat_service
 
 T = TypeVar("T")
 
@@ -546,7 +546,7 @@ def test_two_requests_racing_with_one_key_ask_once(
 ) -> None:
     # Both requests look the key up before either has asked: the race the key must survive.
     looked = threading.Barrier(2)
-    real_find = _sessions.find_key
+    real_find = sessions.find_key
     calls: list[str] = []
     lock = threading.Lock()
 
@@ -559,7 +559,7 @@ def test_two_requests_racing_with_one_key_ask_once(
             looked.wait(10)
         return found
 
-    monkeypatch.setattr(_sessions, "find_key", find_key)
+    monkeypatch.setattr(sessions, "find_key", find_key)
     session_id = demo.new_session()
     responses: list[httpx.Response] = []
 
@@ -589,14 +589,14 @@ def test_a_request_that_loses_the_race_for_its_key_withdraws_its_question(
         demo.wait_done(session_id)
         # The twin looked before the first had recorded the key, and asks after it finished:
         # its insert of the key fails, and the key's first message wins.
-        real_find = _sessions.find_key
+        real_find = sessions.find_key
         looks: list[str] = []
 
         def find_key(*args: Any) -> tuple[str, str] | None:
             looks.append("look")
             return None if len(looks) == 1 else real_find(*args)
 
-        monkeypatch.setattr(_sessions, "find_key", find_key)
+        monkeypatch.setattr(sessions, "find_key", find_key)
         twin = _ask_with_key(demo, session_id, "late")
     assert twin.status_code == 202 and twin.json() == first.json()
     messages = demo.session(session_id)["messages"]

@@ -12,12 +12,11 @@ from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after
 from tests.support.turns import MemorySink
-from webapp.chat import ChatService, LeaseLost, LocalTools, StoredEvent
-from webapp.chat import _store as store
-from webapp.engines import EngineError, ModelRequest, OfflineEngine
+from webapp.chat import ChatService, LeaseLost, LocalTools, StoredEvent, store
+from webapp.llm import EngineError, ModelRequest, OfflineEngine
 from webapp.store import get_engine, user_for_token
 from webapp.turn import run_turn, start_checkpoint
-from webapp.web._extension import chat_service
+from webapp.web.extension import chat_service
 
 QUESTION = "What do I owe on my credit cards?"
 CREDIT = "silvia://your-account/credit-card"

@@ -10,7 +10,7 @@ from flask import Flask
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.turns import MemorySink
 from webapp.chat import LocalTools
-from webapp.engines import ClaudeEngine
+from webapp.llm import ClaudeEngine
 from webapp.store import authenticate, get_engine
 from webapp.tools import WebResult
 from webapp.turn import run_turn, start_checkpoint

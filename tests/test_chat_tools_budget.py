@@ -18,17 +18,17 @@ from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.turns import MemorySink
 from webapp import create_app
 from webapp.chat import LocalTools
-from webapp.chat._tools import (
+from webapp.llm import ClaudeEngine
+from webapp.packets import CitationSegment, PacketStream, answer_segments
+from webapp.store import authenticate, close_engine, get_engine
+from webapp.tools import WebResult, readers
+from webapp.tools.runner import (
     DEFAULT_TOOL_RESULT_MAX_BYTES,
     MIN_TOOL_RESULT_MAX_BYTES,
     tool_result_max_bytes,
 )
-from webapp.engines import ClaudeEngine
-from webapp.packets import CitationSegment, PacketStream, answer_segments
-from webapp.store import authenticate, close_engine, get_engine
-from webapp.tools import WebResult, _readers
 from webapp.turn import ToolOutcome, run_turn, start_checkpoint
-from webapp.web import _extension
+from webapp.web import extension
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend
@@ -130,7 +130,7 @@ def test_a_document_is_cut_to_the_budget(
     corpus = tmp_path / "tax-authority"
     corpus.mkdir()
     (corpus / "long.md").write_text("# A long page\n\n" + "words " * 10_000)
-    monkeypatch.setattr(_readers, "CORPORA_ROOT", tmp_path)
+    monkeypatch.setattr(readers, "CORPORA_ROOT", tmp_path)
     outcome = tools(app, max_bytes=MIN_TOOL_RESULT_MAX_BYTES).run(
         "read_tax_authority", {"path": "long.md"}
     )
@@ -214,7 +214,7 @@ def test_the_app_passes_its_setting_to_the_tools(app: Flask) -> None:
         }
     )
     try:
-        runner = _extension.chat_service(configured).tools(1)
+        runner = extension.chat_service(configured).tools(1)
         assert isinstance(runner, LocalTools) and runner.max_bytes == 5000
         assert tools(app).max_bytes == DEFAULT_TOOL_RESULT_MAX_BYTES
     finally:
@@ -283,7 +283,7 @@ def test_the_setting_is_read_from_the_environment(
         }
     )
     try:
-        runner = _extension.chat_service(configured).tools(1)
+        runner = extension.chat_service(configured).tools(1)
         assert isinstance(runner, LocalTools) and runner.max_bytes == 6000
     finally:
         close_engine(configured)

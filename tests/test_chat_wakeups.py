@@ -15,9 +15,8 @@ import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy.engine import Engine
 
-from webapp.chat import StoredEvent, Wakeups, create_session
-from webapp.chat import _store as store
-from webapp.chat._wakeups import Listener, PostgresListener, RedisListener, SqlitePoller
+from webapp.chat import StoredEvent, Wakeups, create_session, store
+from webapp.chat.wakeups import Listener, PostgresListener, RedisListener, SqlitePoller
 from webapp.store import (
     authenticate,
     create_store_engine,
@@ -25,7 +24,7 @@ from webapp.store import (
     seed_demo,
     upgrade_database,
 )
-from webapp.web._extension import chat_service
+from webapp.web.extension import chat_service
 
 LEASE = timedelta(minutes=5)
 WAIT = 10.0  # generous: only a missing wake-up takes this long
@@ -180,9 +179,9 @@ def test_redis_readers_hear_a_publish_from_another_host() -> None:
 def test_heartbeats_of_a_quiet_answer_cost_no_queries(
     app: Flask, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from webapp.chat import _service
+    from webapp.chat import service
 
-    monkeypatch.setattr(_service, "HEARTBEAT_SECONDS", 0.01)
+    monkeypatch.setattr(service, "HEARTBEAT_SECONDS", 0.01)
     engine = get_engine(app)
     user_id, session_id, message_id = running_answer(engine)
     reader = chat_service(app).events(user_id, session_id, message_id)

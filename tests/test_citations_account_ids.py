@@ -21,7 +21,7 @@ from webapp.citations import (
     is_account_id,
     match_account,
 )
-from webapp.citations._account_ids import AccountReader
+from webapp.citations.account_ids import AccountReader
 
 PLAID = "BxBXxLj1m4HMXBm9WZZmCWVbPjX16EHwv99vp"
 SNAP = "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"

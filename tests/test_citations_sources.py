@@ -25,8 +25,6 @@ from webapp.citations import (
     SqlGroup,
     TaxReferenceTarget,
     WebTarget,
-    _account_ids,
-    _sources,
     account_ref_from_row,
     account_refs,
     account_source,
@@ -34,9 +32,13 @@ from webapp.citations import (
     market_data_source,
     row_label,
     slugify,
+    sources,
     target_for_accounts,
     target_for_source,
     targets_for_sql,
+)
+from webapp.citations import (
+    account_ids as account_id_rules,
 )
 
 AMEX = "AmexCard0000000000000000000000000000"
@@ -372,7 +374,7 @@ def test_each_distinct_label_is_slugged_and_each_distinct_id_matched_once(
 ) -> None:
     slugged: list[str] = []
     matched: list[str] = []
-    pattern = _account_ids._ID
+    pattern = account_id_rules._ID
 
     class CountingPattern:
         def fullmatch(self, value: str) -> re.Match[str] | None:
@@ -383,8 +385,8 @@ def test_each_distinct_label_is_slugged_and_each_distinct_id_matched_once(
         slugged.append(label)
         return slugify(label)
 
-    monkeypatch.setattr(_sources, "slugify", counting_slugify)
-    monkeypatch.setattr(_account_ids, "_ID", CountingPattern())
+    monkeypatch.setattr(sources, "slugify", counting_slugify)
+    monkeypatch.setattr(account_id_rules, "_ID", CountingPattern())
     rows = [
         row(("Credit card", "Checking")[i % 2], "plaid", (AMEX, CITI, SAPPHIRE)[i % 3], n=i)
         for i in range(3000)

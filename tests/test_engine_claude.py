@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply, tool_reply
-from webapp.engines import ClaudeEngine, EngineError, MessageAccumulator, ModelRequest
+from webapp.llm import ClaudeEngine, EngineError, MessageAccumulator, ModelRequest
 
 REQUEST = ModelRequest(system="sys", messages=[{"role": "user", "content": "hi"}], tools=[])
 CITE = {

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from webapp.engines import MessageAccumulator, ModelRequest, OfflineEngine
-from webapp.engines._offline_ask import is_small_talk, tickers_in, understand
-from webapp.engines._offline_cite import Result
-from webapp.engines._offline_figures import balances, debts, net_worth, rows_of, utilization
-from webapp.engines._offline_library import Library, LibraryDoc, library
-from webapp.engines._offline_markets import quote
-from webapp.engines._offline_plan import account_query, plan
-from webapp.engines._offline_prose import Source, document_answer, units_of
-from webapp.engines._offline_words import amounts, money, years
+from webapp.llm import MessageAccumulator, ModelRequest, OfflineEngine
+from webapp.llm.offline.ask import is_small_talk, tickers_in, understand
+from webapp.llm.offline.cite import Result
+from webapp.llm.offline.figures import balances, debts, net_worth, rows_of, utilization
+from webapp.llm.offline.library import Library, LibraryDoc, library
+from webapp.llm.offline.markets import quote
+from webapp.llm.offline.plan import account_query, plan
+from webapp.llm.offline.prose import Source, document_answer, units_of
+from webapp.llm.offline.words import amounts, money, years
 from webapp.tools import LocalWebIndex, search_web
 
 # --- understanding -----------------------------------------------------------------------------

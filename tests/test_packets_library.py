@@ -11,7 +11,7 @@ from webapp.citations import (
     WebTarget,
 )
 from webapp.packets import BrowserTarget, NoTarget, SearchDoc, document_target
-from webapp.packets._open import MAX_CITE_CHARS, LibraryTarget, cite_words
+from webapp.packets.destinations import MAX_CITE_CHARS, LibraryTarget, cite_words
 
 IRS_526 = "https://www.irs.gov/publications/p526"
 SHELF = {("tax-authority", IRS_526): "irs/publication-526.md"}

@@ -22,8 +22,8 @@ from webapp.tools import (
     default_market,
     run_python,
 )
-from webapp.tools._python._market import MARKET_DIR, check_candle_args, normalise_symbol
-from webapp.tools._python._service import MAX_REQUEST_BYTES, DataService
+from webapp.tools.python.market import MARKET_DIR, check_candle_args, normalise_symbol
+from webapp.tools.python.service import MAX_REQUEST_BYTES, DataService
 
 TICKERS = ["AAPL", "VTI", "MSFT", "SPY", "GOOGL", "NVDA"]
 QUOTE_KEYS = {"c", "d", "dp", "h", "l", "o", "pc", "t"}

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from webapp.tools import LocalWebIndex, PythonResult, SandboxError, SnapshotMarket, run_python
-from webapp.tools._python import _isolate, _procs, _run
+from webapp.tools.python import isolate, procs
+from webapp.tools.python import run as sandbox_run
 
 ROOT = os.geteuid() == 0
 as_root = pytest.mark.skipif(not ROOT, reason="namespaces and a throwaway uid need root")
@@ -44,7 +45,7 @@ def launcher_processes() -> list[int]:
                 cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
             except OSError:
                 continue
-            if str(_run.LAUNCHER).encode() in cmdline:
+            if str(sandbox_run.LAUNCHER).encode() in cmdline:
                 found.append(int(entry.name))
     return found
 
@@ -195,7 +196,7 @@ def test_the_project_and_private_folders_are_hidden(tmp_path: Path) -> None:
     secret.write_text("TOP SECRET")
     code = (
         "import os\n"
-        f"print(os.path.exists({str(_run.PROJECT_ROOT / 'pyproject.toml')!r}))\n"
+        f"print(os.path.exists({str(sandbox_run.PROJECT_ROOT / 'pyproject.toml')!r}))\n"
         f"print(os.path.exists({str(secret)!r}))\n"
         "print(sorted(os.listdir('/root')))\n"
         "print(os.listdir('/run'))\n"
@@ -268,7 +269,7 @@ ERRORS = [
 def test_a_failure_is_reported_as_one_clear_line(code: str, error: str) -> None:
     result = run(code)
     assert result.error == error
-    assert str(_run.LAUNCHER) not in result.stderr  # the launcher's own frames are left out
+    assert str(sandbox_run.LAUNCHER) not in result.stderr  # the launcher's own frames are left out
 
 
 @pytest.mark.parametrize(
@@ -301,7 +302,7 @@ def test_user_classes_live_in_a_real_main_module() -> None:
 BAD_INPUT = [
     ({"code": 42}, "text"),
     ({"code": "   "}, "no code"),
-    ({"code": "x" * (_run.MAX_CODE_CHARS + 1)}, "too long"),
+    ({"code": "x" * (sandbox_run.MAX_CODE_CHARS + 1)}, "too long"),
     ({"code": "print(1)\x00"}, "NUL"),
     ({"code": "print(1)", "timeout_s": 0}, "timeout_s"),
     ({"code": "print(1)", "timeout_s": 1000}, "timeout_s"),
@@ -321,7 +322,7 @@ def test_bad_input_is_refused_with_a_sandbox_error(kwargs: dict[str, object], me
 def test_a_sandbox_that_cannot_be_set_up_does_not_run_the_code(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(_run, "LIB_DIR", tmp_path / "missing")
+    monkeypatch.setattr(sandbox_run, "LIB_DIR", tmp_path / "missing")
     result = run("print('ran anyway')")
     assert result.stdout == ""
     assert result.error is not None and result.error.startswith("the sandbox could not be set up")
@@ -334,7 +335,7 @@ def test_a_sandbox_that_cannot_be_set_up_does_not_run_the_code(
 def test_a_privileged_or_invalid_uid_is_never_used(
     monkeypatch: pytest.MonkeyPatch, uids: range
 ) -> None:
-    monkeypatch.setattr(_run, "SANDBOX_UIDS", uids)
+    monkeypatch.setattr(sandbox_run, "SANDBOX_UIDS", uids)
     with pytest.raises(SandboxError, match="sandbox user"):
         run("print(1)")
 
@@ -353,11 +354,11 @@ def test_a_privileged_or_invalid_uid_is_never_used(
     ids=["root", "daemon", "system", "nobody-range", "default-range", "minus-one", "bool"],
 )
 def test_only_unprivileged_uids_count_as_sandbox_uids(uid: object, allowed: bool) -> None:
-    assert _procs.is_sandbox_uid(uid) is allowed
+    assert procs.is_sandbox_uid(uid) is allowed
 
 
 def test_dropping_to_root_is_refused_before_any_change() -> None:
     groups = os.getgroups()
     with pytest.raises(PermissionError, match="privileged"):
-        _isolate.drop_privileges(0)
+        isolate.drop_privileges(0)
     assert os.getgroups() == groups

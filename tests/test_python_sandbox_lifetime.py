@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from webapp.tools import LocalWebIndex, PythonResult, SnapshotMarket, run_python
-from webapp.tools._python import _cgroup, _claim, _procs, _run
+from webapp.tools.python import cgroup, claim, procs
+from webapp.tools.python import run as sandbox_run
 
 ROOT = Path(__file__).resolve().parents[1]
 # As root the tree runs in a pid namespace as a throwaway uid; without root the supervisor
@@ -31,7 +32,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     if request.param == "as-root" and os.geteuid() != 0:
         pytest.skip("namespaces and a throwaway uid need root")
     if request.param == "without-root":
-        monkeypatch.setattr(_run, "_privileged", lambda: False)
+        monkeypatch.setattr(sandbox_run, "_privileged", lambda: False)
     return str(request.param)
 
 
@@ -39,14 +40,14 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 def spawned(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, object]]:
     """Record each run's launcher pid and throwaway uid (None without root)."""
     seen: list[tuple[int, object]] = []
-    real_spawn = _run._spawn
+    real_spawn = sandbox_run._spawn
 
     def spy(config: dict[str, object], scratch: Path, fds: tuple[int, ...]) -> object:
         proc = real_spawn(config, scratch, fds)
         seen.append((proc.pid, config["uid"]))
         return proc
 
-    monkeypatch.setattr(_run, "_spawn", spy)
+    monkeypatch.setattr(sandbox_run, "_spawn", spy)
     return seen
 
 
@@ -63,7 +64,7 @@ def left_of(spawned: list[tuple[int, object]]) -> list[int]:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if fields[0] != "Z" and (int(fields[3]) in sessions or _procs.real_uid(pid) in uids):
+        if fields[0] != "Z" and (int(fields[3]) in sessions or procs.real_uid(pid) in uids):
             found.append(pid)
     return found
 
@@ -166,9 +167,9 @@ if sys.argv[1] in ("greenlet", "killed-greenlet"):
 sys.path.insert(0, {root!r})
 import threading
 from webapp.tools import LocalWebIndex, SnapshotMarket, run_python
-from webapp.tools._python import _run
+from webapp.tools.python import run as sandbox_run
 if sys.argv[2] == "without-root":
-    _run._privileged = lambda: False
+    sandbox_run._privileged = lambda: False
 CODE = (
     "import subprocess, time\\n"
     "subprocess.Popen(['sleep', {marker!r}], start_new_session=True)\\n"
@@ -194,7 +195,7 @@ else:
 
 
 def _tree_of(pid: int) -> list[int]:
-    return [p for child in _procs.children(pid) for p in [child, *_procs.descendants(child)]]
+    return [p for child in procs.children(pid) for p in [child, *procs.descendants(child)]]
 
 
 @pytest.mark.parametrize("spawner", ["main-thread", "thread", "greenlet"])
@@ -208,11 +209,11 @@ def test_the_tree_dies_with_the_process_that_started_it(mode: str, spawner: str)
         assert wait_until(lambda: sleepers(marker) != []), "the sandbox never started"
         tree = _tree_of(host.pid)
         # The launcher starts in the run's scratch folder, inside the run's folder.
-        folder = Path(os.readlink(f"/proc/{_procs.children(host.pid)[0]}/cwd")).parent
-        assert folder.name.startswith(_claim.PREFIX)
+        folder = Path(os.readlink(f"/proc/{procs.children(host.pid)[0]}/cwd")).parent
+        assert folder.name.startswith(claim.PREFIX)
         host.kill()  # SIGKILL: nothing in the host gets to clean up
         host.wait()
-        assert wait_until(lambda: all(_procs.real_uid(p) is None for p in tree)), tree
+        assert wait_until(lambda: all(procs.real_uid(p) is None for p in tree)), tree
         assert sleepers(marker) == []
         assert wait_until(lambda: not folder.exists()), folder
     finally:
@@ -237,7 +238,7 @@ def test_a_killed_greenlets_tree_dies_while_its_process_lives(mode: str) -> None
         host.stdin.write("\n")
         host.stdin.flush()
         assert host.stdout.readline() == "killed\n"
-        assert wait_until(lambda: all(_procs.real_uid(p) is None for p in tree)), tree
+        assert wait_until(lambda: all(procs.real_uid(p) is None for p in tree)), tree
         assert sleepers(marker) == [] and host.poll() is None
     finally:
         host.kill()
@@ -276,20 +277,20 @@ def test_a_cgroup_is_used_only_where_memory_and_pids_are_handed_down(
 ) -> None:
     proc = _fake_proc(tmp_path, own, handed_down)
     expected = tmp_path / "cgroup" / own.lstrip("/")
-    assert _cgroup.find_parent(proc) == (expected if usable else None)
+    assert cgroup.find_parent(proc) == (expected if usable else None)
 
 
 def test_no_cgroup2_mount_means_the_watchdog(tmp_path: Path) -> None:
     proc = _fake_proc(tmp_path, "/", "memory pids")
     (proc / "mountinfo").write_text("25 30 0:22 / /sys rw - sysfs sysfs rw\n")
-    assert _cgroup.find_parent(proc) is None
+    assert cgroup.find_parent(proc) is None
 
 
 def test_a_runs_cgroup_gets_the_calls_limits(tmp_path: Path) -> None:
     path = tmp_path / "python-sandbox-1"
-    assert _cgroup.create(path, 256 * 1024 * 1024, 33)
+    assert cgroup.create(path, 256 * 1024 * 1024, 33)
     assert (path / "memory.max").read_text() == str(256 * 1024 * 1024)
     assert (path / "pids.max").read_text() == "33"
     assert (path / "memory.oom.group").read_text() == "1"
     (path / "memory.events").write_text("low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n")
-    assert _cgroup.oom_killed(path)
+    assert cgroup.oom_killed(path)

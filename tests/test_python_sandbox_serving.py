@@ -21,7 +21,7 @@ import pytest
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.gunicorn import Server, gunicorn
 from webapp.store import create_api_token, create_store_engine
-from webapp.tools._python import _procs, _run
+from webapp.tools.python import procs, run
 
 SLEEPER = "import time; time.sleep(60)"  # the call's own limit (10 s) must not end it first
 
@@ -36,12 +36,12 @@ def _wait(check: Callable[[], object], what: str, seconds: float = 30.0) -> None
 def _launcher_of(server: Server) -> tuple[int, int] | None:
     """Return (worker, launcher) for the worker whose child is a sandbox launcher."""
     for worker in server.workers():
-        for child in _procs.children(worker):
+        for child in procs.children(worker):
             try:
                 cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
             except OSError:
                 continue
-            if str(_run.LAUNCHER).encode() in cmdline:
+            if str(run.LAUNCHER).encode() in cmdline:
                 return worker, child
     return None
 
@@ -101,8 +101,8 @@ def test_a_killed_worker_leaves_no_sandbox_behind(
             found = _launcher_of(server)
             assert found is not None
             worker, launcher = found
-            tree = [launcher, *_procs.descendants(launcher)]
-            uids = {_procs.real_uid(pid) for pid in tree} - {None, os.geteuid()}
+            tree = [launcher, *procs.descendants(launcher)]
+            uids = {procs.real_uid(pid) for pid in tree} - {None, os.geteuid()}
             folder = _folder_of(launcher)
             assert folder.name.startswith("python-sandbox-") and folder.is_dir()
             if killed == "worker-and-launcher":
@@ -113,12 +113,12 @@ def test_a_killed_worker_leaves_no_sandbox_behind(
                 os.kill(launcher, signal.SIGKILL)
 
             _wait(
-                lambda: all(_procs.real_uid(pid) is None for pid in tree),
+                lambda: all(procs.real_uid(pid) is None for pid in tree),
                 f"sandbox processes outlived their worker: {tree}",
             )
             assert _session_members(launcher) == []
             for uid in uids:
-                assert _procs.user_pids(uid) == [], f"processes of sandbox uid {uid} remain"
+                assert procs.user_pids(uid) == [], f"processes of sandbox uid {uid} remain"
             _wait(
                 lambda: [w for w in server.workers() if w != worker] and len(server.workers()) == 2,
                 "gunicorn started no new worker",

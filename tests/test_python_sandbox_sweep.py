@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from webapp.tools import LocalWebIndex, SnapshotMarket, run_python
-from webapp.tools._python import _claim, _procs, _run
+from webapp.tools.python import claim, procs, run
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a throwaway uid needs root")
 
@@ -25,16 +25,16 @@ as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a throwaway uid needs ro
 def dead_owner() -> dict[str, object]:
     """Return an owner record for a process that has since died."""
     gone = subprocess.Popen(["sleep", "30"])
-    start = _procs.start_time(gone.pid)
+    start = procs.start_time(gone.pid)
     gone.kill()
     gone.wait()
-    return {**_claim._owner(), "pid": gone.pid, "start": start}
+    return {**claim._owner(), "pid": gone.pid, "start": start}
 
 
 @pytest.fixture
 def sandbox_uid() -> int:
-    for uid in _run.SANDBOX_UIDS:
-        if _procs.reapable_uid(uid) and not _procs.user_pids(uid):
+    for uid in run.SANDBOX_UIDS:
+        if procs.reapable_uid(uid) and not procs.user_pids(uid):
             return uid
     raise AssertionError("no free sandbox uid")
 
@@ -56,10 +56,10 @@ def leftover(sandbox_uid: int) -> Iterator[subprocess.Popen[bytes]]:
 
 
 def _folder(base: Path, name: str, record: dict[str, object] | None) -> Path:
-    folder = base / f"{_claim.PREFIX}{name}"
+    folder = base / f"{claim.PREFIX}{name}"
     folder.mkdir(mode=0o700)
     if record is not None:
-        (folder / _claim.OWNER_FILE).write_text(json.dumps(record))
+        (folder / claim.OWNER_FILE).write_text(json.dumps(record))
     return folder
 
 
@@ -79,7 +79,7 @@ def test_the_sweep_kills_a_dead_owners_uid_and_removes_its_folder(
     leftover: subprocess.Popen[bytes],
 ) -> None:
     folder = _folder(tmp_path, str(sandbox_uid), {**dead_owner, "uid": sandbox_uid})
-    assert _claim.sweep_leftovers(tmp_path) == 1
+    assert claim.sweep_leftovers(tmp_path) == 1
     assert leftover.wait(10) == -signal.SIGKILL
     assert not folder.exists()
 
@@ -88,7 +88,7 @@ def test_the_sweep_removes_a_dead_owners_folder_without_a_uid(
     tmp_path: Path, dead_owner: dict[str, object]
 ) -> None:
     folder = _folder(tmp_path, "k2x9wq", {**dead_owner, "uid": None})
-    assert _claim.sweep_leftovers(tmp_path) == 1
+    assert claim.sweep_leftovers(tmp_path) == 1
     assert not folder.exists()
 
 
@@ -96,9 +96,9 @@ def test_the_sweep_removes_a_dead_owners_folder_without_a_uid(
 def test_the_sweep_leaves_a_live_owners_run_alone(
     tmp_path: Path, sandbox_uid: int, leftover: subprocess.Popen[bytes]
 ) -> None:
-    folder = _folder(tmp_path, str(sandbox_uid), {**_claim._owner(), "uid": sandbox_uid})
+    folder = _folder(tmp_path, str(sandbox_uid), {**claim._owner(), "uid": sandbox_uid})
     os.utime(folder, (0, 0))  # however old it looks
-    assert _claim.sweep_leftovers(tmp_path) == 0
+    assert claim.sweep_leftovers(tmp_path) == 0
     assert _still_running(leftover) and folder.exists()
 
 
@@ -119,7 +119,7 @@ def test_without_an_owner_known_dead_the_sweep_kills_nothing(
     folder = _folder(tmp_path, str(sandbox_uid), content)  # type: ignore[arg-type]
     fresh = _folder(tmp_path, "fresh", None)
     os.utime(folder, (0, 0))  # older than the longest run: the folder alone goes
-    assert _claim.sweep_leftovers(tmp_path) == 1
+    assert claim.sweep_leftovers(tmp_path) == 1
     assert not folder.exists() and fresh.exists()
     assert _still_running(leftover)
 
@@ -140,7 +140,7 @@ def test_the_sweep_never_kills_an_account_or_a_uid_not_its_folders(
     root_sleeper = subprocess.Popen(["sleep", "300"])
     try:
         folder = _folder(tmp_path, str(named), {**dead_owner, "uid": recorded})
-        assert _claim.sweep_leftovers(tmp_path) == 0
+        assert claim.sweep_leftovers(tmp_path) == 0
         assert folder.exists()
         assert _still_running(root_sleeper) and _still_running(leftover)
     finally:
@@ -157,28 +157,28 @@ def test_the_sweep_follows_no_link_and_skips_folders_open_to_others(
 ) -> None:
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o700)
-    (target / _claim.OWNER_FILE).write_text(json.dumps({**dead_owner, "uid": sandbox_uid}))
-    (tmp_path / f"{_claim.PREFIX}{sandbox_uid}").symlink_to(target)
+    (target / claim.OWNER_FILE).write_text(json.dumps({**dead_owner, "uid": sandbox_uid}))
+    (tmp_path / f"{claim.PREFIX}{sandbox_uid}").symlink_to(target)
     open_folder = _folder(tmp_path, "open", {**dead_owner, "uid": None})
     open_folder.chmod(0o777)
-    assert _claim.sweep_leftovers(tmp_path) == 0
+    assert claim.sweep_leftovers(tmp_path) == 0
     assert target.exists() and open_folder.exists() and _still_running(leftover)
 
 
 def test_a_run_claims_its_folder_with_its_owner_and_releases_it() -> None:
     seen: list[dict[str, object]] = []
-    real_spawn = _run._spawn
+    real_spawn = run._spawn
 
     def spy(config: dict[str, object], scratch: Path, fds: tuple[int, ...]) -> object:
-        seen.append(json.loads((Path(str(config["workdir"])) / _claim.OWNER_FILE).read_text()))
+        seen.append(json.loads((Path(str(config["workdir"])) / claim.OWNER_FILE).read_text()))
         seen.append(config)
         return real_spawn(config, scratch, fds)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_run, "_spawn", spy)
+        patch.setattr(run, "_spawn", spy)
         result = run_python("print(1)", market=SnapshotMarket(), search=LocalWebIndex([]))
         assert result.stdout == "1\n"
     record, config = seen
-    assert record["pid"] == os.getpid() and _claim.owner_state(record) == "alive"
+    assert record["pid"] == os.getpid() and claim.owner_state(record) == "alive"
     assert record["uid"] == config["uid"]
     assert not Path(str(config["workdir"])).exists()

@@ -10,7 +10,7 @@ import pytest
 
 from webapp.citations import READER_CORPORA, humanize_citation_url
 from webapp.tools import READER_TOOLS, DocumentRead, FolderListing, read_document
-from webapp.tools._readers import CORPORA_ROOT, SIDECAR_SUFFIX
+from webapp.tools.readers import CORPORA_ROOT, SIDECAR_SUFFIX
 
 DOCUMENTS = sorted(
     (tool, path.relative_to(CORPORA_ROOT / corpus).as_posix())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from webapp.tools import DocumentRead, FolderListing, ReaderError, read_document
-from webapp.tools._readers import MAX_PATH_CHARS, normalise_path
+from webapp.tools.readers import MAX_PATH_CHARS, normalise_path
 
 TOOL = "read_tax_authority"
 

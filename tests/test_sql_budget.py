@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from webapp.tools.sql import SqlResult, run_sql
-from webapp.tools.sql._result import MIN_VALUE_BYTES, CutValue, build_result, value_bytes
+from webapp.tools.sql.result import MIN_VALUE_BYTES, CutValue, build_result, value_bytes
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

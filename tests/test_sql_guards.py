@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.tools.sql._pg_guard import check_postgres_query
-from webapp.tools.sql._result import QueryRejected
-from webapp.tools.sql._sqlite_lex import check_sqlite_query, fold_name, tokens
+from webapp.tools.sql.pg_guard import check_postgres_query
+from webapp.tools.sql.result import QueryRejected
+from webapp.tools.sql.sqlite_lex import check_sqlite_query, fold_name, tokens
 
 RESERVED = frozenset({"plaid_items", "plaid_accounts", "users", "account_details"})
 

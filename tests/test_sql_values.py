@@ -11,7 +11,7 @@ import pytest
 
 from webapp.store import json_safe
 from webapp.tools.sql import SqlResult, unique_columns
-from webapp.tools.sql._result import build_result
+from webapp.tools.sql.result import build_result
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from webapp.store import (
     retry_after,
     upgrade_database,
 )
-from webapp.store._throttle import sign_in_failures
+from webapp.store.throttle import sign_in_failures
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 START = 1_700_000_000.0

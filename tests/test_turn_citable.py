@@ -9,8 +9,9 @@ import pytest
 
 from tests.support.turns import Rows
 from webapp.citations import AccountTarget, AnalysisTarget, MarketDataTarget, TaxReferenceTarget
-from webapp.turn import _citable, chunks, from_document, from_python, from_sql, from_web_results
-from webapp.turn._citable import MAX_BLOCKS
+from webapp.turn import chunks, from_document, from_python, from_sql, from_web_results
+from webapp.turn import citable as citable_module
+from webapp.turn.citable import MAX_BLOCKS
 
 PLAID = "AmexCardAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 
@@ -151,13 +152,13 @@ def test_chunks_are_bounded_and_never_empty(text: str, expected: tuple[str, ...]
 
 def test_sql_blocks_write_out_only_the_rows_they_show(monkeypatch: pytest.MonkeyPatch) -> None:
     written: list[object] = []
-    row_text = _citable._row_text
+    row_text = citable_module._row_text
 
     def counting_row_text(row: Mapping[str, object]) -> str:
         written.append(row["n"])
         return row_text(row)
 
-    monkeypatch.setattr(_citable, "_row_text", counting_row_text)
+    monkeypatch.setattr(citable_module, "_row_text", counting_row_text)
     rows = tuple(
         {"source": "plaid", "source_account_id": PLAID, "account_name": "Credit card", "n": n}
         for n in range(1000)

@@ -21,7 +21,7 @@ from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply
 from tests.support.gunicorn import gunicorn
 from tests.test_serving import _ask, _client, _env, _sqlite, _stalling_reply, _stream, _token
 from webapp import create_app
-from webapp.chat import _service
+from webapp.chat import service
 from webapp.store import close_engine
 
 T = TypeVar("T")
@@ -113,7 +113,7 @@ def test_a_write_lock_held_past_every_retry_resumes_the_turn(
         # Another program holds the file's write lock longer than a write keeps retrying.
         blocker = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=30)
         blocker.execute("BEGIN IMMEDIATE")
-        time.sleep(_service.store.WRITE_RETRY_SECONDS + 3)
+        time.sleep(service.store.WRITE_RETRY_SECONDS + 3)
         blocker.rollback()
         blocker.close()
         stored = _wait_for(lambda: _settled(client, session_id))
@@ -172,7 +172,7 @@ def test_cancel_keeps_what_was_written_and_frees_the_session(slow_app: Flask) ->
 
 def test_a_stopped_answer_keeps_its_text_and_citations_as_streamed() -> None:
     from webapp.chat import StoredEvent
-    from webapp.chat._store import written_so_far
+    from webapp.chat.store import written_so_far
 
     place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
     target = {"kind": "accounts", "accounts": [{"accountId": "acc-1", "provider": "plaid"}]}
@@ -241,7 +241,7 @@ def test_a_stopped_turns_sandbox_ends_instead_of_running_on(slow_app: Flask) -> 
 def test_cancelling_a_turn_stops_its_tools(slow_app: Flask) -> None:
     from webapp.chat import LocalTools
     from webapp.store import get_engine
-    from webapp.web._extension import chat_service
+    from webapp.web.extension import chat_service
 
     made: list[LocalTools] = []
     with slow_app.app_context():

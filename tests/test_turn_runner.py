@@ -9,7 +9,7 @@ import pytest
 from tests.support.claude_replies import cite_then_call
 from tests.support.fake_claude import FakeClaude, HttpError, text_reply, tool_reply
 from tests.support.turns import CannedTools, MemorySink
-from webapp.engines import ClaudeEngine
+from webapp.llm import ClaudeEngine
 from webapp.turn import SinkClosed, run_turn, start_checkpoint
 
 AMEX = "AmexCardAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"

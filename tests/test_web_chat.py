@@ -24,11 +24,11 @@ from webapp.chat import (
     list_sessions,
     session_messages,
 )
-from webapp.chat._store import append_event, finish_message, start_message
-from webapp.chat._tables import ai_chat_logs
+from webapp.chat.store import append_event, finish_message, start_message
+from webapp.chat.tables import ai_chat_logs
 from webapp.sse import ServerSentEvent, SSEDecoder
 from webapp.store import authenticate, get_engine
-from webapp.web._extension import chat_service
+from webapp.web.extension import chat_service
 
 QUESTION = "What do I owe on my credit cards?"
 

@@ -14,8 +14,7 @@ from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from webapp.store import authenticate, get_engine
-from webapp.web._favicon import (
+from webapp.favicons.fetch import (
     FAILURE_TTL,
     ICON_TTL,
     MAX_BYTES,
@@ -27,6 +26,7 @@ from webapp.web._favicon import (
     requests_get,
     sniff_image,
 )
+from webapp.store import authenticate, get_engine
 from webapp.web.favicon import set_favicon_service
 
 ICO = b"\x00\x00\x01\x00\x01\x00\x10\x10" + b"\x00" * 40

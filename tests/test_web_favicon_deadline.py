@@ -23,8 +23,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from webapp.favicons.fetch import MAX_BYTES, FaviconService, Fetched, requests_get
 from webapp.store import authenticate, get_engine
-from webapp.web._favicon import MAX_BYTES, FaviconService, Fetched, requests_get
 from webapp.web.favicon import set_favicon_service
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
@@ -224,7 +224,7 @@ GEVENT_CLIENT = """
 from gevent import monkey
 monkey.patch_all()
 import json, sys
-from webapp.web._favicon import MAX_BYTES, requests_get
+from webapp.favicons.fetch import MAX_BYTES, requests_get
 try:
     fetched = requests_get(sys.argv[1], "127.0.0.1", float(sys.argv[2]), MAX_BYTES)
     print(json.dumps({"status": fetched.status, "body": fetched.body is not None}))

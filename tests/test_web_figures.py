@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from webapp.web._allocation import allocations, shares
-from webapp.web._balances import balance_sheet, side_of
-from webapp.web._money import format_money, format_percent
-from webapp.web._quote_age import LIVE_FOR, quote_age
+from webapp.web.allocation import allocations, shares
+from webapp.web.balances import balance_sheet, side_of
+from webapp.web.money import format_money, format_percent
+from webapp.web.quote_age import LIVE_FOR, quote_age
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from webapp.web._hosts import Resolver, is_public_address, public_addresses, public_host
+from webapp.favicons.hosts import Resolver, is_public_address, public_addresses, public_host
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
-from webapp.web._htmx import HtmxDetails, htmx_details
+from webapp.web.htmx import HtmxDetails, htmx_details
 
 
 @pytest.mark.parametrize(

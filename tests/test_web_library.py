@@ -10,7 +10,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from webapp.packets._open import LibraryTarget
+from webapp.packets.destinations import LibraryTarget
 from webapp.store import authenticate, get_engine
 from webapp.web.library import library_path, marked_html, reader_href
 

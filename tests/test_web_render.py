@@ -11,8 +11,8 @@ from flask import Flask, render_template
 
 from webapp.citations import parse_citation_target
 from webapp.packets import PacketStream, ProcessedMessageState, SearchDoc
-from webapp.web._answers import LIBRARY
-from webapp.web._render import (
+from webapp.web.answers import LIBRARY
+from webapp.web.render import (
     FILE_NOTICE,
     Library,
     Opener,
@@ -22,7 +22,7 @@ from webapp.web._render import (
     opener_for,
     sources_view,
 )
-from webapp.web._snippet import snippet
+from webapp.web.snippet import snippet
 
 MID = "m1"
 CARD_A, CARD_B = "AtVPgKt5aF8ZFKGcCMHn2zgT", "TiKrtEeZro6LlosaJDAd0A35"

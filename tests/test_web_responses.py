@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 
 from webapp import create_app
 from webapp.store import close_engine, create_api_token, get_engine
-from webapp.web._extension import chat_service
+from webapp.web.extension import chat_service
 
 
 @pytest.fixture

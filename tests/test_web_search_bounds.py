@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from webapp.tools import ExaSearch, WebSearchError
-from webapp.tools._web_search import MAX_RESPONSE_BYTES, MAX_TITLE_CHARS
+from webapp.tools.web_search import MAX_RESPONSE_BYTES, MAX_TITLE_CHARS
 
 
 @pytest.fixture

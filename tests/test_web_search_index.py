@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from webapp.tools import LocalWebIndex, WebPage, WebSearchError, default_index, search_web
-from webapp.tools._web_index import MAX_LIMIT, WEB_PAGES_DIR, fts_query, load_pages
+from webapp.tools.web_index import MAX_LIMIT, WEB_PAGES_DIR, fts_query, load_pages
 
 RANKING = [
     ("roth ira income limit 2025", "amount-of-roth-ira-contributions"),

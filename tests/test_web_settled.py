@@ -28,10 +28,10 @@ from webapp.citations import CitationRegistry
 from webapp.packets import CitationSegment, PacketStream, answer_segments
 from webapp.sse import SSEDecoder
 from webapp.turn import AnswerBuilder, CitedSource
-from webapp.web._answers import AnswerViews
-from webapp.web._markdown import line_start, render_markdown, settled_lines
-from webapp.web._render import answer_view
-from webapp.web._stream import Phase, answer_stream
+from webapp.web.answers import AnswerViews
+from webapp.web.markdown import line_start, render_markdown, settled_lines
+from webapp.web.render import answer_view
+from webapp.web.stream import Phase, answer_stream
 
 # Bits of markdown that change how the lines around them read: lists and their numbers,
 # fences, indented code, tables, quotes, headings, raw HTML, reference definitions, spans.

@@ -21,9 +21,9 @@ from tests.support.answer_stream import (
 )
 from webapp.chat import StoredEvent
 from webapp.sse import ServerSentEvent
-from webapp.web import _stream
-from webapp.web._answers import GENERIC_ERROR
-from webapp.web._stream import THROTTLE, answer_stream
+from webapp.web import stream
+from webapp.web.answers import GENERIC_ERROR
+from webapp.web.stream import THROTTLE, answer_stream
 
 DOC = {
     "document_id": "https://www.irs.gov/a",
@@ -126,7 +126,7 @@ def test_malformed_stored_packets_are_skipped(bad: str) -> None:
 
 
 def test_idle_streams_send_heartbeats(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_stream, "HEARTBEAT", 0.05)
+    monkeypatch.setattr(stream, "HEARTBEAT", 0.05)
     events = stored(deltas("x") + [packet({"type": "stop"})], pauses={1: 0.3})
     _, text = run(events)
     assert ": heartbeat\n\n" in text

@@ -19,7 +19,7 @@ from werkzeug.test import TestResponse
 
 from webapp import create_app
 from webapp.store import close_engine, get_engine, throttle_key
-from webapp.store._throttle import sign_in_failures
+from webapp.store.throttle import sign_in_failures
 from webapp.web import auth
 from webapp.web.auth import BAD_LOGIN
 

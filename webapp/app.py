@@ -11,8 +11,8 @@ from typing import Any
 from flask import Flask
 
 from . import store
-from .tools._python import sweep_leftovers
-from .web import _extension, accounts, api, auth, chat, favicon, library, proxy, responses
+from .tools.python import sweep_leftovers
+from .web import accounts, api, auth, chat, extension, favicon, library, proxy, responses
 
 # The settings read from the environment into the app's config (README.md, Configuration).
 ENVIRONMENT_SETTINGS = (
@@ -72,7 +72,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     store.init_app(app)
     proxy.init_app(app)
-    _extension.init_app(app)
+    extension.init_app(app)
     responses.init_app(app)
     auth.init_app(app)
     app.register_blueprint(api.bp)
@@ -88,11 +88,11 @@ def start_worker(app: object) -> None:
     """Start a serving process's background jobs (gunicorn.conf.py calls this per worker)."""
     # First, what sandboxed runs of a process that died (a killed worker) left behind.
     sweep_leftovers()
-    if isinstance(app, Flask) and _extension.owns(app):
-        _extension.chat_service(app).start_background()
+    if isinstance(app, Flask) and extension.owns(app):
+        extension.chat_service(app).start_background()
 
 
 def stop_worker(app: object) -> None:
     """Stop what `start_worker` started."""
-    if isinstance(app, Flask) and _extension.owns(app):
-        _extension.chat_service(app).stop_background()
+    if isinstance(app, Flask) and extension.owns(app):
+        extension.chat_service(app).stop_background()

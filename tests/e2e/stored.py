@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 
 from webapp.chat import StoredEvent, create_session
-from webapp.chat._store import append_event, finish_message, start_message
+from webapp.chat.store import append_event, finish_message, start_message
 from webapp.store import authenticate, get_engine, list_accounts
 
 MIXED_QUESTION = "Show me every kind of source"

@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.support.answer_stream import packet
 from webapp.chat import StoredEvent
-from webapp.web._extension import chat_service
+from webapp.web.extension import chat_service
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import LiveServer

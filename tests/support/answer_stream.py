@@ -14,9 +14,9 @@ from markupsafe import escape
 from webapp.chat import StoredEvent
 from webapp.packets import PacketStream
 from webapp.sse import ServerSentEvent, SSEDecoder
-from webapp.web._answers import AnswerViews
-from webapp.web._render import answer_view, sources_view
-from webapp.web._stream import THROTTLE, Phase, answer_stream
+from webapp.web.answers import AnswerViews
+from webapp.web.render import answer_view, sources_view
+from webapp.web.stream import THROTTLE, Phase, answer_stream
 
 
 def packet(obj: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from httpx_sse import ServerSentEvent, connect_sse
 
 from webapp import create_app
 from webapp.store import create_api_token, get_engine, seed_demo, upgrade_database
-from webapp.web._extension import chat_service
+from webapp.web.extension import chat_service
 
 
 def make_app(tmp_path: Path, **config: Any) -> Flask:

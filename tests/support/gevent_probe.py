@@ -74,7 +74,7 @@ def _turns(url: str) -> object:
     from webapp import create_app
     from webapp.chat import create_session
     from webapp.store import authenticate, get_engine
-    from webapp.web._extension import chat_service
+    from webapp.web.extension import chat_service
 
     app = create_app({"DATABASE_URL": url, "SECRET_KEY": "probe", "ANTHROPIC_API_KEY": None})
     engine = get_engine(app)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ._service import ChatService
-from ._sessions import (
+from ..tools.runner import LocalTools
+from .service import ChatService
+from .sessions import (
     KEY_CHARS,
     Asked,
     KeyConflict,
@@ -15,7 +16,7 @@ from ._sessions import (
     remove_session,
     rename_session,
 )
-from ._store import (
+from .store import (
     TITLE_CHARS,
     LeaseLost,
     SessionBusy,
@@ -28,9 +29,8 @@ from ._store import (
     list_sessions,
     session_messages,
 )
-from ._tables import metadata
-from ._tools import LocalTools
-from ._wakeups import Wakeups, listener_for
+from .tables import metadata
+from .wakeups import Wakeups, listener_for
 
 __all__ = [
     "KEY_CHARS",

@@ -5,7 +5,7 @@ Pure: this package imports no web framework, database driver or network client.
 
 from __future__ import annotations
 
-from ._account_ids import (
+from .account_ids import (
     ID_COLUMNS,
     account_id_candidates,
     account_path,
@@ -14,9 +14,9 @@ from ._account_ids import (
     is_account_id,
     match_account,
 )
-from ._parse import parse_citation_target, target_from_json
-from ._registry import CHECKPOINT_FIELD, CitationRegistry
-from ._sources import (
+from .parse import parse_citation_target, target_from_json
+from .registry import CHECKPOINT_FIELD, CitationRegistry
+from .sources import (
     ACCOUNT_SOURCE_PREFIX,
     ANALYSIS_SOURCE,
     MARKET_DATA_SOURCE,
@@ -33,7 +33,7 @@ from ._sources import (
     target_for_source,
     targets_for_sql,
 )
-from ._targets import (
+from .targets import (
     AccountsTarget,
     AccountTarget,
     AnalysisTarget,
@@ -51,7 +51,7 @@ from ._targets import (
     target_for_accounts,
     target_to_json,
 )
-from ._urls import humanize_citation_url, marker_safe_link
+from .urls import humanize_citation_url, marker_safe_link
 
 __all__ = [
     "ACCOUNT_SOURCE_PREFIX",

@@ -6,7 +6,20 @@ API clients can use the same module. Pure: no web framework, database or network
 
 from __future__ import annotations
 
-from ._documents import (
+from .destinations import (
+    MARKETS_PREFIX,
+    PORTFOLIO_PATH,
+    AccountLabeler,
+    BrowserTarget,
+    ChooserOption,
+    ChooserTarget,
+    FileTarget,
+    NoTarget,
+    PageTarget,
+    SourceTarget,
+    document_target,
+)
+from .documents import (
     CitationMap,
     MetadataValue,
     SearchDoc,
@@ -14,7 +27,7 @@ from ._documents import (
     search_doc_from_json,
     search_doc_to_json,
 )
-from ._links import (
+from .links import (
     FAVICON_ROUTE,
     browser_url,
     display_title,
@@ -22,8 +35,8 @@ from ._links import (
     favicon_url,
     time_ago,
 )
-from ._markers import CitationSegment, Segment, TextSegment, answer_segments
-from ._models import (
+from .markers import CitationSegment, Segment, TextSegment, answer_segments
+from .models import (
     USER_CANCELLED,
     CitationInfo,
     DocumentsObj,
@@ -44,22 +57,9 @@ from ._models import (
     StopReason,
     UnknownPacket,
 )
-from ._open import (
-    MARKETS_PREFIX,
-    PORTFOLIO_PATH,
-    AccountLabeler,
-    BrowserTarget,
-    ChooserOption,
-    ChooserTarget,
-    FileTarget,
-    NoTarget,
-    PageTarget,
-    SourceTarget,
-    document_target,
-)
-from ._select import MAX_ICONS, SelectedSources, icon_key, select_sources
-from ._state import PacketStream, ProcessedMessageState, create_initial_state, process_packets
-from ._wire import citation_packet, documents_packet, make_packet, packet_to_json, parse_packet
+from .select import MAX_ICONS, SelectedSources, icon_key, select_sources
+from .state import PacketStream, ProcessedMessageState, create_initial_state, process_packets
+from .wire import citation_packet, documents_packet, make_packet, packet_to_json, parse_packet
 
 __all__ = [
     "icon_key",

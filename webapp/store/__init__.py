@@ -8,11 +8,11 @@ views in `QUERY_VIEWS`, only for one user.
 
 from __future__ import annotations
 
-from ._accounts import NATIVE_ID_COLUMN, find_account, list_accounts, list_holdings
-from ._demo import DEMO_USERNAMES, seed_demo, seeded_token, seeded_uuid
-from ._engine import DatabaseURLError, create_store_engine, normalize_url, sqlite_file, user_scope
-from ._flask import close_engine, get_engine, init_app
-from ._migrate import (
+from .accounts import NATIVE_ID_COLUMN, find_account, list_accounts, list_holdings
+from .app_db import close_engine, get_engine, init_app
+from .demo import DEMO_USERNAMES, seed_demo, seeded_token, seeded_uuid
+from .engine import DatabaseURLError, create_store_engine, normalize_url, sqlite_file, user_scope
+from .migrate import (
     MIGRATIONS_DIR,
     alembic_config,
     current_revision,
@@ -20,7 +20,7 @@ from ._migrate import (
     head_revision,
     upgrade_database,
 )
-from ._schema import (
+from .schema import (
     FINANCIAL_TABLES,
     QUERY_ROLE,
     QUERY_VIEWS,
@@ -29,7 +29,7 @@ from ._schema import (
     VIEW_OWNER_ROLE,
     metadata,
 )
-from ._throttle import (
+from .throttle import (
     MAX_SIGN_IN_FAILURES,
     SIGN_IN_WINDOW_SECONDS,
     Attempt,
@@ -40,7 +40,7 @@ from ._throttle import (
     retry_after,
     throttle_key,
 )
-from ._users import (
+from .users import (
     InvalidUsernameError,
     UnknownUserError,
     User,
@@ -55,7 +55,7 @@ from ._users import (
     user_for_session,
     user_for_token,
 )
-from ._values import JsonValue, json_safe
+from .values import JsonValue, json_safe
 
 __all__ = [
     "DEMO_USERNAMES",

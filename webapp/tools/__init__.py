@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._python import (
+from .python import (
     Article,
     FinnhubCall,
     FinnhubLive,
@@ -14,7 +14,7 @@ from ._python import (
     default_market,
     run_python,
 )
-from ._readers import (
+from .readers import (
     READER_TOOLS,
     CorpusName,
     DocumentRead,
@@ -23,9 +23,9 @@ from ._readers import (
     ReaderError,
     read_document,
 )
-from ._web_index import LocalWebIndex, WebPage, WebResult, WebSearchError, default_index
-from ._web_search import ExaSearch, WebSearchProvider, default_provider, search_web
 from .sql import SqlResult, run_sql
+from .web_index import LocalWebIndex, WebPage, WebResult, WebSearchError, default_index
+from .web_search import ExaSearch, WebSearchProvider, default_provider, search_web
 
 __all__ = [
     "READER_TOOLS",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._answer import AnswerBuilder, CitedSource
-from ._citable import (
+from .answer import AnswerBuilder, CitedSource
+from .citable import (
     Citable,
     chunks,
     from_document,
@@ -11,9 +11,9 @@ from ._citable import (
     from_sql,
     from_web_results,
 )
-from ._emit import SinkClosed, TurnSink
-from ._prompt import SYSTEM_PROMPT, TOOL_NAMES, TOOLS
-from ._runner import (
+from .emit import SinkClosed, TurnSink
+from .prompt import SYSTEM_PROMPT, TOOL_NAMES, TOOLS
+from .runner import (
     MAX_ROUNDS,
     ToolOutcome,
     ToolRunner,

@@ -12,12 +12,11 @@ from flask import Blueprint, abort, current_app, render_template
 from ..citations import account_path, is_account_id
 from ..store import JsonValue, find_account, get_engine, list_accounts, list_holdings
 from ..tools import FinnhubLive, MarketData, MarketDataError, default_market
-from ._allocation import allocations
-from ._auth import current_user
-from ._balances import balance_sheet, side_of
-from ._money import format_money, format_percent
-from ._quote_age import quote_age
-from .auth import login_required
+from .allocation import allocations
+from .auth import current_user, login_required
+from .balances import balance_sheet, side_of
+from .money import format_money, format_percent
+from .quote_age import quote_age
 
 bp = Blueprint("accounts", __name__)
 # One money format for every page (`_money.html`'s macro calls it): "$1,842.17", "5.00 EUR".

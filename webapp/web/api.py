@@ -25,10 +25,10 @@ from ..chat import (
 )
 from ..sse import format_comment, format_event
 from ..store import get_engine
-from ._auth import api_user_required, current_user
-from ._extension import chat_service
-from ._sse import counted_sse_response
+from .auth import api_user_required, current_user
+from .extension import chat_service
 from .responses import is_text
+from .stream import counted_sse_response
 
 bp = Blueprint("api", __name__, url_prefix="/api/chat")
 

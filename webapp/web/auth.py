@@ -1,4 +1,5 @@
-"""Sign in and out with the session cookie; CSRF on every form; sign-in throttling."""
+"""Who is asking and how they prove it: bearer tokens for API clients, the session cookie
+for the browser, sign-in and out, CSRF on every form, sign-in throttling."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from flask import (
     Blueprint,
     Flask,
     Response,
+    abort,
     current_app,
     g,
     has_request_context,
@@ -30,13 +32,15 @@ from ..store import (
     FailureLog,
     RedisFailureLog,
     SignInThrottle,
+    User,
     authenticate,
     end_sessions,
     get_engine,
     session_version,
+    user_for_session,
+    user_for_token,
 )
-from ._auth import bearer_user, session_user
-from ._htmx import htmx_details
+from .htmx import htmx_details
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -47,6 +51,48 @@ csrf = CSRFProtect()
 _REDIS_FAILURE_LOG = "webapp.sign_in_failures.redis"
 BAD_LOGIN = "Incorrect username or password."
 # Only this origin: no CDN, font or tracker, and nothing inline that an injection could use.
+
+
+def bearer_user() -> User | None:
+    """Return the user whose API token the request carries, if any (looked up once)."""
+    if "bearer_user" not in g:
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        found = None
+        if scheme.lower() == "bearer" and token.strip():
+            found = user_for_token(get_engine(), token.strip())
+        g.bearer_user = found
+    user: User | None = g.bearer_user
+    return user
+
+
+def session_user() -> User | None:
+    """Return the user signed in with the session cookie, if the session has not been ended."""
+    user_id = session.get("user_id")
+    # A cookie from before session versions existed is at version 0 until its user signs out.
+    version = session.get("session_version", 0)
+    return user_for_session(get_engine(), user_id, version) if isinstance(user_id, int) else None
+
+
+def api_user_required(view: Callable[P, R]) -> Callable[P, R]:
+    """Answer 401 unless the request names a user by token (or a browser session)."""
+
+    @wraps(view)
+    def wrapped(*args: P.args, **kwargs: P.kwargs) -> R:
+        user = bearer_user() or session_user()
+        if user is None:
+            abort(401)
+        g.user = user
+        return view(*args, **kwargs)
+
+    return wrapped
+
+
+def current_user() -> User:
+    """Return the user the view was authorised for."""
+    user = g.get("user")
+    assert isinstance(user, User), "the view is missing its login decorator"
+    return user
 
 
 def _check_csrf() -> None:

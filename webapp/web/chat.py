@@ -45,16 +45,14 @@ from ..chat import (
 )
 from ..packets import PacketStream
 from ..store import get_engine
-from ._answers import AnswerRenderer, AnswerViews
-from ._auth import current_user
-from ._extension import chat_service
-from ._history import by_day
-from ._htmx import htmx_details
-from ._sse import counted_sse_response
-from ._stream import Phase, answer_stream
+from .answers import AnswerRenderer, AnswerViews
 from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS
-from .auth import login_required
+from .auth import current_user, login_required
+from .extension import chat_service
+from .history import by_day
+from .htmx import htmx_details
 from .responses import is_text
+from .stream import Phase, answer_stream, counted_sse_response
 
 bp = Blueprint("chat", __name__)
 bp.add_app_template_filter(by_day, "by_day")

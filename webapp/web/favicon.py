@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flask import Blueprint, Flask, Response, current_app
 
-from ._favicon import FaviconService
+from ..favicons.fetch import FaviconService
 from .auth import login_required
 
 bp = Blueprint("favicon", __name__)

@@ -21,10 +21,10 @@ from markupsafe import Markup
 
 from ..citations import humanize_citation_url
 from ..packets import browser_url, display_title, domain_of
-from ..packets._open import LibraryTarget
+from ..packets.destinations import LibraryTarget
 from ..tools import READER_TOOLS, DocumentRead, FolderListing, ReaderError, read_document
-from ._markdown import placeholder, render_markdown, strip_placeholders
 from .auth import login_required
+from .markdown import placeholder, render_markdown, strip_placeholders
 
 bp = Blueprint("library", __name__)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._result import DEFAULT_MAX_BYTES, SqlResult, unique_columns
-from ._service import DEFAULT_TIMEOUT, MAX_QUERY_LENGTH, run_sql
+from .result import DEFAULT_MAX_BYTES, SqlResult, unique_columns
+from .service import DEFAULT_TIMEOUT, MAX_QUERY_LENGTH, run_sql
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

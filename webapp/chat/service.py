@@ -1,0 +1,501 @@
+"""Turns in the background: a closed tab or a dropped connection loses nothing.
+
+A turn runs in its own thread (a greenlet under gunicorn's gevent worker) and writes its
+events to the database in short batches, so any worker can stream it, and a reader that
+reconnects resumes from `Last-Event-ID`. Readers are woken by the writes themselves (see
+`wakeups.py`). The runner owns a lease on its answer row and renews it with every batch; each
+worker's sweeper (and a reader or a new question that finds a lease expired) takes a turn
+whose runner died over from its last checkpoint under a new owner, and the old runner,
+should it still be alive, is refused its next write.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from ..llm import Engine as ModelEngine
+from ..turn import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
+from . import store
+from .store import LeaseLost, SessionBusy, StoredEvent
+from .wakeups import Listener, Wakeups
+
+log = logging.getLogger(__name__)
+
+LEASE = timedelta(seconds=30)
+DEADLINE = timedelta(seconds=600)
+MAX_TURNS_PER_USER = 3
+MAX_STREAMS_PER_USER = 20
+FLUSH_SECONDS = 0.03
+FLUSH_SPACING = 0.1  # as often as the browser's stream renders
+SWEEP_SECONDS = 5.0
+HEARTBEAT_SECONDS = 15.0
+CRASHED = "Something went wrong while answering. Please try again."
+UNRESUMABLE = "This answer was interrupted and cannot be resumed. Please ask again."
+TIMED_OUT = "This answer took too long and was stopped. Please ask again."
+
+
+class _DatabaseSink:
+    """A TurnSink that appends to the message's stored event stream as its owner.
+
+    Events are written in batches: the first event of a batch starts a short window
+    (`FLUSH_SECONDS`, or what remains of `FLUSH_SPACING` since the last batch), and
+    everything emitted until it closes is stored in one transaction, which also renews the
+    lease. A checkpoint and the end of the turn take whatever is
+    pending into their own transaction. A background flusher (one per turn) closes the
+    windows and renews the lease while the model is quiet; its failure (LeaseLost, or a
+    database that stayed down) reaches the runner at its next write.
+    """
+
+    def __init__(self, service: ChatService, message_id: str, owner: str, seq: int) -> None:
+        self.service, self.message_id, self.owner, self.seq = service, message_id, owner, seq
+        self._pending: list[StoredEvent] = []
+        self._lock = threading.Lock()  # the pending batch and `seq`
+        self._writing = threading.Lock()  # one write at a time, so batches land in order
+        self._news = threading.Event()
+        self._closed = threading.Event()
+        self._failure: BaseException | None = None
+        self.on_abort: Callable[[], None] | None = None  # abandons the model call in flight
+
+    def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
+        self.seq += 1
+        return StoredEvent(self.seq, event, json.dumps(data, separators=(",", ":")))
+
+    @contextmanager
+    def _batch(self) -> Iterator[tuple[list[StoredEvent], int]]:
+        """Take the pending events (and the last seq) for one write; restore them on failure."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+            seq = self.seq
+        try:
+            yield batch, seq
+        except BaseException:
+            with self._lock:
+                self._pending[:0] = batch
+            raise
+
+    def _check(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    def emit(self, event: str, data: dict[str, Any]) -> None:
+        self._check()
+        with self._lock:
+            self._pending.append(self.next_event(event, data))
+        self._news.set()
+
+    def flush(self) -> None:
+        """Store the pending events now, in one transaction."""
+        with self._writing, self._batch() as (batch, _):
+            if batch:
+                store.append_events(
+                    self.service.engine, self.message_id, self.owner, self.service.lease, batch
+                )
+                self.service.announce(self.message_id)
+
+    def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self._check()
+        with self._writing, self._batch() as (batch, seq):
+            store.save_checkpoint(
+                self.service.engine,
+                self.message_id,
+                self.owner,
+                self.service.lease,
+                checkpoint,
+                seq,
+                batch,
+            )
+        if batch:
+            self.service.announce(self.message_id)
+
+    def finish(self, result: TurnResult) -> None:
+        with self._writing, self._batch() as (batch, _):
+            with self._lock:
+                done = self.next_event("done", {"status": result.status})
+            store.finish_message(
+                self.service.engine,
+                self.message_id,
+                self.owner,
+                status=result.status,
+                content=result.content,
+                citations=result.citations,
+                inline_citations=result.inline_citations,
+                error=result.error,
+                done=done,
+                events=batch,
+            )
+        self.close()
+        self.service.announce(self.message_id)
+
+    def abort(self) -> None:
+        """Stop the runner at once: its answer was ended elsewhere (cancelled, timed out)."""
+        self._failure = LeaseLost()
+        self.close()
+        if self.on_abort is not None:
+            try:
+                self.on_abort()
+            except Exception:
+                log.exception("could not abandon a cancelled turn's model call")
+
+    def hand_over(self) -> None:
+        """Stop writing and release the lease, for another worker to resume the turn."""
+        self._failure = LeaseLost()
+        self.close()
+        try:
+            with self._writing:  # after any batch in flight, which would renew the lease
+                store.release_lease(self.service.engine, self.message_id, self.owner)
+        except Exception:
+            log.exception("could not hand a turn over; its lease will run out instead")
+
+    def close(self) -> None:
+        """Stop the background flusher (the turn has ended, one way or another)."""
+        self._closed.set()
+        self._news.set()
+
+    def run_flusher(self) -> None:
+        """Close batch windows and keep the lease while the model is quiet."""
+        renew_every = self.service.lease.total_seconds() / 3
+        flushed_at = float("-inf")
+        while not self._closed.is_set():
+            try:
+                if self._news.wait(renew_every):
+                    if self._closed.is_set():
+                        return
+                    # Let the window fill: a short one after a quiet spell (the first words
+                    # show at once), and never more than one batch per FLUSH_SPACING.
+                    wait = max(FLUSH_SECONDS, flushed_at + FLUSH_SPACING - time.monotonic())
+                    self._closed.wait(wait)
+                    self._news.clear()
+                    self.flush()
+                    flushed_at = time.monotonic()
+                else:
+                    with self._writing:
+                        store.renew_lease(
+                            self.service.engine, self.message_id, self.owner, self.service.lease
+                        )
+            except LeaseLost as exc:
+                self._failure = exc
+                return
+            except Exception as exc:
+                log.exception("could not store a turn's events")
+                self._failure = exc
+                return
+
+
+class ChatService:
+    """Start, run, resume and stream turns for the app's users."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        model: Callable[[], ModelEngine],
+        tools: Callable[[int], ToolRunner],
+        *,
+        lease: timedelta = LEASE,
+        deadline: timedelta = DEADLINE,
+        max_turns_per_user: int = MAX_TURNS_PER_USER,
+        max_streams_per_user: int = MAX_STREAMS_PER_USER,
+        listener: Listener | None = None,
+    ) -> None:
+        self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
+        self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
+        self.max_streams_per_user = max_streams_per_user
+        self.worker_id = store.new_id()  # this process, for counting its open streams
+        self.wakeups = Wakeups()
+        self.listener = listener
+        self._threads: set[threading.Thread] = set()
+        self._sinks: set[_DatabaseSink] = set()
+        self._lock = threading.Lock()
+        self._swept = False
+        self._stop = threading.Event()
+        self._background: list[threading.Thread] = []
+
+    def ask(self, user_id: int, session_id: str, question: str) -> str:
+        """Store the question and start its turn.
+
+        SessionBusy while the session is still answering; TooManyTurns past the user's cap.
+        """
+        running = store.running_message(self.engine, user_id, session_id)
+        if running is not None:
+            self._resume_if_expired(user_id, running["id"], running["lease_until"])
+            raise SessionBusy
+        history = store.text_history(self.engine, user_id, session_id)
+        owner = store.new_id()
+        checkpoint = start_checkpoint(history, question)
+        _, message_id = store.start_message(
+            self.engine,
+            user_id,
+            session_id,
+            question,
+            self.lease,
+            owner,
+            checkpoint,
+            max_running=self.max_turns_per_user,
+        )
+        self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
+        return message_id
+
+    def announce(self, message_id: str) -> None:
+        """Wake the message's readers here, and tell the other processes (after commit)."""
+        self.wakeups.wake(message_id)
+        if self.listener is not None:
+            self.listener.publish(message_id)
+
+    def start_background(self) -> None:
+        """Start this worker's sweeper and its listener for other processes' writes.
+
+        Called once per worker process (gunicorn's `post_worker_init`, see gunicorn.conf.py):
+        turns a dead worker left running are taken over within a lease and a sweep, whether
+        or not anyone is reading them.
+        """
+        with self._lock:
+            if self._background:
+                return
+            jobs: list[Callable[[], None]] = [self._sweep_forever]
+            if self.listener is not None:
+                listener = self.listener
+                jobs.append(lambda: listener.run(self.wakeups, self._stop))
+            self._background = [
+                threading.Thread(target=job, daemon=True, name=f"chat-{i}")
+                for i, job in enumerate(jobs)
+            ]
+        for thread in self._background:
+            thread.start()
+
+    def stop_background(self) -> None:
+        """Stop the sweeper and the listener, and hand this process's running turns over.
+
+        A worker that exits (a deploy's `SIGHUP`, `SIGTERM`) releases each lease it holds
+        instead of letting it run out, so a live worker's next sweep resumes the turn from
+        its checkpoint within seconds; the runner here is refused its next write.
+        """
+        self._stop.set()
+        with self._lock:
+            sinks = list(self._sinks)
+        for sink in sinks:
+            sink.hand_over()
+        for thread in self._background:
+            thread.join(5)
+        try:
+            store.worker_gone(self.engine, self.worker_id)
+        except Exception:
+            log.exception("could not forget this worker's streams; they lapse in a minute")
+
+    def open_stream(self, user_id: int) -> str | None:
+        """Count one more open stream of the user's; None when they have as many as allowed."""
+        return store.open_stream(self.engine, user_id, self.worker_id, self.max_streams_per_user)
+
+    def close_stream(self, stream_id: str) -> None:
+        """Stop counting a stream (it ended, or its client went away)."""
+        try:
+            store.close_stream(self.engine, stream_id)
+        except Exception:  # it stops counting when this worker is next seen gone
+            log.exception("could not forget a closed stream")
+
+    def _sweep_forever(self) -> None:
+        while True:
+            try:
+                store.worker_seen(self.engine, self.worker_id)
+            except Exception:
+                log.exception("could not say this worker is alive")
+            if self._stop.wait(SWEEP_SECONDS):
+                return
+            try:
+                self.end_overdue()
+                self.resume_stale()
+            except Exception:
+                log.exception("could not look for interrupted or overdue turns")
+
+    def cancel(self, user_id: int, session_id: str, message_id: str) -> bool:
+        """Stop a running answer now, keeping what it wrote; False if it was not running."""
+        if store.get_message(self.engine, user_id, session_id, message_id) is None:
+            return False
+        return self._end(message_id, status="cancelled", error=None, stop_reason="user_cancelled")
+
+    def end_overdue(self) -> int:
+        """End every answer running past the turn deadline, whatever its model is doing."""
+        return sum(
+            self._end(message_id, status="error", error=TIMED_OUT, stop_reason=None)
+            for message_id in store.overdue_messages(self.engine, self.deadline)
+        )
+
+    def _end(
+        self, message_id: str, *, status: str, error: str | None, stop_reason: str | None
+    ) -> bool:
+        ended = store.end_running(
+            self.engine, message_id, status=status, error=error, stop_reason=stop_reason
+        )
+        with self._lock:
+            local = [sink for sink in self._sinks if sink.message_id == message_id]
+        for sink in local:  # a runner elsewhere is refused its next write instead
+            sink.abort()
+        if ended:
+            self.announce(message_id)
+        return ended
+
+    def resume_stale_once(self) -> None:
+        """On this process's first use, take over the turns a dead worker left running."""
+        with self._lock:
+            if self._swept:
+                return
+            self._swept = True
+        try:
+            self.resume_stale()
+        except Exception:
+            log.exception("could not look for interrupted turns")
+
+    def resume_stale(self) -> int:
+        """Take over every turn whose runner died (a worker restarted); return how many."""
+        return sum(
+            self.resume_if_stale(user_id, message_id)
+            for user_id, message_id in store.stale_messages(self.engine)
+        )
+
+    def resume_if_stale(self, user_id: int, message_id: str) -> bool:
+        """Take over an answer whose lease expired, from its last checkpoint."""
+        owner = store.claim_stale(self.engine, message_id, self.lease)
+        if owner is None:
+            return False
+        high_water = store.last_seq(self.engine, message_id)
+        saved = store.load_checkpoint(self.engine, message_id)
+        checkpoint, after = saved if saved is not None else ({}, 0)
+        # Ids are never reused: what the dead runner wrote after its checkpoint is withdrawn,
+        # and readers that saw it are told so by a `reset` event.
+        store.truncate_events(self.engine, message_id, after)
+        sink = _DatabaseSink(self, message_id, owner, high_water)
+        try:
+            if high_water > after:
+                sink.emit("reset", {"after": after})
+            if not isinstance(checkpoint, dict) or "messages" not in checkpoint:
+                sink.finish(failed_turn(sink, UNRESUMABLE))
+                return True
+        except LeaseLost:
+            return True
+        log.info("resuming an interrupted turn from its checkpoint")
+        self._start(user_id, message_id, sink, checkpoint)
+        return True
+
+    def _resume_if_expired(
+        self, user_id: int, message_id: str, lease_until: datetime | None
+    ) -> None:
+        # Only an expired lease is worth a write: claiming takes the database's write lock.
+        if lease_until is None or lease_until < store.now():
+            self.resume_if_stale(user_id, message_id)
+
+    def _start(
+        self, user_id: int, message_id: str, sink: _DatabaseSink, checkpoint: dict[str, Any]
+    ) -> None:
+        thread = threading.Thread(
+            target=self._run,
+            args=(user_id, sink, checkpoint),
+            name=f"turn-{message_id[:8]}",
+            daemon=True,
+        )
+        with self._lock:
+            self._threads.add(thread)
+            self._sinks.add(sink)
+        thread.start()
+
+    def _run(self, user_id: int, sink: _DatabaseSink, checkpoint: dict[str, Any]) -> None:
+        flusher = threading.Thread(
+            target=sink.run_flusher, daemon=True, name=f"flush-{sink.message_id[:8]}"
+        )
+        flusher.start()
+        model, tools = self.model(), self.tools(user_id)
+        stop_tools = getattr(tools, "stop", None)  # LocalTools ends a running sandbox with it
+
+        def abandon() -> None:
+            model.close()
+            if callable(stop_tools):
+                stop_tools()
+
+        sink.on_abort = abandon
+        try:
+            result = run_turn(model, tools, sink, checkpoint)
+            sink.finish(result)
+        except LeaseLost:
+            log.info("a turn was ended or taken over elsewhere; this runner stops")
+        except Exception as exc:
+            if store.is_transient(exc) or store.is_transient(exc.__cause__ or exc):
+                # The database stayed away past the write's retries: a live worker resumes
+                # the turn from its checkpoint instead of this answer failing.
+                log.warning("a turn's database write kept failing; handing the turn over")
+                sink.hand_over()
+                return
+            log.exception("turn runner crashed")
+            try:
+                sink.finish(failed_turn(sink, CRASHED))
+            except Exception:
+                log.exception("could not record the failed turn")
+        finally:
+            sink.close()
+            model.close()
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+                self._sinks.discard(sink)
+
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        """Wait for this process's running turns (tests and shutdown)."""
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout)
+
+    def events(
+        self, user_id: int, session_id: str, message_id: str, after: int = 0
+    ) -> Iterator[StoredEvent | None]:
+        """Yield the answer's events one by one (see `event_batches`); None is a heartbeat."""
+        for batch in self.event_batches(user_id, session_id, message_id, after):
+            if not batch:
+                yield None
+            yield from batch
+
+    def event_batches(
+        self, user_id: int, session_id: str, message_id: str, after: int = 0
+    ) -> Iterator[list[StoredEvent]]:
+        """Yield the answer's events after `after` until `done`, as stored together.
+
+        An empty list is a heartbeat.
+
+        The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
+        stream costs no query at all, heartbeats included.
+        """
+        checked, woke = False, False
+        with self.wakeups.watch(message_id) as news:
+            while True:
+                news.clear()
+                batch = store.events_after(self.engine, message_id, after)
+                if batch:
+                    done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
+                    yield batch if done is None else batch[: done + 1]
+                    if done is not None:
+                        return
+                    after = batch[-1].seq
+                # Look when the stream first goes quiet, and after a wake-up that brought
+                # nothing (the answer was deleted, or a listener reconnected): every end writes
+                # `done` and every takeover a `reset`, and both wake the reader.
+                if not batch and (woke or not checked):
+                    checked = True
+                    if not self._still_running(user_id, session_id, message_id, after):
+                        return
+                while not (woke := news.wait(HEARTBEAT_SECONDS)):
+                    yield []  # a heartbeat costs no query
+
+    def _still_running(self, user_id: int, session_id: str, message_id: str, after: int) -> bool:
+        """Tell whether a quiet answer may still write; take it over if its runner died."""
+        found = store.message_state(self.engine, user_id, session_id, message_id)
+        if found is None:
+            return False  # deleted
+        status, lease_until = found
+        if status != "running":
+            return bool(store.events_after(self.engine, message_id, after))
+        self._resume_if_expired(user_id, message_id, lease_until)
+        return True

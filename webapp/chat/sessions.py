@@ -1,0 +1,275 @@
+"""Chats as a person manages them: rename, delete, retry, and ask once per idempotency key.
+
+Every function names the user, so another user's chat is simply not found. Deleting a chat
+ends its running answer first (through the service, so the runner stops), then removes its
+rows in one transaction. A question asked with a key is remembered for `KEY_LIFETIME`: the
+same key again answers with the same message and starts nothing.
+"""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from . import store
+from .service import ChatService
+from .store import TITLE_CHARS, SessionBusy
+from .tables import (
+    ai_chat_logs,
+    chat_checkpoints,
+    chat_events,
+    chat_idempotency_keys,
+    chat_sessions,
+)
+
+KEY_CHARS = 200
+KEY_LIFETIME = timedelta(hours=24)
+# How long a request waits for a twin with the same key, which got the session first, to
+# record the message it started.
+KEY_WAIT_SECONDS = 1.0
+_KEY_POLL_SECONDS = 0.05
+# Bidirectional overrides and isolates reorder what is shown around them: a title could
+# then read as something else.
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+class KeyConflict(Exception):
+    """The idempotency key was used for another chat or another question."""
+
+
+def clean_title(value: object) -> str:
+    """Return the title trimmed; ValueError, in plain words, for anything else."""
+    if not isinstance(value, str):
+        raise ValueError("The title must be text.")
+    title = value.strip()
+    if not 1 <= len(title) <= TITLE_CHARS:
+        raise ValueError(f"Write a title of 1 to {TITLE_CHARS} characters.")
+    if any(_unprintable(ch) for ch in title):
+        raise ValueError("The title has characters that cannot be shown.")
+    return title
+
+
+def _unprintable(ch: str) -> bool:
+    # Cc: control characters (line breaks, tabs, NUL); Cs: a lone half of a surrogate pair;
+    # Zl, Zp: line and paragraph separators.
+    return unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") or ch in _BIDI
+
+
+def clean_key(value: str) -> str:
+    """Return an idempotency key as sent; ValueError, in plain words, for a bad one."""
+    if not 1 <= len(value) <= KEY_CHARS:
+        raise ValueError(f"The Idempotency-Key must be 1 to {KEY_CHARS} characters.")
+    if any(not ch.isprintable() for ch in value):
+        raise ValueError("The Idempotency-Key must be printable text.")
+    return value
+
+
+def rename_session(
+    engine: Engine, user_id: int, session_id: str, title: str
+) -> dict[str, Any] | None:
+    """Give one of the user's chats a new title (already cleaned); None if it is not theirs."""
+
+    def work(conn: sa.Connection) -> bool:
+        result = conn.execute(
+            chat_sessions.update()
+            .where(chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id)
+            .values(title=title)
+        )
+        return bool(result.rowcount)
+
+    if not store.write(engine, work):
+        return None
+    return store.get_session(engine, user_id, session_id)
+
+
+def delete_session(engine: Engine, user_id: int, session_id: str) -> bool:
+    """Delete one of the user's chats with its messages, events, checkpoints and keys.
+
+    Only rows: end a running answer first (see `remove_session`). False if not theirs.
+    """
+
+    def work(conn: sa.Connection) -> bool:
+        owned = conn.execute(
+            sa.select(chat_sessions.c.id).where(
+                chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id
+            )
+        ).first()
+        if owned is None:
+            return False
+        messages = (
+            sa.select(ai_chat_logs.c.id)
+            .where(ai_chat_logs.c.session_id == session_id)
+            .scalar_subquery()
+        )
+        # Children first: the deletes do not depend on the foreign keys' cascades.
+        conn.execute(
+            chat_idempotency_keys.delete().where(chat_idempotency_keys.c.session_id == session_id)
+        )
+        conn.execute(chat_events.delete().where(chat_events.c.message_id.in_(messages)))
+        conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id.in_(messages)))
+        conn.execute(ai_chat_logs.delete().where(ai_chat_logs.c.session_id == session_id))
+        conn.execute(chat_sessions.delete().where(chat_sessions.c.id == session_id))
+        return True
+
+    return store.write(engine, work)
+
+
+def remove_session(service: ChatService, user_id: int, session_id: str) -> bool:
+    """Stop the chat's running answer (its runner stops), then delete the chat."""
+    running = store.running_message(service.engine, user_id, session_id)
+    if running is not None:
+        service.cancel(user_id, session_id, str(running["id"]))
+    return delete_session(service.engine, user_id, session_id)
+
+
+def question_before(engine: Engine, user_id: int, session_id: str, answer_id: str) -> str | None:
+    """Return the question an answer answers: the user's message just before it."""
+    messages = store.session_messages(engine, user_id, session_id)
+    question = None
+    for message in messages:
+        if message["id"] == answer_id:
+            return question if message["role"] == "assistant" else None
+        question = str(message["content"]) if message["role"] == "user" else None
+    return None
+
+
+def discard_exchange(engine: Engine, user_id: int, session_id: str, answer_id: str) -> None:
+    """Delete an answer, its events and checkpoint, and the question just before it."""
+
+    def work(conn: sa.Connection) -> None:
+        answer = conn.execute(
+            sa.select(ai_chat_logs.c.created_at).where(
+                ai_chat_logs.c.id == answer_id,
+                ai_chat_logs.c.session_id == session_id,
+                ai_chat_logs.c.user_id == user_id,
+            )
+        ).first()
+        if answer is None:
+            return
+        question = conn.execute(
+            sa.select(ai_chat_logs.c.id)
+            .where(
+                ai_chat_logs.c.session_id == session_id,
+                ai_chat_logs.c.user_id == user_id,
+                ai_chat_logs.c.role == "user",
+                ai_chat_logs.c.created_at < answer.created_at,
+            )
+            .order_by(ai_chat_logs.c.created_at.desc())
+            .limit(1)
+        ).scalar()
+        ids = [answer_id] + ([str(question)] if question is not None else [])
+        conn.execute(
+            chat_idempotency_keys.delete().where(chat_idempotency_keys.c.message_id == answer_id)
+        )
+        conn.execute(chat_events.delete().where(chat_events.c.message_id == answer_id))
+        conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == answer_id))
+        conn.execute(ai_chat_logs.delete().where(ai_chat_logs.c.id.in_(ids)))
+
+    store.write(engine, work)
+
+
+def find_key(engine: Engine, user_id: int, key: str) -> tuple[str, str] | None:
+    """Return (session id, message id) asked with the user's key in the last 24 hours."""
+    query = sa.select(chat_idempotency_keys.c.session_id, chat_idempotency_keys.c.message_id).where(
+        chat_idempotency_keys.c.user_id == user_id,
+        chat_idempotency_keys.c.key == key,
+        chat_idempotency_keys.c.created_at >= store.now() - KEY_LIFETIME,
+    )
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return (str(row.session_id), str(row.message_id)) if row else None
+
+
+def remember_key(
+    engine: Engine, user_id: int, key: str, session_id: str, message_id: str
+) -> tuple[str, str]:
+    """Record the message asked with a key; return the (session, message) the key names.
+
+    That is this one, unless another request recorded the key first (the primary key makes
+    the insert race-safe): then the winner's.
+    """
+
+    def work(conn: sa.Connection) -> None:
+        # Keys past their lifetime are forgotten, so that one may be used again.
+        conn.execute(
+            chat_idempotency_keys.delete().where(
+                chat_idempotency_keys.c.user_id == user_id,
+                chat_idempotency_keys.c.created_at < store.now() - KEY_LIFETIME,
+            )
+        )
+        conn.execute(
+            chat_idempotency_keys.insert().values(
+                user_id=user_id,
+                key=key,
+                session_id=session_id,
+                message_id=message_id,
+                created_at=store.now(),
+            )
+        )
+
+    try:
+        store.write(engine, work)
+    except sa.exc.IntegrityError:
+        winner = find_key(engine, user_id, key)
+        if winner is None:
+            raise
+        return winner
+    return session_id, message_id
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    message_id: str
+    repeated: bool  # the key had been used: nothing new was started
+
+
+def ask_once(
+    service: ChatService, user_id: int, session_id: str, question: str, key: str | None
+) -> Asked:
+    """Ask, unless the key was used for this question in the last 24 hours.
+
+    SessionBusy while the chat answers another question; KeyConflict when the key was used
+    for another chat or question.
+    """
+    if key is None:
+        return Asked(service.ask(user_id, session_id, question), False)
+    engine = service.engine
+    give_up = time.monotonic() + KEY_WAIT_SECONDS
+    while True:
+        found = find_key(engine, user_id, key)
+        if found is not None:
+            return _repeated(engine, user_id, session_id, question, found)
+        try:
+            message_id = service.ask(user_id, session_id, question)
+        except SessionBusy:
+            # Perhaps a twin with this key asked first and is about to record it.
+            if time.monotonic() >= give_up:
+                raise
+            time.sleep(_KEY_POLL_SECONDS)
+            continue
+        winner = remember_key(engine, user_id, key, session_id, message_id)
+        if winner == (session_id, message_id):
+            return Asked(message_id, False)
+        # A twin recorded the key between our look and our question: the key names its
+        # message, so ours is withdrawn as though it was never asked.
+        service.cancel(user_id, session_id, message_id)
+        discard_exchange(engine, user_id, session_id, message_id)
+        return _repeated(engine, user_id, session_id, question, winner)
+
+
+def _repeated(
+    engine: Engine, user_id: int, session_id: str, question: str, found: tuple[str, str]
+) -> Asked:
+    found_session, message_id = found
+    if found_session != session_id:
+        raise KeyConflict
+    asked = question_before(engine, user_id, session_id, message_id)
+    if asked is not None and asked != question:
+        raise KeyConflict
+    return Asked(message_id, True)

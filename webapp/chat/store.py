@@ -1,0 +1,773 @@
+"""Chat persistence: sessions, message rows, event streams and checkpoints, per user.
+
+Every read names the user, so another user's session or message is simply not found.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from ..turn import SinkClosed
+from .tables import (
+    ai_chat_logs,
+    chat_checkpoints,
+    chat_events,
+    chat_open_streams,
+    chat_sessions,
+    chat_workers,
+)
+
+TITLE_CHARS = 80
+# How long a write keeps retrying a locked database or a dropped connection before it gives up.
+WRITE_RETRY_SECONDS = 10.0
+
+T = TypeVar("T")
+
+
+def now() -> datetime:
+    """Return the current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """Return a fresh unguessable id for a session or message."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    seq: int
+    event: str
+    data: str
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Tell whether a database error may pass if the same write is tried again.
+
+    SQLite's lock held past the driver's short busy wait, a PostgreSQL connection that was
+    dropped or terminated, a serialization failure or a deadlock: all of these are about
+    timing, not about the write itself.
+    """
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    text = str(exc.orig).lower()
+    if "database is locked" in text or "database is busy" in text:
+        return True
+    sqlstate = getattr(exc.orig, "sqlstate", None) or ""
+    return sqlstate[:2] in ("08", "57") or sqlstate in ("40001", "40P01")
+
+
+def write(
+    engine: Engine, work: Callable[[sa.Connection], T], *, budget: float = WRITE_RETRY_SECONDS
+) -> T:
+    """Run `work` in one transaction, trying again with backoff while the error is transient.
+
+    The wait between tries is `time.sleep`, so under gevent a locked SQLite file or a
+    reconnecting PostgreSQL pool lets every other greenlet run meanwhile.
+    """
+    deadline = time.monotonic() + budget
+    delay = 0.01
+    while True:
+        try:
+            with engine.begin() as conn:
+                return work(conn)
+        except sa.exc.DBAPIError as exc:
+            if not is_transient(exc) or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay * (0.5 + random.random()))
+        delay = min(delay * 2, 0.5)
+
+
+def _iso(value: object) -> object:
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return aware.isoformat()
+    return value
+
+
+def _row(row: sa.Row[*tuple[Any, ...]]) -> dict[str, Any]:
+    return {key: _iso(value) for key, value in row._mapping.items()}
+
+
+def create_session(engine: Engine, user_id: int, title: str = "New chat") -> dict[str, Any]:
+    """Create an empty chat session for the user."""
+    values = {
+        "id": new_id(),
+        "user_id": user_id,
+        "title": title[:TITLE_CHARS] or "New chat",
+        "created_at": now(),
+        "updated_at": now(),
+    }
+    with engine.begin() as conn:
+        conn.execute(chat_sessions.insert().values(values))
+    return {k: _iso(v) for k, v in values.items() if k != "user_id"}
+
+
+SHORT_TITLE_CHARS = 48
+_LEAD_INS = re.compile(
+    r"^(?:(?:hi|hello|hey|ok|okay|so|please|quick question)\b[\s,!.:-]*)+"
+    r"|^(?:can|could|would) you (?:please )?(?:tell me|show me|explain|help me (?:with|understand))"
+    r"\s+",
+    re.IGNORECASE,
+)
+
+
+def short_title(question: str) -> str | None:
+    """Return a chat's title from its first question: its first words, cut at a word.
+
+    Greetings and "can you tell me" are dropped; the question mark goes; a title never ends
+    mid-word ("What do I owe on my credit…", not "What do I owe on my cred").
+    """
+    lines = question.strip().splitlines()
+    text = " ".join(lines[0].split()) if lines else ""
+    while (shorter := _LEAD_INS.sub("", text).strip()) != text:
+        text = shorter
+    text = text.rstrip("?!.,;: ")
+    if not text:
+        return None
+    if len(text) > SHORT_TITLE_CHARS:
+        head = text[: SHORT_TITLE_CHARS + 1]
+        cut = head.rsplit(" ", 1)[0] if " " in head else text[:SHORT_TITLE_CHARS]
+        text = cut.rstrip(",;:-– ") + "…"
+    return text[0].upper() + text[1:]
+
+
+def list_sessions(
+    engine: Engine, user_id: int, *, keep_empty: str | None = "*"
+) -> list[dict[str, Any]]:
+    """Return the user's sessions, most recently used first.
+
+    `keep_empty` is the one empty chat still listed (the open one), or None for none; the
+    default "*" lists every chat (the API).
+    """
+    query = (
+        sa.select(
+            chat_sessions.c.id,
+            chat_sessions.c.title,
+            chat_sessions.c.created_at,
+            chat_sessions.c.updated_at,
+        )
+        .where(chat_sessions.c.user_id == user_id)
+        .order_by(chat_sessions.c.updated_at.desc(), chat_sessions.c.id)
+    )
+    if keep_empty != "*":
+        asked = sa.exists().where(ai_chat_logs.c.session_id == chat_sessions.c.id)
+        query = query.where(sa.or_(asked, chat_sessions.c.id == (keep_empty or "")))
+    with engine.connect() as conn:
+        return [_row(r) for r in conn.execute(query)]
+
+
+def get_session(engine: Engine, user_id: int, session_id: str) -> dict[str, Any] | None:
+    """Return one of the user's sessions, or None (also for another user's)."""
+    query = sa.select(
+        chat_sessions.c.id,
+        chat_sessions.c.title,
+        chat_sessions.c.created_at,
+        chat_sessions.c.updated_at,
+    ).where(chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id)
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return _row(row) if row else None
+
+
+_MESSAGE_COLUMNS = (
+    ai_chat_logs.c.id,
+    ai_chat_logs.c.role,
+    ai_chat_logs.c.content,
+    ai_chat_logs.c.citations,
+    ai_chat_logs.c.inline_citations,
+    ai_chat_logs.c.status,
+    ai_chat_logs.c.error,
+    ai_chat_logs.c.created_at,
+    ai_chat_logs.c.completed_at,
+)
+
+
+def session_messages(engine: Engine, user_id: int, session_id: str) -> list[dict[str, Any]]:
+    """Return a session's messages in order, raw from their rows."""
+    query = (
+        sa.select(*_MESSAGE_COLUMNS)
+        .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id)
+        .order_by(ai_chat_logs.c.created_at, ai_chat_logs.c.role.desc())
+    )
+    with engine.connect() as conn:
+        return [_row(r) for r in conn.execute(query)]
+
+
+def get_message(
+    engine: Engine, user_id: int, session_id: str, message_id: str
+) -> dict[str, Any] | None:
+    """Return one of the user's messages in a session, or None."""
+    query = sa.select(*_MESSAGE_COLUMNS).where(
+        ai_chat_logs.c.id == message_id,
+        ai_chat_logs.c.session_id == session_id,
+        ai_chat_logs.c.user_id == user_id,
+    )
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return _row(row) if row else None
+
+
+def find_message(engine: Engine, user_id: int, message_id: str) -> dict[str, Any] | None:
+    """Return one of the user's messages by its id alone (with its session's id), or None."""
+    query = sa.select(ai_chat_logs.c.session_id, *_MESSAGE_COLUMNS).where(
+        ai_chat_logs.c.id == message_id, ai_chat_logs.c.user_id == user_id
+    )
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return _row(row) if row else None
+
+
+def text_history(engine: Engine, user_id: int, session_id: str) -> list[dict[str, str]]:
+    """Return the finished exchanges as text only, so a turn cites only what it wrote."""
+    history: list[dict[str, str]] = []
+    pending: dict[str, str] | None = None
+    for message in session_messages(engine, user_id, session_id):
+        if message["role"] == "user":
+            pending = {"role": "user", "content": message["content"]}
+        elif pending is not None and message["status"] == "complete" and message["content"]:
+            history += [pending, {"role": "assistant", "content": message["content"]}]
+            pending = None
+    return history
+
+
+class SessionBusy(Exception):
+    """The session is still answering its previous question."""
+
+
+class TooManyTurns(Exception):
+    """The user already has as many answers being written as one user may."""
+
+
+class LeaseLost(SinkClosed):
+    """Another runner owns this answer now (this one was thought dead): stop writing."""
+
+
+def start_message(
+    engine: Engine,
+    user_id: int,
+    session_id: str,
+    question: str,
+    lease: timedelta,
+    owner: str,
+    checkpoint: dict[str, Any] | None = None,
+    max_running: int | None = None,
+) -> tuple[str, str]:
+    """Store the question, a running answer row owned by `owner` and its first checkpoint.
+
+    One transaction; returns both message ids. SessionBusy while the session is answering;
+    TooManyTurns when the user would have more than `max_running` answers being written.
+    """
+    user_id_msg, answer_id = new_id(), new_id()
+    at = now()
+
+    def work(conn: sa.Connection) -> None:
+        if conn.dialect.name == "postgresql":
+            # One user's questions queue here, so concurrent ones cannot both pass the count.
+            conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
+        _insert_exchange(
+            conn, user_id, session_id, question, user_id_msg, answer_id, at, at + lease, owner
+        )
+        if max_running is not None and _running_count(conn, user_id) > max_running:
+            raise TooManyTurns
+        if checkpoint is not None:
+            _replace_checkpoint(conn, answer_id, checkpoint, 0)
+
+    try:
+        write(engine, work)
+    except sa.exc.IntegrityError:
+        if running_message(engine, user_id, session_id) is not None:
+            raise SessionBusy from None
+        raise
+    return user_id_msg, answer_id
+
+
+def _insert_exchange(
+    conn: sa.Connection,
+    user_id: int,
+    session_id: str,
+    question: str,
+    user_id_msg: str,
+    answer_id: str,
+    at: datetime,
+    lease_until: datetime,
+    owner: str,
+) -> None:
+    conn.execute(
+        ai_chat_logs.insert(),
+        [
+            {
+                "id": user_id_msg,
+                "session_id": session_id,
+                "user_id": user_id,
+                "role": "user",
+                "content": question,
+                "status": "complete",
+                "created_at": at,
+                "completed_at": at,
+                "lease_until": None,
+                "lease_owner": None,
+            },
+            {
+                "id": answer_id,
+                "session_id": session_id,
+                "user_id": user_id,
+                "role": "assistant",
+                "content": "",
+                "status": "running",
+                "created_at": at + timedelta(microseconds=1),
+                "completed_at": None,
+                "lease_until": lease_until,
+                "lease_owner": owner,
+            },
+        ],
+    )
+    title = short_title(question)
+    update = chat_sessions.update().where(chat_sessions.c.id == session_id)
+    conn.execute(update.values(updated_at=at))
+    if title:
+        conn.execute(update.where(chat_sessions.c.title == "New chat").values(title=title))
+
+
+def _running_count(conn: sa.Connection, user_id: int) -> int:
+    query = (
+        sa.select(sa.func.count())
+        .select_from(ai_chat_logs)
+        .where(ai_chat_logs.c.user_id == user_id, ai_chat_logs.c.status == "running")
+    )
+    return int(conn.execute(query).scalar() or 0)
+
+
+def running_message(engine: Engine, user_id: int, session_id: str) -> dict[str, Any] | None:
+    """Return the session's answer in progress (with its lease), if any."""
+    query = sa.select(ai_chat_logs.c.id, ai_chat_logs.c.lease_until).where(
+        ai_chat_logs.c.session_id == session_id,
+        ai_chat_logs.c.user_id == user_id,
+        ai_chat_logs.c.status == "running",
+    )
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return {"id": row.id, "lease_until": _aware(row.lease_until)} if row else None
+
+
+def message_state(
+    engine: Engine, user_id: int, session_id: str, message_id: str
+) -> tuple[str, datetime | None] | None:
+    """Return one of the user's messages' status and lease, in one cheap query."""
+    query = sa.select(ai_chat_logs.c.status, ai_chat_logs.c.lease_until).where(
+        ai_chat_logs.c.id == message_id,
+        ai_chat_logs.c.session_id == session_id,
+        ai_chat_logs.c.user_id == user_id,
+    )
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return (str(row.status), _aware(row.lease_until)) if row else None
+
+
+def stale_messages(engine: Engine) -> list[tuple[int, str]]:
+    """Return (user id, message id) of every running answer whose lease has run out."""
+    query = sa.select(ai_chat_logs.c.user_id, ai_chat_logs.c.id).where(
+        ai_chat_logs.c.status == "running", ai_chat_logs.c.lease_until < now()
+    )
+    with engine.connect() as conn:
+        return [(int(r.user_id), str(r.id)) for r in conn.execute(query)]
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    # SQLite hands timestamps back without their zone; they were written in UTC.
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+def _hold(conn: sa.Connection, message_id: str, owner: str, lease: timedelta) -> None:
+    """Renew `owner`'s lease inside the caller's transaction, or raise LeaseLost."""
+    result = conn.execute(
+        ai_chat_logs.update()
+        .where(
+            ai_chat_logs.c.id == message_id,
+            ai_chat_logs.c.lease_owner == owner,
+            ai_chat_logs.c.status == "running",
+        )
+        .values(lease_until=now() + lease)
+    )
+    if not result.rowcount:
+        raise LeaseLost
+
+
+def _insert_events(conn: sa.Connection, message_id: str, events: Sequence[StoredEvent]) -> None:
+    if events:
+        conn.execute(
+            chat_events.insert(),
+            [
+                {"message_id": message_id, "seq": e.seq, "event": e.event, "data": e.data}
+                for e in events
+            ],
+        )
+        announce(conn, message_id)
+
+
+def announce(conn: sa.Connection, message_id: str) -> None:
+    """Tell PostgreSQL listeners, when this transaction commits, that the message has news."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_notify(EVENTS_CHANNEL, message_id)))
+
+
+EVENTS_CHANNEL = "webapp_chat_events"
+
+
+def append_events(
+    engine: Engine, message_id: str, owner: str, lease: timedelta, events: Sequence[StoredEvent]
+) -> None:
+    """Store a batch of stream events in one transaction, renewing the owner's lease.
+
+    LeaseLost if `owner` no longer runs the message.
+    """
+
+    def work(conn: sa.Connection) -> None:
+        _hold(conn, message_id, owner, lease)
+        _insert_events(conn, message_id, events)
+
+    write(engine, work)
+
+
+def append_event(
+    engine: Engine, message_id: str, owner: str, lease: timedelta, event: StoredEvent
+) -> None:
+    """Store one stream event (see `append_events`)."""
+    append_events(engine, message_id, owner, lease, [event])
+
+
+def events_after(engine: Engine, message_id: str, after: int) -> list[StoredEvent]:
+    """Return the stream's events after sequence number `after`, in order."""
+    query = (
+        sa.select(chat_events.c.seq, chat_events.c.event, chat_events.c.data)
+        .where(chat_events.c.message_id == message_id, chat_events.c.seq > after)
+        .order_by(chat_events.c.seq)
+    )
+    with engine.connect() as conn:
+        return [StoredEvent(r.seq, r.event, r.data) for r in conn.execute(query)]
+
+
+def last_seq(engine: Engine, message_id: str) -> int:
+    """Return the sequence number of the stream's last event (0 when empty)."""
+    query = sa.select(sa.func.max(chat_events.c.seq)).where(chat_events.c.message_id == message_id)
+    with engine.connect() as conn:
+        return int(conn.execute(query).scalar() or 0)
+
+
+def save_checkpoint(
+    engine: Engine,
+    message_id: str,
+    owner: str,
+    lease: timedelta,
+    data: dict[str, Any],
+    event_seq: int,
+    events: Sequence[StoredEvent] = (),
+) -> None:
+    """Store `events`, then replace the message's checkpoint, in one transaction.
+
+    LeaseLost if `owner` no longer runs the message.
+    """
+
+    def work(conn: sa.Connection) -> None:
+        _hold(conn, message_id, owner, lease)
+        _insert_events(conn, message_id, events)
+        _replace_checkpoint(conn, message_id, data, event_seq)
+
+    write(engine, work)
+
+
+def _replace_checkpoint(
+    conn: sa.Connection, message_id: str, data: dict[str, Any], event_seq: int
+) -> None:
+    conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == message_id))
+    conn.execute(
+        chat_checkpoints.insert().values(
+            message_id=message_id, data=data, event_seq=event_seq, updated_at=now()
+        )
+    )
+
+
+def load_checkpoint(engine: Engine, message_id: str) -> tuple[Any, int] | None:
+    """Return the message's checkpoint and the event it was taken after, or None."""
+    query = sa.select(chat_checkpoints.c.data, chat_checkpoints.c.event_seq).where(
+        chat_checkpoints.c.message_id == message_id
+    )
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return (row.data, int(row.event_seq)) if row else None
+
+
+def claim_stale(engine: Engine, message_id: str, lease: timedelta) -> str | None:
+    """Take over a running answer whose lease ran out; return the new owner if this caller won."""
+    at, owner = now(), new_id()
+    with engine.begin() as conn:
+        result = conn.execute(
+            ai_chat_logs.update()
+            .where(
+                ai_chat_logs.c.id == message_id,
+                ai_chat_logs.c.status == "running",
+                ai_chat_logs.c.lease_until < at,
+            )
+            .values(lease_until=at + lease, lease_owner=owner)
+        )
+    return owner if result.rowcount else None
+
+
+def truncate_events(engine: Engine, message_id: str, after: int) -> None:
+    """Drop the events a dead runner wrote after its last checkpoint."""
+    with engine.begin() as conn:
+        conn.execute(
+            chat_events.delete().where(
+                chat_events.c.message_id == message_id, chat_events.c.seq > after
+            )
+        )
+
+
+def finish_message(
+    engine: Engine,
+    message_id: str,
+    owner: str,
+    *,
+    status: str,
+    content: str,
+    citations: Sequence[Any],
+    inline_citations: Sequence[Any],
+    error: str | None,
+    done: StoredEvent,
+    events: Sequence[StoredEvent] = (),
+) -> None:
+    """Write the answer row whole, with its last events and `done`, in one transaction."""
+
+    def work(conn: sa.Connection) -> None:
+        result = conn.execute(
+            ai_chat_logs.update()
+            .where(
+                ai_chat_logs.c.id == message_id,
+                ai_chat_logs.c.lease_owner == owner,
+                ai_chat_logs.c.status == "running",
+            )
+            .values(
+                status=status,
+                content=content,
+                citations=list(citations),
+                inline_citations=list(inline_citations),
+                error=error,
+                completed_at=now(),
+                lease_until=None,
+                lease_owner=None,
+            )
+        )
+        if not result.rowcount:
+            raise LeaseLost
+        _insert_events(conn, message_id, [*events, done])
+
+    write(engine, work)
+
+
+def end_running(
+    engine: Engine, message_id: str, *, status: str, error: str | None, stop_reason: str | None
+) -> bool:
+    """End a running answer from outside its runner (cancelled, past its deadline).
+
+    The answer keeps what it had written: its text and the citations announced so far. The
+    stream ends as a finished turn's does (an `error` packet when there is an error, `stop`
+    with `stop_reason`, then `done`). The runner, wherever it is, is refused its next write.
+    Returns False when the answer was no longer running.
+    """
+
+    def work(conn: sa.Connection) -> bool:
+        # The row first: its lock orders this after any batch the runner is committing.
+        ended = conn.execute(
+            ai_chat_logs.update()
+            .where(ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running")
+            .values(
+                status=status, error=error, completed_at=now(), lease_until=None, lease_owner=None
+            )
+        )
+        if not ended.rowcount:
+            return False
+        query = (
+            sa.select(chat_events.c.seq, chat_events.c.event, chat_events.c.data)
+            .where(chat_events.c.message_id == message_id)
+            .order_by(chat_events.c.seq)
+        )
+        written = [StoredEvent(r.seq, r.event, r.data) for r in conn.execute(query)]
+        content, citations = written_so_far(written)
+        conn.execute(
+            ai_chat_logs.update()
+            .where(ai_chat_logs.c.id == message_id)
+            .values(content=content, citations=citations, inline_citations=[])
+        )
+        seq = written[-1].seq if written else 0
+        place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
+        closing = ([{"type": "error", "error": error}] if error else []) + [
+            {"type": "stop", "stop_reason": stop_reason}
+        ]
+        events = [
+            StoredEvent(seq + i + 1, "packet", json.dumps({"placement": place, "obj": obj}))
+            for i, obj in enumerate(closing)
+        ]
+        events.append(StoredEvent(seq + len(events) + 1, "done", json.dumps({"status": status})))
+        _insert_events(conn, message_id, events)
+        return True
+
+    return write(engine, work)
+
+
+def written_so_far(events: Sequence[StoredEvent]) -> tuple[str, list[Any]]:
+    """Return the answer text and its citations as far as an unfinished stream got.
+
+    Citations come from the packets: each `citation_info` in order, with the title and
+    target of its document's latest copy (live `citation` events wait for the turn's end).
+    What a `reset` withdrew is dropped.
+    """
+    kept: list[tuple[int, dict[str, Any]]] = []
+    for event in events:
+        data = _object(event.data)
+        if event.event == "reset" and isinstance(data.get("after"), int):
+            kept = [k for k in kept if k[0] <= data["after"]]
+        elif event.event == "packet" and isinstance(data.get("obj"), dict):
+            kept.append((event.seq, data["obj"]))
+    text: list[str] = []
+    documents: dict[str, dict[str, Any]] = {}
+    cited: list[tuple[int, str]] = []
+    for _, obj in kept:
+        kind = obj.get("type")
+        if kind == "message_delta":
+            text.append(str(obj.get("content", "")))
+        elif kind == "citation_info" and isinstance(obj.get("document_id"), str):
+            cited.append((int(obj.get("citation_number") or 0), obj["document_id"]))
+        for doc in [*(obj.get("documents") or []), *(obj.get("final_documents") or [])]:
+            if isinstance(doc, dict) and isinstance(doc.get("document_id"), str):
+                documents[doc["document_id"]] = doc
+    citations = [
+        {
+            "number": number,
+            "source": source,
+            "title": documents.get(source, {}).get("semantic_identifier"),
+            "target": documents.get(source, {}).get("target"),
+        }
+        for number, source in cited
+    ]
+    return "".join(text), citations
+
+
+def _object(data: str) -> dict[str, Any]:
+    try:
+        loaded = json.loads(data)
+    except ValueError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def overdue_messages(engine: Engine, deadline: timedelta) -> list[str]:
+    """Return the ids of running answers that started longer than `deadline` ago."""
+    query = sa.select(ai_chat_logs.c.id).where(
+        ai_chat_logs.c.status == "running", ai_chat_logs.c.created_at < now() - deadline
+    )
+    with engine.connect() as conn:
+        return [str(r.id) for r in conn.execute(query)]
+
+
+def release_lease(engine: Engine, message_id: str, owner: str) -> None:
+    """Give up `owner`'s lease at once, so the next sweep of any worker takes the turn over."""
+    write(
+        engine,
+        lambda conn: conn.execute(
+            ai_chat_logs.update()
+            .where(
+                ai_chat_logs.c.id == message_id,
+                ai_chat_logs.c.lease_owner == owner,
+                ai_chat_logs.c.status == "running",
+            )
+            .values(lease_until=now() - timedelta(seconds=1))
+        ),
+    )
+
+
+def renew_lease(engine: Engine, message_id: str, owner: str, lease: timedelta) -> None:
+    """Extend `owner`'s lease on a running answer; LeaseLost if it is not the owner."""
+    write(engine, lambda conn: _hold(conn, message_id, owner, lease))
+
+
+WORKER_GONE = timedelta(seconds=60)  # a worker not seen for this long holds no streams
+
+
+def open_stream(engine: Engine, user_id: int, worker: str, limit: int) -> str | None:
+    """Count a new open stream of the user's, or None when they already have `limit`."""
+    stream_id = new_id()
+
+    def work(conn: sa.Connection) -> str | None:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
+        alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - WORKER_GONE)
+        held = (
+            sa.select(sa.func.count())
+            .select_from(chat_open_streams)
+            .where(
+                chat_open_streams.c.user_id == user_id,
+                sa.or_(chat_open_streams.c.worker == worker, chat_open_streams.c.worker.in_(alive)),
+            )
+        )
+        if int(conn.execute(held).scalar() or 0) >= limit:
+            return None
+        conn.execute(
+            chat_open_streams.insert().values(
+                id=stream_id, user_id=user_id, worker=worker, opened_at=now()
+            )
+        )
+        return stream_id
+
+    return write(engine, work)
+
+
+def close_stream(engine: Engine, stream_id: str) -> None:
+    """Stop counting a stream that ended."""
+    write(
+        engine,
+        lambda conn: conn.execute(
+            chat_open_streams.delete().where(chat_open_streams.c.id == stream_id)
+        ),
+    )
+
+
+def worker_seen(engine: Engine, worker: str) -> None:
+    """Say this worker is alive, and forget the streams of workers that are not."""
+
+    def work(conn: sa.Connection) -> None:
+        at = now()
+        if (
+            conn.execute(
+                chat_workers.update().where(chat_workers.c.id == worker).values(seen_at=at)
+            ).rowcount
+            == 0
+        ):
+            conn.execute(chat_workers.insert().values(id=worker, seen_at=at))
+        gone = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at < at - WORKER_GONE)
+        conn.execute(chat_open_streams.delete().where(chat_open_streams.c.worker.in_(gone)))
+        conn.execute(chat_workers.delete().where(chat_workers.c.seen_at < at - WORKER_GONE))
+
+    write(engine, work)
+
+
+def worker_gone(engine: Engine, worker: str) -> None:
+    """Forget a worker that stops, with its streams."""
+
+    def work(conn: sa.Connection) -> None:
+        conn.execute(chat_open_streams.delete().where(chat_open_streams.c.worker == worker))
+        conn.execute(chat_workers.delete().where(chat_workers.c.id == worker))
+
+    write(engine, work)

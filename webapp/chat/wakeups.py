@@ -1,0 +1,226 @@
+"""Wake an answer's readers when its events are written: pushed, never polled per stream.
+
+Each process keeps one `Wakeups` table: a reader waits on a flag for the one message it
+streams, and a write wakes the flags of that message only. Writes made in this process wake
+their readers directly. Writes made in another process (another worker, another host) reach
+this one through one listener per process, picked by the database the app uses:
+
+- PostgreSQL: `LISTEN`; every event batch is committed with a `pg_notify` naming its message.
+- Redis, when `REDIS_URL` is set: pub/sub on one channel; the writer publishes after commit.
+- SQLite (one host): one poll per process of `PRAGMA data_version`, which changes whenever
+  another connection commits; only then one query finds which watched messages grew.
+
+Whatever the listener misses while it reconnects, it makes up for by waking every reader,
+who then reads what it missed from the database: the events table stays the truth.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
+from urllib.parse import quote
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from ..store import sqlite_file
+from .store import EVENTS_CHANNEL
+from .tables import chat_events
+
+log = logging.getLogger(__name__)
+
+RECONNECT_SECONDS = 1.0
+SQLITE_POLL_SECONDS = 0.01
+
+
+class Wakeups:
+    """This process's readers, by the message they wait on."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[str, set[threading.Event]] = {}
+        self._someone = threading.Condition(self._lock)
+
+    @contextmanager
+    def watch(self, message_id: str) -> Iterator[threading.Event]:
+        """Register a reader of `message_id`; its flag is set whenever the message has news."""
+        flag = threading.Event()
+        with self._lock:
+            self._waiting.setdefault(message_id, set()).add(flag)
+            self._someone.notify_all()
+        try:
+            yield flag
+        finally:
+            with self._lock:
+                flags = self._waiting.get(message_id)
+                if flags is not None:
+                    flags.discard(flag)
+                    if not flags:
+                        del self._waiting[message_id]
+
+    def wake(self, message_id: str) -> None:
+        """Wake the readers of one message (and nobody else)."""
+        with self._lock:
+            flags = list(self._waiting.get(message_id, ()))
+        for flag in flags:
+            flag.set()
+
+    def wake_all(self) -> None:
+        """Wake every reader: after a listener gap, each reads what it may have missed."""
+        with self._lock:
+            flags = [flag for group in self._waiting.values() for flag in group]
+        for flag in flags:
+            flag.set()
+
+    def watched(self) -> list[str]:
+        """Return the messages someone in this process is waiting on."""
+        with self._lock:
+            return list(self._waiting)
+
+    def wait_for_watchers(self, timeout: float) -> bool:
+        """Block until some reader is waiting (True) or `timeout` passes (False)."""
+        with self._lock:
+            return self._someone.wait_for(lambda: bool(self._waiting), timeout)
+
+
+class Listener(Protocol):
+    """How news of other processes' writes reaches this process's `Wakeups`."""
+
+    def publish(self, message_id: str) -> None:
+        """Tell the other processes, after commit, that `message_id` has new events."""
+
+    def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
+        """Wake local readers on other processes' news until `stop` is set."""
+
+
+class PostgresListener:
+    """`LISTEN` on the events channel; the writers' `pg_notify` rides in their transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+    def publish(self, message_id: str) -> None:
+        pass  # pg_notify is sent inside the write's own transaction (`store.announce`).
+
+    def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
+        import psycopg
+
+        while not stop.is_set():
+            try:
+                with psycopg.connect(self._url, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+                    wakeups.wake_all()
+                    while not stop.is_set():
+                        for note in conn.notifies(timeout=RECONNECT_SECONDS):
+                            wakeups.wake(note.payload)
+            except Exception as exc:
+                log.warning("listening for answer events failed (%s); retrying", type(exc).__name__)
+                stop.wait(RECONNECT_SECONDS)
+
+
+class RedisListener:
+    """Redis pub/sub on one channel: any host that shares `REDIS_URL` hears every write."""
+
+    def __init__(self, url: str) -> None:
+        import redis
+
+        self._url = url
+        self._client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+
+    def publish(self, message_id: str) -> None:
+        try:
+            self._client.publish(EVENTS_CHANNEL, message_id)
+        except Exception as exc:  # readers elsewhere still get it at their next heartbeat
+            log.warning("could not publish an answer event (%s)", type(exc).__name__)
+
+    def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
+        import redis
+
+        while not stop.is_set():
+            try:
+                client = redis.Redis.from_url(
+                    self._url, socket_connect_timeout=5, socket_timeout=RECONNECT_SECONDS * 5
+                )
+                with client.pubsub(ignore_subscribe_messages=True) as pubsub:  # type: ignore[no-untyped-call]
+                    pubsub.subscribe(EVENTS_CHANNEL)
+                    wakeups.wake_all()
+                    while not stop.is_set():
+                        note = pubsub.get_message(timeout=RECONNECT_SECONDS)
+                        if note is not None and isinstance(note.get("data"), bytes):
+                            wakeups.wake(note["data"].decode("ascii", "replace"))
+            except Exception as exc:
+                log.warning("listening on Redis failed (%s); retrying", type(exc).__name__)
+                stop.wait(RECONNECT_SECONDS)
+
+
+class SqlitePoller:
+    """One cheap poll per process, and only while someone waits: one host, one file."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._file = sqlite_file(engine)
+
+    def publish(self, message_id: str) -> None:
+        pass  # the other processes see the file change
+
+    def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
+        if self._file is None:
+            return  # an in-memory database has no other process to hear from
+        connection = sqlite3.connect(
+            f"file:{quote(self._file)}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            self._poll(connection, wakeups, stop)
+        finally:
+            connection.close()
+
+    def _poll(
+        self, connection: sqlite3.Connection, wakeups: Wakeups, stop: threading.Event
+    ) -> None:
+        version: object = None
+        seen: dict[str, int] = {}
+        wakeups.wake_all()  # as the other listeners do when they (re)connect
+        while not stop.is_set():
+            if not wakeups.wait_for_watchers(RECONNECT_SECONDS):
+                seen.clear()
+                continue
+            try:
+                now = connection.execute("PRAGMA data_version").fetchone()
+                if now != version:
+                    version = now
+                    seen = self._wake_grown(wakeups, seen)
+            except sqlite3.Error as exc:
+                log.warning("polling for answer events failed (%s)", type(exc).__name__)
+            stop.wait(SQLITE_POLL_SECONDS)
+
+    def _wake_grown(self, wakeups: Wakeups, seen: dict[str, int]) -> dict[str, int]:
+        watched = wakeups.watched()
+        if not watched:
+            return {}
+        query = (
+            sa.select(chat_events.c.message_id, sa.func.max(chat_events.c.seq))
+            .where(chat_events.c.message_id.in_(watched))
+            .group_by(chat_events.c.message_id)
+        )
+        with self._engine.connect() as conn:
+            latest = {str(m): int(s) for m, s in conn.execute(query)}
+        for message_id, seq in latest.items():
+            if seen.get(message_id) != seq:
+                wakeups.wake(message_id)
+        return latest
+
+
+def listener_for(engine: Engine, redis_url: str | None) -> Listener:
+    """Redis when configured, else what the database itself offers."""
+    if redis_url:
+        return RedisListener(redis_url)
+    if engine.dialect.name == "postgresql":
+        return PostgresListener(engine)
+    return SqlitePoller(engine)

@@ -1,0 +1,276 @@
+"""Which source string each tool result is cited under, and the target it gets.
+
+Seed 000, "What the server cites, and the target each source gets": one function per
+row group of that table, all pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+from urllib.parse import urlsplit
+
+from .account_ids import AccountPair, AccountReader
+from .targets import (
+    AccountTarget,
+    AnalysisTarget,
+    CardDocumentTarget,
+    CitationAccountProvider,
+    CitationAccountRef,
+    CitationTarget,
+    DocumentTarget,
+    MarketDataTarget,
+    MortgageReferenceTarget,
+    PortfolioTarget,
+    TaxReferenceTarget,
+    WebTarget,
+    target_for_accounts,
+)
+
+ToolName: TypeAlias = Literal[
+    "execute_sql",
+    "execute_python",
+    "read_tax_authority",
+    "read_credit_card_document",
+    "read_mortgage_authority",
+    "search_web",
+]
+
+ACCOUNT_SOURCE_PREFIX = "silvia://your-account/"
+PORTFOLIO_SOURCE = "silvia://your-portfolio"
+MARKET_DATA_SOURCE = "silvia://market-data/finnhub"
+ANALYSIS_SOURCE = "silvia://analysis"
+SEARCH_SOURCE = "silvia://search/search_web"
+
+# Each library reader: its corpus's silvia:// prefix and the kind of target it cites.
+READER_CORPORA: dict[str, tuple[str, type[DocumentTarget]]] = {
+    "read_tax_authority": ("silvia://tax-authority/", TaxReferenceTarget),
+    "read_credit_card_document": ("silvia://credit-card-corpus/", CardDocumentTarget),
+    "read_mortgage_authority": ("silvia://mortgage-code/", MortgageReferenceTarget),
+}
+
+# The columns a row may show as its account's name, most specific first.
+LABEL_COLUMNS = ("account_name", "name", "nickname", "official_name", "institution_name")
+_FIRST_LABEL = LABEL_COLUMNS[0]
+_OTHER_LABELS = frozenset(LABEL_COLUMNS[1:])
+
+_TICKER = re.compile(r"[A-Z0-9][A-Z0-9.\-:^=]{0,19}", re.ASCII)
+_SLUG_BREAK = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(label: str) -> str:
+    """Lower-case `label` and turn each run of other characters into one `-`."""
+    return _SLUG_BREAK.sub("-", label.lower()).strip("-")
+
+
+def account_source(label: str) -> str:
+    """Return the source an account's rows are cited under: `silvia://your-account/<slug>`."""
+    return ACCOUNT_SOURCE_PREFIX + (slugify(label) or "account")
+
+
+def market_data_source(ticker: str | None) -> str:
+    """Return the source of a Finnhub payload: with its ticker when it has a valid one."""
+    if ticker is not None and _TICKER.fullmatch(ticker.strip().upper()):
+        return f"{MARKET_DATA_SOURCE}/{ticker.strip().upper()}"
+    return MARKET_DATA_SOURCE
+
+
+def is_http_url(value: str) -> bool:
+    """Tell whether `value` is an absolute http(s) URL with a host."""
+    try:
+        parts = urlsplit(value)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
+
+def row_label(row: Mapping[str, object]) -> str | None:
+    """Return the name a SQL row shows for its account, or None for a row with no account."""
+    for column in LABEL_COLUMNS:
+        value = row.get(column)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SqlGroup:
+    """The rows of one SQL result that are cited under one source."""
+
+    source: str
+    title: str
+    rows: tuple[Mapping[str, object], ...]
+    target: CitationTarget | None
+
+
+# Equal to no cell: a group's first id before it has one, and what `seen` lacks.
+_UNSEEN = object()
+
+
+class _Group:
+    """One source's rows as they are read, and the distinct accounts they name so far."""
+
+    # No container beyond `rows` until a second account: a result can have thousands of
+    # labels, and every object a group keeps alive is one more for the garbage collector.
+    __slots__ = (
+        "rows",
+        "source",
+        "title",
+        "typed",
+        "first_id",
+        "first_provider",
+        "more",
+        "said",
+        "said_with",
+        "seen",
+    )
+
+    def __init__(self, source: str, title: str, *, typed: bool = True) -> None:
+        self.rows: list[Mapping[str, object]] = []
+        self.source = source
+        self.title = title
+        # False once a row names no account, and from the start for the portfolio.
+        self.typed = typed
+        self.first_id: str | None = None
+        self.first_provider: CitationAccountProvider | None = None
+        # Every distinct (account_id, provider), in the order rows first name it, once two.
+        self.more: dict[AccountPair, None] | None = None
+        # The first `source_account_id` that named its account, with the `source` cell beside
+        # it, and `seen` for the others: a later row with both cells the same names the same
+        # account, so it is not read again.
+        self.said: object = _UNSEEN
+        self.said_with: object = _UNSEEN
+        self.seen: dict[str, object] | None = None
+
+    def read(self, row: Mapping[str, object], said: object, reader: AccountReader) -> None:
+        """Add the account `row` names; a row that names none leaves the group untyped."""
+        account = reader.read(row)
+        if account is None:
+            self.typed = False
+            return
+        account_id, provider = account
+        if self.first_id is None:
+            self.first_id, self.first_provider = account_id, provider
+        elif account_id != self.first_id or provider != self.first_provider:
+            if self.more is None:
+                self.more = {(self.first_id, self.first_provider): None}
+            self.more[account] = None
+        if account_id is not said:
+            return  # Named by another id column: such rows are read each time.
+        if self.said is _UNSEEN:
+            self.said, self.said_with = said, row.get("source")
+        else:
+            if self.seen is None:
+                self.seen = {}
+            self.seen[account_id] = row.get("source")
+
+    def target(self) -> CitationTarget | None:
+        """Return `account`, `accounts`, or None when a row named no account."""
+        if not self.typed or self.first_id is None:
+            return None
+        if self.more is None:
+            # What target_for_accounts makes of one account, without the tuple around it.
+            return AccountTarget(self.first_id, self.first_provider)
+        # Distinct pairs in first-seen order merge exactly as every row's ref would.
+        return target_for_accounts(tuple(CitationAccountRef(*pair) for pair in self.more))
+
+
+def _accounts_target(rows: Iterable[Mapping[str, object]]) -> CitationTarget | None:
+    group = _Group(ACCOUNT_SOURCE_PREFIX, "")
+    reader = AccountReader()
+    for row in rows:
+        group.read(row, None, reader)
+        if not group.typed:
+            return None  # One row that lacks an id leaves the label untyped.
+    return group.target()
+
+
+def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
+    """Group SQL rows by account label, each with its target; unlabelled rows are the portfolio.
+
+    One pass: each distinct label cell is stripped and slugged once, each distinct id and
+    source checked once, and a row whose id and source repeat an earlier row's in its group
+    is not read again. The result is exactly what `row_label`, `account_source`,
+    `account_ref_from_row` and `target_for_accounts` give row by row.
+    """
+    reader = AccountReader()
+    groups: dict[str, _Group] = {}
+    # Each distinct label cell read so far: the group its rows join, or None when it is blank.
+    by_cell: dict[str, _Group | None] = {}
+    portfolio = _Group(PORTFOLIO_SOURCE, "Your portfolio", typed=False)
+
+    def group_of(row: Mapping[str, object]) -> _Group:
+        # `row_label` and `account_source`, each distinct cell stripped and slugged once.
+        for column in LABEL_COLUMNS:
+            cell = row.get(column)
+            if not isinstance(cell, str):
+                continue
+            if cell not in by_cell:
+                label = cell.strip()
+                group = None
+                if label:
+                    source = account_source(label)
+                    group = groups.get(source)
+                    if group is None:
+                        group = groups[source] = _Group(source, label)
+                by_cell[cell] = group
+            if (group := by_cell[cell]) is not None:
+                return group
+        groups.setdefault(PORTFOLIO_SOURCE, portfolio)
+        return portfolio
+
+    for row in rows:
+        # Inline, the common rows: a first label cell seen before, or no label column at all
+        # (rows of holdings: one test instead of five lookups).
+        cell = row.get(_FIRST_LABEL)
+        group = by_cell.get(cell) if isinstance(cell, str) else None
+        if group is None:
+            no_label = cell is None and PORTFOLIO_SOURCE in groups and _OTHER_LABELS.isdisjoint(row)
+            group = portfolio if no_label else group_of(row)
+        group.rows.append(row)
+        if not group.typed:
+            continue
+        said = row.get("source_account_id")
+        source = row.get("source")
+        if said == group.said and source == group.said_with:
+            continue  # Most often: the account the group's first row named.
+        seen = group.seen
+        if seen is None or said.__class__ is not str or seen.get(said, _UNSEEN) != source:
+            group.read(row, said, reader)
+    return [
+        SqlGroup(
+            g.source, g.title, tuple(g.rows), PortfolioTarget() if g is portfolio else g.target()
+        )
+        for g in groups.values()
+    ]
+
+
+def target_for_source(
+    tool: str, source: str, payload: Iterable[Mapping[str, object]] | None = None
+) -> CitationTarget | None:
+    """Return the target of `source` written by `tool`; `payload` is the SQL rows behind it."""
+    if tool == "execute_sql":
+        if source == PORTFOLIO_SOURCE:
+            return PortfolioTarget()
+        if source.startswith(ACCOUNT_SOURCE_PREFIX) and payload is not None:
+            return _accounts_target(payload)
+        return None
+    if tool == "execute_python":
+        if source in (MARKET_DATA_SOURCE, ANALYSIS_SOURCE):
+            return AnalysisTarget()
+        if source.startswith(MARKET_DATA_SOURCE + "/"):
+            ticker = source.removeprefix(MARKET_DATA_SOURCE + "/")
+            return MarketDataTarget(ticker) if _TICKER.fullmatch(ticker) else None
+        return WebTarget(source) if is_http_url(source) else None
+    if tool in READER_CORPORA:
+        prefix, kind = READER_CORPORA[tool]
+        if is_http_url(source):
+            return kind(source)
+        if source.startswith(prefix) and len(source) > len(prefix):
+            return kind(None)
+        return None
+    if tool == "search_web":
+        return WebTarget(source) if is_http_url(source) else None
+    return None

@@ -1,0 +1,546 @@
+"""What a question asks: its intents and the entities it names.
+
+The intents are the questions the offline engine can answer from the tools: figures from
+the user's own accounts, a quote, a document on a topic, or a short reply to small talk.
+Entities are read from the words: kinds of account, tickers and company names, amounts and
+years, institutions a person may name, and the other words that may name one of the user's
+own institutions or accounts; which of those really do is for their data to say (the query
+in `plan.py` matches them against the user's own names).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from ...tools import SnapshotMarket
+from .words import STOPWORDS, amounts, stem, word_set, words, years
+
+Intent: TypeAlias = Literal[
+    "small_talk",
+    "net_worth",
+    "debts",
+    "utilization",
+    "cash",
+    "balances",
+    "holdings",
+    "allocation",
+    "quote",
+    "document",
+    "spending",
+]
+Kind: TypeAlias = Literal[
+    "checking",
+    "savings",
+    "credit",
+    "depository",
+    "investment",
+    "retirement",
+    "mortgage",
+    "loan",
+    "property",
+    "crypto",
+]
+Extreme: TypeAlias = Literal["most", "least"]
+
+# Phrases (in the question's own words, joined by single spaces) that name a kind of account.
+KIND_PHRASES: tuple[tuple[str, Kind], ...] = (
+    ("checking", "checking"),
+    ("savings", "savings"),
+    ("saving account", "savings"),
+    ("credit card", "credit"),
+    ("card", "credit"),
+    ("cards", "credit"),
+    ("bank account", "depository"),
+    ("bank accounts", "depository"),
+    ("brokerage", "investment"),
+    ("investment account", "investment"),
+    ("investment accounts", "investment"),
+    ("401k", "retirement"),
+    ("ira", "retirement"),
+    ("retirement", "retirement"),
+    ("403b", "retirement"),
+    ("mortgage", "mortgage"),
+    ("home loan", "mortgage"),
+    ("loan", "loan"),
+    ("loans", "loan"),
+    ("home", "property"),
+    ("house", "property"),
+    ("property", "property"),
+    ("real estate", "property"),
+    ("crypto", "crypto"),
+    ("wallet", "crypto"),
+    ("bitcoin", "crypto"),
+    ("ethereum", "crypto"),
+)
+# Well-known institutions, so that a person naming one they have no account at hears so.
+INSTITUTIONS = (
+    "ally",
+    "american express",
+    "bank of america",
+    "barclays",
+    "capital one",
+    "charles schwab",
+    "chase",
+    "citi",
+    "coinbase",
+    "discover",
+    "e trade",
+    "etrade",
+    "fidelity",
+    "goldman sachs",
+    "hsbc",
+    "marcus",
+    "merrill",
+    "navy federal",
+    "pnc",
+    "robinhood",
+    "schwab",
+    "sofi",
+    "synchrony",
+    "td bank",
+    "truist",
+    "us bank",
+    "usaa",
+    "vanguard",
+    "wells fargo",
+    "wealthfront",
+    "betterment",
+)
+# Short names people use, as the names in their data spell them.
+ALIASES = {
+    "amex": "american express",
+    "bofa": "bank of america",
+    "boa": "bank of america",
+    "citibank": "citi",
+    "wf": "wells fargo",
+}
+COMPANIES = {
+    "apple": "AAPL",
+    "microsoft": "MSFT",
+    "nvidia": "NVDA",
+    "google": "GOOGL",
+    "alphabet": "GOOGL",
+    "s&p 500": "SPY",
+    "total stock market": "VTI",
+}
+# Capitals that are not tickers: financial acronyms and plain words.
+NOT_TICKERS = word_set("""
+A I AM PM OK US USA UK EU NY NYC IRA IRAS APR APY ETF ETFS FDIC CFPB IRS FOMC PMI HELOC QM
+ATR LLC CD CDS PCE SSA SSN RMD AGI MAGI HSA FSA CFR USC TILA RESPA FHA VA ARM HOA DTI LTV CPI
+GDP FICO ATM PIN ID FAQ TV CEO AI FYI BTW ASAP IPO EPS PE NAV YTD ROI SEC FTC FED NASDAQ NYSE
+EFT ACH SIPC ESPP RSU W X Z AMEX BOFA BOA WF USAA PNC TD HSBC SOFI CC MY WHAT HOW
+""")
+
+_SMALL_TALK = word_set("""
+hi hello hey hiya howdy yo morning afternoon evening good thanks thank thx ty cheers bye
+goodbye see later how are you doing who what can do help nice great cool awesome ok okay
+there is it going up sup please am talking to your name hows whats so much very a lot me
+with for i appreciate that bot assistant
+""")
+_OWN = frozenset({"my", "mine", "me", "i", "we", "our", "us", "im", "ive"})
+_TICKER = re.compile(r"(?<![A-Za-z])\$?([A-Z]{1,5})(?![A-Za-z])")
+_DOLLAR_TICKER = re.compile(r"\$([A-Za-z]{1,5})\b")
+_AT_NAME = re.compile(r"\b(?:at|with|from)\s+((?:[A-Z][\w&.-]*\s?){1,3})")
+_QUOTE_WORDS = frozenset(
+    {
+        "price",
+        "trading",
+        "trade",
+        "trades",
+        "quote",
+        "stock",
+        "share",
+        "shares",
+        "ticker",
+        "doing",
+        "cost",
+        "costs",
+        "priced",
+        "worth",
+    }
+)
+_SPENDING = re.compile(
+    r" (expense|expenses|spend|spending|spent|transactions?|purchases|"
+    r"bought|income|paycheck|salary|bills) "
+)
+_HOW_MUCH_HAVE = re.compile(
+    r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) |"
+    r" do (i|we) (have|own|hold) (?!to )"
+)
+_PRICE_PHRASES = (
+    "trading at",
+    "stock price",
+    "share price",
+    "price of",
+    "quote for",
+    "quote of",
+    "stock doing",
+    "shares doing",
+)
+# Of those, the ones that ask for a price even about shares the user owns.
+_PRICE_WORDS = frozenset(
+    {
+        "price",
+        "prices",
+        "trading",
+        "trade",
+        "trades",
+        "quote",
+        "doing",
+        "cost",
+        "costs",
+        "priced",
+        "performing",
+        "performance",
+        "today",
+    }
+)
+
+# Words that ask about the user's own figures, per intent (phrases are single-spaced).
+_CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = (
+    (
+        "net_worth",
+        (
+            "net worth",
+            "networth",
+            "total worth",
+            "am i worth",
+            "total assets",
+            "assets and liabilities",
+            "assets minus",
+            "how rich",
+        ),
+    ),
+    (
+        "utilization",
+        (
+            "utilization",
+            "utilisation",
+            "utilized",
+            "credit limit",
+            "credit limits",
+            "available credit",
+            "of my credit",
+            "my limit",
+            "my limits",
+            "using of",
+            "maxed",
+            "maxed out",
+        ),
+    ),
+    (
+        "debts",
+        (
+            "owe",
+            "owed",
+            "owing",
+            "debt",
+            "debts",
+            "liabilities",
+            "pay off",
+            "paying off",
+            "outstanding",
+        ),
+    ),
+    ("cash", ("cash", "liquid", "how much money", "in the bank", "spendable")),
+    (
+        "allocation",
+        (
+            "allocation",
+            "allocated",
+            "asset mix",
+            "breakdown",
+            "diversified",
+            "percentage",
+            "percent",
+            "weighting",
+            "split between",
+            "mix",
+        ),
+    ),
+    (
+        "holdings",
+        (
+            "holding",
+            "holdings",
+            "hold",
+            "portfolio",
+            "invested",
+            "investments",
+            "positions",
+            "position",
+            "shares",
+            "stock",
+            "stocks",
+            "own",
+            "i own",
+            "securities",
+        ),
+    ),
+    (
+        "balances",
+        (
+            "balance",
+            "balances",
+            "how much is in",
+            "how much do i have",
+            "how much have i",
+            "what do i have",
+            "what accounts",
+            "which accounts",
+            "account",
+            "accounts",
+            "worth",
+            "value",
+            "how much is my",
+            "how much are my",
+            "total",
+        ),
+    ),
+)
+# Words (as stems) that make a question about rules and documents, even when it says "my".
+_DOCUMENT_STEMS = frozenset(
+    stem(w)
+    for w in (
+        "tax",
+        "taxes",
+        "taxed",
+        "taxable",
+        "irs",
+        "deduct",
+        "deductible",
+        "deduction",
+        "law",
+        "rule",
+        "rules",
+        "regulation",
+        "require",
+        "required",
+        "benefit",
+        "benefits",
+        "cover",
+        "covered",
+        "coverage",
+        "insurance",
+        "insured",
+        "dispute",
+        "disclose",
+        "exclusion",
+        "exclude",
+        "penalty",
+        "legal",
+        "allowed",
+        "deadline",
+        "contribute",
+        "contribution",
+        "should",
+        "why",
+        "define",
+        "explain",
+        "if",
+        "stolen",
+        "lost",
+        "fraud",
+        "unauthorized",
+        "happen",
+        "happens",
+        "protection",
+        "warranty",
+    )
+)
+_POSSESSIVE = frozenset({"my", "mine", "our"})
+
+
+def _documentish(phrase: str) -> bool:
+    return any(stem(word) in _DOCUMENT_STEMS for word in phrase.split())
+
+
+# Generic words of a question about accounts: never taken for an institution or account name.
+GENERIC = word_set("""
+account accounts balance balances total totals money worth value owe owed owing debt debts
+net card cards credit bank banks cash amount amounts left available sum overall altogether
+combined each every both separately show list give see check look find compute calculate
+summary summarize breakdown per institution institutions across between owned own hold
+holding holdings share shares stock stocks invest invested investment investments portfolio
+position positions price trading quote limit limits utilization utilisation percent
+percentage allocation allocated mix liquid spend spendable rich assets liabilities pay
+paying off outstanding currently right now at in on have has do does many number which
+highest lowest largest smallest biggest most least more less than over under whole above
+below
+""")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question as the engine understood it."""
+
+    text: str
+    intents: tuple[Intent, ...]
+    kinds: tuple[Kind, ...] = ()
+    names: tuple[str, ...] = ()  # words that may name one of the user's institutions/accounts
+    institutions: tuple[str, ...] = ()  # institutions the question names, as people write them
+    tickers: tuple[str, ...] = ()
+    amounts: tuple[float, ...] = ()
+    years: tuple[int, ...] = ()
+    extreme: Extreme | None = None
+    own: bool = False
+    # "Should I rebalance my portfolio?": their figures, and what the documents advise.
+    advice: bool = False
+    # Speaks of the user's own account with no question word: "my Chase checking?"
+    maybe_accounts: bool = False
+
+    @property
+    def names_account(self) -> bool:
+        """Tell whether it names a kind of account or an institution of the user's own."""
+        return self.maybe_accounts and bool(self.kinds or self.institutions)
+
+    @property
+    def about_data(self) -> bool:
+        """Tell whether the question asks about the user's own accounts or holdings."""
+        return any(i not in ("small_talk", "quote", "document") for i in self.intents)
+
+
+def _phrase(text: str) -> str:
+    """Return the question's words single-spaced, aliases spelled out, padded with spaces."""
+    spelled = [ALIASES.get(word, word) for word in words(text.replace("&", " and "))]
+    return " " + " ".join(spelled) + " "
+
+
+def _has(phrase: str, cue: str) -> bool:
+    return f" {cue} " in phrase
+
+
+def is_small_talk(text: str) -> bool:
+    """Tell a greeting, thanks or "what can you do" from a question about money."""
+    found = words(text)
+    return 0 < len(found) <= 7 and all(word in _SMALL_TALK for word in found)
+
+
+def tickers_in(text: str) -> list[str]:
+    """Return the tickers a question names, by symbol or company name, in order."""
+    known = set(SnapshotMarket().symbols)
+    found: list[str] = []
+    lowered = text.lower()
+    for name, ticker in COMPANIES.items():
+        if re.search(rf"\b{re.escape(name)}\b", lowered) and ticker not in found:
+            found.append(ticker)
+    quoting = bool((_QUOTE_WORDS | {"have", "own", "hold", "holding"}) & set(words(text)))
+    candidates = [m.upper() for m in _DOLLAR_TICKER.findall(text)]
+    candidates += [
+        m for m in _TICKER.findall(text) if m not in NOT_TICKERS and (quoting or m in known)
+    ]
+    candidates += [w.upper() for w in words(text) if w.upper() in known]
+    for ticker in candidates:
+        if ticker not in found:
+            found.append(ticker)
+    return found
+
+
+def institutions_in(text: str) -> list[str]:
+    """Return the institutions a question names: well-known ones, or "at <Name>"."""
+    phrase = _phrase(text)
+    found = [name for name in INSTITUTIONS if _has(phrase, name)]
+    for match in _AT_NAME.finditer(text):
+        name = " ".join(match[1].split()).strip(".")
+        if name.lower() not in found and name.upper() not in NOT_TICKERS:
+            found.append(name.lower())
+    return found
+
+
+def _kinds(phrase: str) -> list[Kind]:
+    found: list[Kind] = []
+    for cue, kind in KIND_PHRASES:
+        if _has(phrase, cue) and kind not in found:
+            found.append(kind)
+    if "mortgage" in found and "property" in found:
+        found.remove("property")  # "home loan": the loan, not the home
+    return found
+
+
+def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
+    intents: list[Intent] = []
+    if own and _SPENDING.search(phrase):
+        return ["spending"]  # there are no transactions to answer from: say so
+    for intent, cues in _CUES:
+        if own and any(_has(phrase, cue) for cue in cues):
+            intents.append(intent)
+    if own and _HOW_MUCH_HAVE.search(phrase) and not intents:
+        intents.append("holdings" if tickers else "balances")  # "how much ETH do I have"
+    documentish = _documentish(phrase)
+    if documentish and not {"net_worth", "utilization", "allocation"} & set(intents):
+        # "Do I owe tax when I sell my home?" asks about a rule, not about an account.
+        strong = {"balance", "balances", "holdings", "portfolio"} & set(phrase.split())
+        if not strong:
+            intents = []
+    said = set(phrase.split())
+    if (
+        "debts" in intents
+        and said & {"own", "have", "assets", "worth"}
+        and said & {"minus", "less", "after", "subtract", "subtracting", "net", "take"}
+    ):
+        intents.insert(0, "net_worth")  # "what I own minus what I owe"
+    if {"net_worth", "utilization"} & set(intents):
+        intents = [i for i in intents if i in ("net_worth", "utilization")]
+    elif "debts" in intents or "cash" in intents:
+        intents = [i for i in intents if i not in ("balances", "holdings")]
+    elif "allocation" in intents:
+        intents = ["allocation"]
+    elif "holdings" in intents:
+        intents = [i for i in intents if i != "balances"]
+    asks_price = _PRICE_WORDS if own else _QUOTE_WORDS
+    if (
+        tickers
+        and (asks_price & set(phrase.split()) or not intents)
+        and not {"allocation", "debts", "cash", "net_worth", "utilization"} & set(intents)
+    ):
+        intents.append("quote")
+    elif not tickers and not own and any(_has(phrase, cue) for cue in _PRICE_PHRASES):
+        intents.append("quote")  # a price, but of what? The answer asks for the ticker.
+    return intents
+
+
+def understand(text: str) -> Question:
+    """Read a question: its intents (none: a document or nothing) and its entities."""
+    if is_small_talk(text):
+        return Question(text, ("small_talk",))
+    phrase = _phrase(text)
+    tickers = tickers_in(text)
+    own = bool(_OWN & set(phrase.split()))
+    intents = _intents(phrase, tickers, own)
+    kinds = _kinds(phrase)
+    # "Can I ...?" and "Should I ...?" ask what is allowed or wise, not what an account holds.
+    modal = re.search(r" (can|could|may|might|must|should) (i|we) ", phrase) is not None
+    maybe_accounts = (
+        bool(_POSSESSIVE & set(phrase.split()))
+        and not intents
+        and not modal
+        and not _documentish(phrase)
+        and not re.match(r" (when|why|how) ", phrase)
+    )
+    if "holdings" in intents and "quote" in intents and not own:
+        intents.remove("holdings")
+    skip = GENERIC | STOPWORDS | {t.lower() for t in tickers} | set(COMPANIES)
+    kind_words = {w for cue, _ in KIND_PHRASES for w in cue.split()}
+    names = [w for w in phrase.split() if w not in skip and w not in kind_words and not w.isdigit()]
+    lowered = phrase.split()
+    extreme: Extreme | None = None
+    if {"highest", "largest", "biggest", "most"} & set(lowered):
+        extreme = "most"
+    elif {"lowest", "smallest", "least"} & set(lowered):
+        extreme = "least"
+    return Question(
+        text,
+        tuple(intents),
+        tuple(kinds),
+        tuple(dict.fromkeys(names)),
+        tuple(institutions_in(text)),
+        tuple(tickers),
+        tuple(amounts(text)),
+        tuple(years(text)),
+        extreme,
+        own,
+        modal and bool(intents),
+        maybe_accounts and bool(kinds or names),
+    )

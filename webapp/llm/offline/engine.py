@@ -1,0 +1,183 @@
+"""The offline engine: deterministic answers through the same pipeline as Claude.
+
+It reads the request as Claude would (the question, the tool results as `search_result`
+blocks) and answers in Claude's streaming events: one round of `tool_use` blocks (the
+user's rows, quotes, the documents its library ranked relevant), then text blocks whose
+sentences carry `search_result_location` citations of those results. Small talk and
+questions out of its reach get a short reply at once, with no tools and no sources.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..base import ModelRequest
+from .ask import understand
+from .cite import Block, Result
+from .library import library
+from .plan import ToolCall, plan
+from .write import direct_reply, write_answer
+
+
+@dataclass
+class _Turn:
+    question: str
+    rounds: int = 0
+    results: list[Result] = field(default_factory=list)
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def _is_question(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    if message.get("role") != "user":
+        return False
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+
+
+def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
+    """Find the current question and collect this turn's results in request order."""
+    start = max((i for i, m in enumerate(messages) if _is_question(m)), default=0)
+    turn = _Turn(_text_of(messages[start].get("content")) if messages else "")
+    calls: dict[str, str] = {}
+    index = 0  # search_result_index counts every search_result block in the request.
+    for position, message in enumerate(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and position > start:
+                calls[str(block.get("id"))] = str(block.get("name"))
+                continue
+            if block.get("type") == "search_result":
+                index += 1
+                continue
+            if block.get("type") != "tool_result":
+                continue
+            name = calls.get(str(block.get("tool_use_id")), "")
+            inner = block.get("content")
+            items = inner if isinstance(inner, list) else [{"type": "text", "text": str(inner)}]
+            for item in items:
+                if item.get("type") == "search_result":
+                    if position > start:
+                        turn.results.append(Result(name, index, item))
+                    index += 1
+                elif position > start and block.get("is_error"):
+                    turn.results.append(Result(name, None, {"error": item.get("text", "")}))
+    turn.rounds = sum(1 for m in messages[start:] if m.get("role") == "assistant")
+    return turn
+
+
+def _events_for_tools(calls: list[ToolCall], round_no: int) -> Iterator[dict[str, Any]]:
+    yield _message_start()
+    for index, call in enumerate(calls):
+        yield {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {
+                "type": "tool_use",
+                "id": f"toolu_offline_{round_no}_{index}",
+                "name": call.name,
+                "input": {},
+            },
+        }
+        yield {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": json.dumps(call.input)},
+        }
+        yield {"type": "content_block_stop", "index": index}
+    yield from _message_end("tool_use")
+
+
+def _events_for_text(blocks: list[Block]) -> Iterator[dict[str, Any]]:
+    yield _message_start()
+    for index, (text, citations) in enumerate(blocks):
+        yield {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "text", "text": ""},
+        }
+        for piece in re.findall(r"\S+\s*|\s+", text):
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": piece},
+            }
+        for citation in citations:
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "citations_delta", "citation": citation},
+            }
+        yield {"type": "content_block_stop", "index": index}
+    yield from _message_end("end_turn")
+
+
+def _message_start() -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_offline",
+            "type": "message",
+            "role": "assistant",
+            "model": "offline",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        },
+    }
+
+
+def _message_end(stop_reason: str) -> Iterator[dict[str, Any]]:
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        "usage": {"output_tokens": 0},
+    }
+    yield {"type": "message_stop"}
+
+
+class OfflineEngine:
+    """Answer deterministically from the tools, citing what they returned."""
+
+    def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
+        """Yield tool calls for a new question, then an answer citing the results."""
+        turn = _read_turn(request.messages)
+        question = understand(turn.question)
+        books = library()
+        if question.names_account:
+            question = replace(question, intents=("balances",))  # "my Chase checking?"
+        hits = [] if question.intents and not question.advice else books.rank(turn.question)
+        if not question.intents and not hits and question.maybe_accounts:
+            # No document is about "my <something>": perhaps an account of that name.
+            question = replace(question, intents=("balances",))
+        if turn.rounds == 0:
+            calls = plan(question, hits)
+            if calls:
+                yield from _events_for_tools(calls, 0)
+            else:
+                yield from _events_for_text([(direct_reply(question, hits), [])])
+            return
+        yield from _events_for_text(write_answer(question, turn.results, hits, books))
+
+    def close(self) -> None:
+        """Hold nothing: nothing to release."""

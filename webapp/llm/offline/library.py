@@ -1,0 +1,233 @@
+"""What the offline engine knows is in its library: every passage of the three corpora and of
+the bundled web pages, ranked for a question by SQLite FTS5's bm25() (titles and headings
+weigh more than text), so the ranking, not a keyword list, picks the corpus to read.
+
+A document is kept only when its best passage covers most of what the question asks about
+(the share of the question's rare words it contains) and ranks near the best document: a
+threshold, so that the sources a person sees are the ones that were relevant.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ...tools import READER_TOOLS, DocumentRead, FolderListing, read_document
+from ...tools.web_index import load_pages
+from .words import STOPWORDS, SYNONYMS, stems, words
+
+# Column weights for bm25(): the document's title, the passage's heading, the passage.
+WEIGHTS = (5.0, 2.0, 1.0)
+MIN_COVERAGE = 0.55  # of the question's topic (by rarity), found in one passage and its title
+MIN_RELATIVE = 0.6  # of the best document's score
+MAX_DOCUMENTS = 3
+MAX_TERMS = 24
+_PARAGRAPHS = re.compile(r"\n\s*\n")
+_HEADING = re.compile(r"^#+\s+(.+?)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class LibraryDoc:
+    """One document the engine can read: a corpus file (its reader tool) or a web page."""
+
+    tool: str | None  # the reader tool, or None for a web page
+    path: str  # the path inside the corpus, or the page's URL
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocHit:
+    """A document ranked for a question, with its passages best first."""
+
+    doc: LibraryDoc
+    score: float
+    coverage: float
+    passages: tuple[str, ...]
+
+
+def _term_groups(question: str) -> list[tuple[str, ...]]:
+    """Return the question's topic words, each with its synonyms, once each."""
+    groups: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for word in words(question):
+        if word in STOPWORDS or word in seen:
+            continue
+        seen.add(word)
+        groups.append((word, *SYNONYMS.get(word, ())))
+    return groups[:MAX_TERMS]
+
+
+def _passages(text: str) -> Iterator[tuple[str, str]]:
+    """Yield (heading, paragraph) for each paragraph, as the readers split documents."""
+    heading = ""
+    for paragraph in _PARAGRAPHS.split(text.strip()):
+        paragraph = paragraph.strip()
+        match = _HEADING.match(paragraph)
+        if match and "\n" not in paragraph:
+            heading = match[1]
+            continue
+        if paragraph:
+            yield heading, paragraph
+
+
+def _corpus(tool: str, folder: str, context: str) -> Iterator[tuple[LibraryDoc, str, str]]:
+    """Yield each document below `folder` with the titles of the folders it sits in."""
+    listing = read_document(tool, folder)
+    assert isinstance(listing, FolderListing)
+    for entry in listing.entries:
+        path = f"{folder}/{entry.name}".strip("/")
+        if entry.is_folder:
+            yield from _corpus(tool, path, f"{context} {entry.title or entry.name}")
+            continue
+        document = read_document(tool, path)
+        if isinstance(document, DocumentRead):
+            meta = " ".join(
+                str(document.meta.get(k, ""))
+                for k in ("publisher", "issuer", "card", "section", "tax_year")
+            )
+            yield LibraryDoc(tool, path, document.title), f"{context} {meta}", document.text
+
+
+class Library:
+    """A passage index over documents, built once; safe to search from many threads."""
+
+    def __init__(self, documents: list[tuple[LibraryDoc, str, str]]) -> None:
+        self.docs = [doc for doc, _, _ in documents]
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        with self._lock, self._db:
+            self._db.execute(
+                "CREATE VIRTUAL TABLE passages USING fts5(title, heading, body, doc UNINDEXED, "
+                "tokenize = 'porter unicode61 remove_diacritics 2')"
+            )
+            self._db.executemany(
+                "INSERT INTO passages (title, heading, body, doc) VALUES (?, ?, ?, ?)",
+                [
+                    (f"{doc.title} {context}", heading, body, key)
+                    for key, (doc, context, text) in enumerate(documents)
+                    for heading, body in _passages(text)
+                ],
+            )
+            (self._size,) = self._db.execute("SELECT count(*) FROM passages").fetchone()
+        # The same rarity for the writer's crude stems, from the same passages.
+        self._stem_df: dict[str, int] = {}
+        for doc, context, text in documents:
+            for heading, body in _passages(text):
+                for found in stems(f"{doc.title} {context} {heading} {body}"):
+                    self._stem_df[found] = self._stem_df.get(found, 0) + 1
+
+    @classmethod
+    def bundled(cls) -> Library:
+        """Build the library from the three corpora and the bundled web pages."""
+        documents = [item for tool in sorted(READER_TOOLS) for item in _corpus(tool, "", "")]
+        documents += [
+            (LibraryDoc(None, page.url, page.title), "", page.text) for page in load_pages()
+        ]
+        return cls(documents)
+
+    def _matching(self, terms: tuple[str, ...]) -> set[int]:
+        expression = " OR ".join(f'"{term}"' for term in terms)
+        rows = self._db.execute(
+            "SELECT rowid FROM passages WHERE passages MATCH ?", (expression,)
+        ).fetchall()
+        return {rowid for (rowid,) in rows}
+
+    def rank(self, question: str) -> list[DocHit]:
+        """Return the documents relevant to `question`, best first (none: nothing relevant)."""
+        groups = _term_groups(question)
+        if not groups:
+            return []
+        expression = " OR ".join(f'"{term}"' for group in groups for term in group)
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        with self._lock:
+            matched = [self._matching(group) for group in groups]
+            rows = self._db.execute(
+                f"SELECT rowid, doc, body, -bm25(passages, {weights}) AS score FROM passages "
+                "WHERE passages MATCH ? ORDER BY score DESC LIMIT 80",
+                (expression,),
+            ).fetchall()
+        # Rare words say more about what is asked: weigh each by its inverse document frequency.
+        rarity = [math.log((self._size - len(m) + 0.5) / (len(m) + 0.5) + 1) for m in matched]
+        total = sum(rarity) or 1.0
+        best: dict[int, DocHit] = {}
+        for rowid, key, body, score in rows:
+            coverage = sum(r for r, m in zip(rarity, matched, strict=True) if rowid in m) / total
+            hit = best.get(key)
+            if hit is None:
+                best[key] = DocHit(self.docs[key], score, coverage, (body,))
+            else:
+                best[key] = DocHit(
+                    hit.doc, hit.score, max(hit.coverage, coverage), (*hit.passages, body)
+                )
+        ranked = sorted(best.values(), key=lambda h: (-h.score, h.doc.path))
+        if not ranked:
+            return []
+        top = ranked[0].score
+        return [
+            hit
+            for hit in ranked
+            if hit.coverage >= MIN_COVERAGE and hit.score >= MIN_RELATIVE * top
+        ][:MAX_DOCUMENTS]
+
+    def web_query(self, question: str, pages: list[DocHit]) -> str | None:
+        """Return search words that find exactly these pages among the web pages, or None.
+
+        Words of the question come first, then of the pages' titles, then of their best
+        passages; a word is kept when every page it finds is wanted, so that the search
+        brings back the relevant pages and nothing else.
+        """
+        wanted = {key for key, doc in enumerate(self.docs) if doc in [p.doc for p in pages]}
+        if not wanted:
+            return None
+        candidates = [w for group in _term_groups(question) for w in group]
+        candidates += [w for page in pages for w in words(page.doc.title)]
+        candidates += [w for page in pages for w in words(" ".join(page.passages[:2]))]
+        candidates = [w for w in candidates if w not in STOPWORDS and len(w) > 2]
+        chosen: list[str] = []
+        covered: set[int] = set()
+        with self._lock:
+            for word in dict.fromkeys(candidates):
+                rows = self._db.execute(
+                    "SELECT DISTINCT doc FROM passages WHERE passages MATCH ?", (f'"{word}"',)
+                ).fetchall()
+                found = {key for (key,) in rows if self.docs[key].tool is None}
+                if found and found <= wanted and not found <= covered:
+                    chosen.append(word)
+                    covered |= found
+                if covered == wanted:
+                    return " ".join(chosen)
+        return None
+
+    def rarity(self, stem: str) -> float:
+        """Return how rare a stem (see `stems`) is among the passages: rarer weighs more."""
+        df = self._stem_df.get(stem, 0)
+        return math.log((self._size - df + 0.5) / (df + 0.5) + 1)
+
+    def find(self, tool: str | None, title: str) -> LibraryDoc | None:
+        """Return the document a tool result of `tool` titled `title` came from, if known."""
+        return next(
+            (
+                d
+                for d in self.docs
+                if d.title == title
+                and (d.tool == tool or (d.tool is None and tool not in READER_TOOLS))
+            ),
+            None,
+        )
+
+
+_library: Library | None = None
+_library_lock = threading.Lock()
+
+
+def library() -> Library:
+    """Return the bundled library, built on first use and then shared."""
+    global _library
+    with _library_lock:
+        if _library is None:
+            _library = Library.bundled()
+        return _library

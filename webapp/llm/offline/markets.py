@@ -1,0 +1,146 @@
+"""Holdings, allocation and quotes: what the user holds, and what a ticker last traded at.
+
+A quote says when it is from; when that is days ago (the bundled snapshot, or a market
+that is closed), the answer says it is not a live price.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+
+from ...tools import SnapshotMarket, default_market
+from .ask import Question
+from .cite import Block, Result, cite, number
+from .figures import Row
+from .words import join_words, money, percent
+
+STALE_AFTER_DAYS = 4  # a weekend and a holiday
+_QUOTE = re.compile(
+    r"^(?P<ticker>\S+) last traded at (?P<price>\d[\d,]*(?:\.\d+)?)"
+    r"(?:, (?P<change>[+-]\d[\d,]*(?:\.\d+)?) \((?P<pct>[+-]\d+(?:\.\d+)?)%\) on the day)?.*?"
+    r"(?: as of (?P<day>\d{4}-\d{2}-\d{2}))?\.$"
+)
+_PROFILE = re.compile(r"^(?P<name>.+?) \((?P<ticker>[^)]+)\) trades on")
+
+
+def without_data(tickers: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the tickers the market data has nothing on (none when it is live)."""
+    market = default_market()
+    if not isinstance(market, SnapshotMarket):
+        return ()
+    return tuple(t for t in tickers if t not in market.symbols)
+
+
+def no_data(tickers: tuple[str, ...]) -> Block:
+    """Say plainly which tickers have no market data, and which do."""
+    covered = join_words(list(SnapshotMarket().symbols))
+    return (
+        f"I have no market data for {join_words(list(tickers))}: the market data I have "
+        f"covers {covered}.",
+        [],
+    )
+
+
+def _quantity(value: float | None) -> str:
+    if value is None:
+        return "an unknown number of"
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.8f}".rstrip("0")
+
+
+def _position(row: Row) -> str:
+    ticker = row.get("ticker") or "?"
+    amount = _quantity(number(row.get("quantity")))
+    what = (
+        f"{amount} {ticker}"
+        if row.get("security_type") == "crypto"
+        else f"{amount} {'share' if amount == '1' else 'shares'} of {ticker}"
+    )
+    if row.get("security_name"):
+        what += f" ({row.get('security_name')})"
+    value = number(row.get("market_value"))
+    worth = f" worth {money(value, row.currency)}" if value is not None else ""
+    return what + worth
+
+
+def holdings(question: Question, rows: list[Row]) -> list[Block]:
+    """What the user holds, per account (or per ticker for the portfolio)."""
+    held = [row for row in rows if row.get("ticker")]
+    if not held:
+        wanted = join_words(list(question.tickers))
+        return [
+            (
+                f"You don't hold any {wanted} in your linked accounts."
+                if wanted
+                else "You have no investment holdings in your linked accounts.",
+                [],
+            )
+        ]
+    if "allocation" in question.intents or not any(r.get("account_name") for r in held):
+        return allocation(held)
+    total = sum(number(row.get("market_value")) or 0.0 for row in held)
+    if len(held) == 1:
+        (row,) = held
+        return [(f"You own {_position(row)}, in {row.label}.", [row.cite])]
+    blocks: list[Block] = [
+        (f"Your holdings are worth {money(total)} in all:\n", [row.cite for row in held])
+    ]
+    for row in held:
+        blocks.append((f"- {_position(row)}, in {row.label}\n", [row.cite]))
+    return blocks
+
+
+def allocation(rows: list[Row]) -> list[Block]:
+    """The portfolio's value and each holding's share of it, largest first."""
+    values = [(number(row.get("market_value")) or 0.0, row) for row in rows]
+    total = sum(value for value, _ in values)
+    ranked = sorted(values, key=lambda pair: -pair[0])
+    shares = join_words([f"{row.get('ticker')} {percent(value, total)}" for value, row in ranked])
+    blocks: list[Block] = [
+        (f"Your portfolio is worth {money(total)}: {shares}.\n", [row.cite for _, row in ranked])
+    ]
+    for value, row in ranked:
+        name = f" ({row.get('security_name')})" if row.get("security_name") else ""
+        blocks.append(
+            (
+                f"- {row.get('ticker')}{name}: {money(value, row.currency)}, "
+                f"{percent(value, total)}\n",
+                [row.cite],
+            )
+        )
+    return blocks
+
+
+def _day(text: str) -> str:
+    when = date.fromisoformat(text)
+    return f"{when:%B} {when.day}, {when.year}"
+
+
+def quote(result: Result, today: date | None = None) -> Block:
+    """Say what a ticker last traded at, when, and whether that is live."""
+    ticker = result.source.rsplit("/", 1)[-1]
+    name = ticker
+    for text in result.texts:
+        profile = _PROFILE.match(text)
+        if profile:
+            name = f"{profile['name']} ({ticker})"
+    for at, text in enumerate(result.texts):
+        found = _QUOTE.match(text)
+        price = number((found["price"] or "").replace(",", "")) if found else None
+        if not found or not price or not found["day"]:
+            continue
+        sentence = f"{name} last traded at {money(price)}"
+        change = number((found["change"] or "").replace(",", ""))
+        if change is not None and found["pct"]:
+            direction = "up" if change >= 0 else "down"
+            sentence += f", {direction} {money(abs(change))} ({found['pct']}%) on the day"
+        age = ((today or datetime.now(UTC).date()) - date.fromisoformat(found["day"])).days
+        if age > STALE_AFTER_DAYS:
+            sentence += (
+                f". That price is from {_day(found['day'])}: a snapshot in my market "
+                "data, not a live quote"
+            )
+        else:
+            sentence += f", as of {_day(found['day'])}"
+        return sentence + ".", [cite(result, at, at + 1)]
+    return f"I have no market data for {ticker}.", []

@@ -1,0 +1,155 @@
+"""What the offline engine asks the tools, as a model would, in one round.
+
+Accounts: `execute_sql` on `account_details`, always selecting `source` and
+`source_account_id` (as the system prompt asks), so each cited label opens its accounts.
+When the question may name an institution or an account, the query keeps only the rows
+whose names match it best: the user's own names decide, not a list in the engine. Holdings:
+per account, or summed per ticker for the portfolio. Quotes: Finnhub in `execute_python`.
+Documents: the readers for the corpus documents the library ranked relevant, and the web
+pages through the sandbox's article search, one result per page, so that only relevant
+pages reach the sources.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .ask import Kind, Question
+from .library import DocHit, Library, library
+from .markets import without_data
+
+ACCOUNT_COLUMNS = (
+    "source, source_account_id, account_name, institution_name, account_type, "
+    "account_subtype, current_balance, currency"
+)
+HOLDING_COLUMNS = (
+    "source, source_account_id, account_name, institution_name, ticker, security_name, "
+    "security_type, quantity, market_value, currency"
+)
+PORTFOLIO_QUERY = (
+    "SELECT ticker, security_name, security_type, SUM(quantity) AS quantity,"
+    " SUM(market_value) AS market_value, currency FROM holding_details"
+    " GROUP BY ticker, security_name, security_type, currency"
+    " ORDER BY market_value DESC, ticker"
+)
+KIND_FILTERS: dict[Kind, str] = {
+    "checking": "account_subtype = 'checking'",
+    "savings": "account_subtype = 'savings'",
+    "credit": "account_type = 'credit'",
+    "depository": "account_type = 'depository'",
+    "investment": "account_type = 'investment'",
+    "retirement": "account_subtype IN ('401k', '403b', 'ira', 'roth', 'retirement')",
+    "mortgage": "account_subtype = 'mortgage'",
+    "loan": "account_type = 'loan'",
+    "property": "account_type = 'property'",
+    "crypto": "account_type = 'crypto'",
+}
+_INTENT_FILTERS = {
+    "debts": "account_type IN ('credit', 'loan')",
+    "utilization": "account_type = 'credit'",
+    "cash": "account_type = 'depository'",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call: the tool's name and its input."""
+
+    name: str
+    input: dict[str, Any]
+
+
+def _named(names: tuple[str, ...]) -> str:
+    """Score a row: 2 when the question names its institution, 1 more when it names it."""
+
+    def any_word(column: str) -> str:
+        # The words are [a-z0-9] only (see `words`), so they need no quoting.
+        return " OR ".join(f"' ' || lower({column}) || ' ' LIKE '% {word} %'" for word in names)
+
+    return (
+        f"CASE WHEN {any_word('institution_name')} THEN 2 ELSE 0 END\n"
+        f"         + CASE WHEN {any_word('account_name')} THEN 1 ELSE 0 END"
+    )
+
+
+def account_query(question: Question) -> str:
+    """Return the SELECT over `account_details` that the question's figures need."""
+    columns = ACCOUNT_COLUMNS + (", credit_limit" if "utilization" in question.intents else "")
+    kinds = list(question.kinds)
+    if "debts" in question.intents and "property" in kinds:
+        kinds[kinds.index("property")] = "mortgage"  # what is owed on a home is its mortgage
+    if "net_worth" in question.intents:
+        where = ""  # every account counts
+    elif kinds:
+        where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds))
+    else:
+        where = next((_INTENT_FILTERS[i] for i in question.intents if i in _INTENT_FILTERS), "")
+    source = "account_details" + (f" WHERE {where}" if where else "")
+    order = "ORDER BY account_name, institution_name"
+    if not question.names or "net_worth" in question.intents:
+        return f"SELECT {columns} FROM {source} {order}"
+    # Keep the rows whose names match the question best (all of them when none matches).
+    return (
+        f"SELECT {columns}\n  FROM (SELECT *, max(named) OVER () AS best\n"
+        f"          FROM (SELECT *, {_named(question.names)} AS named\n"
+        f"                  FROM {source}) AS scored) AS ranked\n"
+        f" WHERE named = best{' AND best > 0' if question.institutions else ''}\n {order}"
+    )
+
+
+def holding_query(question: Question) -> str:
+    """Return the SELECT over `holding_details`: per account, or the portfolio per ticker."""
+    if "allocation" in question.intents or (
+        "portfolio" in question.text.lower() and not question.tickers
+    ):
+        return PORTFOLIO_QUERY
+    where = ""
+    if question.tickers:
+        where = " WHERE ticker IN (" + ", ".join(f"'{t}'" for t in question.tickers) + ")"
+    return f"SELECT {HOLDING_COLUMNS} FROM holding_details{where} ORDER BY account_name, ticker"
+
+
+def quote_code(tickers: tuple[str, ...]) -> str:
+    """Return sandbox code that reads each ticker's quote and company profile."""
+    return (
+        "import finnhub\n"
+        f"for ticker in {list(tickers)!r}:\n"
+        "    finnhub.quote(ticker)\n"
+        "    finnhub.profile(ticker)\n"
+    )
+
+
+def article_code(titles: list[str]) -> str:
+    """Return sandbox code that fetches each web page by its title, one result each."""
+    return (
+        "import exa\n"
+        f"for title in {json.dumps(titles, ensure_ascii=False)}:\n"
+        "    exa.search_and_contents(title, num_results=1)\n"
+    )
+
+
+def plan(question: Question, hits: list[DocHit], books: Library | None = None) -> list[ToolCall]:
+    """Return the tool calls for a question (none: the engine answers at once)."""
+    calls: list[ToolCall] = []
+    intents = set(question.intents)
+    if intents & {"net_worth", "debts", "utilization", "cash", "balances"}:
+        calls.append(ToolCall("execute_sql", {"query": account_query(question)}))
+    if intents & {"holdings", "allocation"}:
+        calls.append(ToolCall("execute_sql", {"query": holding_query(question)}))
+    quotable = tuple(t for t in question.tickers if t not in without_data(question.tickers))
+    if "quote" in intents and quotable:
+        calls.append(ToolCall("execute_python", {"code": quote_code(quotable)}))
+    if (calls and not question.advice) or "small_talk" in intents:
+        return calls
+    calls += [ToolCall(hit.doc.tool, {"path": hit.doc.path}) for hit in hits if hit.doc.tool]
+    pages = [hit for hit in hits if hit.doc.tool is None]
+    if pages:
+        query = (books or library()).web_query(question.text, pages)
+        if query is not None:
+            calls.append(ToolCall("search_web", {"query": query}))
+        else:  # no words find these pages alone: fetch each by its title, one result each
+            code = article_code([page.doc.title for page in pages])
+            calls.append(ToolCall("execute_python", {"code": code}))
+    return calls

@@ -1,0 +1,148 @@
+"""The offline engine's answer: figures, quotes and documents, each sentence citing its rows
+or passages; short plain replies, with no sources, to small talk and to what it cannot do."""
+
+from __future__ import annotations
+
+from .ask import GENERIC, Question
+from .cite import Block, Result
+from .figures import balances, cash, debts, net_worth, rows_of, utilization
+from .library import DocHit, Library
+from .markets import holdings, no_data, quote, without_data
+from .prose import Source, document_answer
+from .words import words
+
+CAN_DO = (
+    "your own accounts (balances, debts, net worth, cash, credit utilization and "
+    "holdings), stock quotes, and personal-finance topics such as taxes, credit cards, "
+    "mortgages and saving"
+)
+OUT_OF_SCOPE = f"I can't help with that. I can answer questions about {CAN_DO}."
+NOT_FOUND = (
+    f"I couldn't find an answer to that in my sources. I can answer questions about {CAN_DO}."
+)
+NO_SPENDING = (
+    "I can't see your spending: I have your account balances and holdings, not "
+    "your transactions. I can tell you what you have, what you owe, your net worth "
+    "or your credit utilization."
+)
+NO_TICKER = (
+    'Which stock do you mean? Ask with its ticker symbol, for example "What is AAPL trading at?"'
+)
+_FIGURES = {
+    "net_worth": net_worth,
+    "utilization": utilization,
+    "debts": debts,
+    "cash": cash,
+    "balances": balances,
+}
+
+
+def small_talk(text: str) -> str:
+    """Reply to a greeting, thanks or "what can you do" in a sentence or two."""
+    said = set(words(text))
+    if said & {"thanks", "thank", "thx", "ty", "cheers"}:
+        return "You're welcome! Ask me anything else about your money."
+    if said & {"bye", "goodbye", "later"}:
+        return "Goodbye! Come back any time you have a question about your money."
+    if {"how", "are", "you"} <= said or said & {"hows", "sup"}:
+        return "I'm doing well, thanks for asking! What would you like to know about your money?"
+    if said & {"who", "what", "help", "name"}:
+        return (
+            f"I'm a personal-finance assistant. I can answer questions about {CAN_DO}, "
+            "and I cite where each answer comes from."
+        )
+    return f"Hi! I can answer questions about {CAN_DO}. What would you like to know?"
+
+
+def direct_reply(question: Question, hits: list[DocHit]) -> str:
+    """The reply to a question that needs no tool: small talk, or what is out of reach."""
+    if "small_talk" in question.intents:
+        return small_talk(question.text)
+    if "spending" in question.intents:
+        return NO_SPENDING
+    if "quote" in question.intents and not question.tickers:
+        return NO_TICKER
+    if "quote" in question.intents:
+        return no_data(without_data(question.tickers))[0]
+    return OUT_OF_SCOPE
+
+
+def _documents(
+    question: Question, results: list[Result], hits: list[DocHit], library: Library
+) -> list[Block]:
+    sources = []
+    for result in results:
+        doc = library.find(result.tool if result.tool.startswith("read_") else None, result.title)
+        place = next(
+            (i for i, hit in enumerate(hits) if doc is not None and hit.doc == doc), len(hits)
+        )
+        hit = hits[place] if place < len(hits) else None
+        sources.append(Source(result, place, hit.passages if hit else ()))
+    sources.sort(key=lambda source: source.rank)
+    # Beside the user's own figures, the documents answer the rest: "rebalance", not "portfolio".
+    asked = (
+        question.text
+        if not question.advice
+        else " ".join(w for w in words(question.text) if w not in GENERIC)
+    )
+    return document_answer(asked, sources, library.rarity)
+
+
+def _joined(sections: list[list[Block]]) -> list[Block]:
+    """Sentences of a section run on; a list item ends its line; sections are paragraphs."""
+    out: list[Block] = []
+    kept = [section for section in sections if section]
+    for s, section in enumerate(kept):
+        for b, (text, cites) in enumerate(section):
+            last_here, last_of_all = b == len(section) - 1, s == len(kept) - 1
+            text = text.rstrip(" ")
+            if last_here and last_of_all:
+                text = text.rstrip()
+            elif last_here:
+                text = text.rstrip("\n") + "\n\n"
+            elif not text.endswith("\n"):
+                text += " "
+            out.append((text, cites))
+    return out
+
+
+def write_answer(
+    question: Question, results: list[Result], hits: list[DocHit], library: Library
+) -> list[Block]:
+    """Write the answer's text blocks, each with the citations that back it."""
+    errors = [str(r.block["error"]) for r in results if r.index is None]
+    cited = [r for r in results if r.index is not None]
+    rows = rows_of(cited)
+    sections: list[list[Block]] = []
+    for intent in question.intents:
+        if intent in _FIGURES:
+            sections.append(
+                _FIGURES[intent](question, [r for r in rows if "ticker" not in r.values])
+            )
+        elif intent in ("holdings", "allocation") and not any(
+            i in ("holdings", "allocation")
+            for i in question.intents[: question.intents.index(intent)]
+        ):
+            sections.append(holdings(question, [r for r in rows if "ticker" in r.values]))
+    market = [
+        r
+        for r in cited
+        if r.tool == "execute_python" and r.source.startswith("silvia://market-data/finnhub/")
+    ]
+    sections += [[quote(result)] for result in market]
+    missing = without_data(question.tickers) if "quote" in question.intents else ()
+    if missing:
+        sections.append([no_data(missing)])
+    documents = [
+        r
+        for r in cited
+        if r.tool.startswith("read_")
+        or r.tool == "search_web"
+        or (r.tool == "execute_python" and r.source.startswith(("https://", "http://")))
+    ]
+    if documents:
+        sections.append(_documents(question, documents, hits, library) or [(NOT_FOUND, [])])
+    blocks = _joined(sections)
+    if errors and not any(cites for _, cites in blocks):
+        return [("I couldn't get that information: " + errors[0], [])]
+    return blocks or [(NOT_FOUND, [])]

@@ -1,0 +1,163 @@
+"""One SQLAlchemy engine per database URL: SQLite by default, PostgreSQL through psycopg 3."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine, make_url
+
+from .schema import USER_FUNCTION, USER_SETTING
+
+# The user the views show on this thread's SQLite connections (see `user_scope`).
+_scoped_user: ContextVar[int | None] = ContextVar("webapp_store_scoped_user", default=None)
+
+
+POOL_SIZE = 10
+POOL_OVERFLOW = 20
+POOL_TIMEOUT = 30
+SQLITE_BUSY_SECONDS = 0.2
+# The SQLite file holds Plaid access tokens: readable and writable by the app's user alone.
+SQLITE_FILE_MODE = 0o600
+
+_log = logging.getLogger(__name__)
+
+
+class DatabaseURLError(ValueError):
+    """The configured DATABASE_URL names no database this app can use."""
+
+
+def normalize_url(url: str) -> str:
+    """Return `url` with PostgreSQL pointed at psycopg 3; reject any other backend."""
+    try:
+        parsed = make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise DatabaseURLError("DATABASE_URL is not a database URL") from exc
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    elif backend != "sqlite":
+        raise DatabaseURLError("DATABASE_URL must be a sqlite:// or postgresql:// URL")
+    return parsed.render_as_string(hide_password=False)
+
+
+def sqlite_file(engine: Engine) -> str | None:
+    """Return the path of the engine's SQLite file, or None for memory or PostgreSQL."""
+    if engine.dialect.name != "sqlite":
+        return None
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return database
+
+
+def _current_user_id() -> int | None:
+    return _scoped_user.get()
+
+
+def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+    # The views filter on this function; outside `user_scope` it is NULL and they show nothing.
+    # Not marked deterministic: its value changes between runs of one cached statement.
+    dbapi_connection.create_function(USER_FUNCTION, 0, _current_user_id)
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA foreign_keys = ON")
+        # WAL lets the chat stream read while a turn writes; a no-op for in-memory databases.
+        # NORMAL syncs at WAL checkpoints, not at every commit: a power cut may lose the last
+        # few commits (never corrupt the file); a crashed process loses nothing.
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+    finally:
+        cursor.close()
+
+
+def restrict_sqlite_file(path: str) -> None:
+    """Create the database file as owner-only, or narrow it (and its -wal, -shm) to that."""
+    try:
+        # O_CREAT with the mode, before SQLite creates it with the umask's (often 0644).
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, SQLITE_FILE_MODE)
+    except OSError:
+        return  # a missing folder or a read-only file: SQLite's own error says it better
+    os.close(fd)
+    # SQLite gives a new -wal or -shm the main file's mode; one left by older code may be wider.
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        try:
+            if stat.S_IMODE(os.stat(name).st_mode) & ~SQLITE_FILE_MODE:
+                os.chmod(name, SQLITE_FILE_MODE)
+        except FileNotFoundError:
+            continue
+        except PermissionError:
+            _log.warning("could not make %s readable by its owner only", name)
+
+
+def _on_sqlite_do_connect(
+    dialect: object, record: object, cargs: list[object], cparams: dict[str, object]
+) -> None:
+    # Before every new connection: a file deleted and made again is narrowed as well.
+    database = cargs[0] if cargs else cparams.get("database")
+    if (
+        isinstance(database, str)
+        and database
+        and database != ":memory:"
+        and not database.startswith("file:")
+    ):
+        restrict_sqlite_file(database)
+
+
+def create_store_engine(url: str) -> Engine:
+    """Create the engine for `url`, with the per-connection set-up each backend needs."""
+    normalized = normalize_url(url)
+    # Bound values are chat events and citation targets (account ids): an error's text, which
+    # reaches the logs, must never quote them.
+    # Connections are held only for one statement or one short transaction, by turn runners
+    # and stream readers alike (greenlets under gevent), so a modest pool serves thousands
+    # of open streams; a burst waits for a connection rather than opening hundreds.
+    options: dict[str, Any] = {"hide_parameters": True}
+    database = make_url(normalized).database
+    if not normalized.startswith("sqlite") or (database and database != ":memory:"):
+        options |= {
+            "pool_size": POOL_SIZE,
+            "max_overflow": POOL_OVERFLOW,
+            "pool_timeout": POOL_TIMEOUT,
+        }
+    if normalized.startswith("sqlite"):
+        # Writers hold the file for one short transaction. The driver waits briefly, in C (which
+        # blocks a gevent worker's loop); past that, `chat.store.write` retries with sleeps
+        # that let other greenlets run.
+        options["connect_args"] = {"timeout": SQLITE_BUSY_SECONDS}
+    else:
+        options["pool_pre_ping"] = True
+    engine = sa.create_engine(normalized, **options)
+    if engine.dialect.name == "sqlite":
+        sa.event.listen(engine, "do_connect", _on_sqlite_do_connect)
+        sa.event.listen(engine, "connect", _on_sqlite_connect)
+    return engine
+
+
+def _set_pg_user(connection: Connection, value: str) -> None:
+    connection.execute(
+        sa.text("SELECT set_config(:name, :value, true)"), {"name": USER_SETTING, "value": value}
+    )
+
+
+@contextmanager
+def user_scope(connection: Connection, user_id: int) -> Iterator[Connection]:
+    """Let the views on `connection` show `user_id`'s rows until the block ends."""
+    if connection.dialect.name == "postgresql":
+        # Transaction-local, so it cannot outlive the caller's transaction even on error.
+        _set_pg_user(connection, str(int(user_id)))
+        yield connection
+        _set_pg_user(connection, "")
+        return
+    token = _scoped_user.set(int(user_id))
+    try:
+        yield connection
+    finally:
+        _scoped_user.reset(token)

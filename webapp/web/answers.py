@@ -1,0 +1,123 @@
+"""One user's answers as views: folded from stored packets, or live, through the same code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from flask import url_for
+from sqlalchemy.engine import Engine
+
+from ..chat.store import events_after
+from ..packets import AccountLabeler, PacketStream, SearchDoc, icon_key
+from ..store import list_accounts
+from .library import library_path, reader_href
+from .render import (
+    AnswerView,
+    Library,
+    SourcesView,
+    account_labeler,
+    answer_view,
+    sources_view,
+)
+
+GENERIC_ERROR = "Something went wrong while answering. Please try again."
+MAX_ERROR_CHARS = 300
+# Tax, card and mortgage citations open in the app's library reader.
+LIBRARY = Library(path_for=library_path, href=reader_href)
+
+
+def icon_for(doc: SearchDoc) -> str:
+    """Return the row's icon: its kind's own, a web page's favicon (the app's route), or the
+    generic one."""
+    key = icon_key(doc)
+    if key.startswith("web:"):
+        return url_for("favicon.icon", host=key.removeprefix("web:"))
+    return url_for("static", filename=f"icons/{key}.svg")
+
+
+def packet_error(packet: object) -> str | None:
+    """Return the message of an `error` packet (a generic one when it has none), else None."""
+    obj = packet.get("obj") if isinstance(packet, dict) else None
+    if not isinstance(obj, dict) or obj.get("type") != "error":
+        return None
+    message = obj.get("error")
+    if isinstance(message, str) and message.strip():
+        return message.strip()[:MAX_ERROR_CHARS]
+    return GENERIC_ERROR
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerViews:
+    answer: AnswerView
+    sources: SourcesView
+
+
+class AnswerRenderer:
+    """Render one user's answers; their account names are read once, when first needed."""
+
+    def __init__(self, engine: Engine, user_id: int) -> None:
+        self._engine, self._user_id = engine, user_id
+        self._labeler: AccountLabeler | None = None
+
+    def labeler(self) -> AccountLabeler:
+        if self._labeler is None:
+            self._labeler = account_labeler(list_accounts(self._engine, self._user_id))
+        return self._labeler
+
+    def views(
+        self,
+        message_id: str,
+        stream: PacketStream,
+        *,
+        streaming: bool,
+        error: str | None = None,
+        interrupted: bool = False,
+        start: int = 0,
+    ) -> AnswerViews:
+        """Return the answer (its text from `start`) and its sources as of the packets so far."""
+        state = stream.state
+        labeler = self.labeler()
+        answer = answer_view(
+            state,
+            message_id,
+            labeler,
+            streaming=streaming,
+            error=error,
+            interrupted=interrupted,
+            start=start,
+            library=LIBRARY,
+        )
+        return AnswerViews(answer, sources_view(state, message_id, labeler, icon_for, LIBRARY))
+
+    def stored(self, message: dict[str, Any]) -> AnswerViews:
+        """Return a stored answer, folded from its packets (running ones are still streaming)."""
+        stream, error = fold(_stored_packets(self._engine, str(message["id"])))
+        running = message.get("status") == "running"
+        if not running and message.get("status") == "error" and error is None:
+            row_error = message.get("error")
+            error = str(row_error)[:MAX_ERROR_CHARS] if row_error else GENERIC_ERROR
+        return self.views(str(message["id"]), stream, streaming=running, error=error)
+
+
+def _stored_packets(engine: Engine, message_id: str) -> list[Any]:
+    packets = []
+    for event in events_after(engine, message_id, 0):
+        if event.event == "packet":
+            try:
+                packets.append(json.loads(event.data))
+            except ValueError:
+                packets.append(None)  # counted as malformed by the processor
+    return packets
+
+
+def fold(packets: Iterable[Any]) -> tuple[PacketStream, str | None]:
+    """Fold packets into one stream; return it and the last error message among them."""
+    stream = PacketStream(0)
+    error = None
+    for packet in packets:
+        stream.append(packet)
+        error = packet_error(packet) or error
+    return stream, error

@@ -1,0 +1,122 @@
+"""A source's passage as the sheet's snippet: plain words, search emphasis kept, all escaped.
+
+Seed 001 "SourceRow": the first highlight or the blurb, 200 characters. A passage may be
+markdown (read down to its words) or a tool's `key: value` lines (read as labels); only a
+search engine's `<hi>` emphasis becomes markup.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from markupsafe import Markup, escape
+
+from .markdown import markdown_text
+from .money import format_money
+
+SNIPPET_CHARS = 200
+
+_HI = re.compile(r"<hi>(.*?)</hi>", re.DOTALL | re.IGNORECASE)
+# A tool's row text ("account_name: Credit card" a line) reads better as "Account name: ...".
+_FIELD_LINE = re.compile(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)*): (.*)")
+_SPACE = re.compile(r"\s+")
+
+
+# One `key: value` pair of a tool's row text, up to the next key (rows may run together).
+_KEY = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"
+_PAIR = re.compile(rf"({_KEY}): (.*?)(?=\s+{_KEY}: |$)", re.DOTALL)
+_DEBT_TYPES = frozenset({"credit", "loan", "mortgage"})
+_MISSING = frozenset({"", "null", "none"})
+
+
+def _records(text: str) -> list[dict[str, str]]:
+    """Split a tool's row text into rows: a key seen again starts the next row."""
+    records: list[dict[str, str]] = []
+    for key, value in _PAIR.findall(text.strip()):
+        if not records or key in records[-1]:
+            records.append({})
+        records[-1][key] = value.strip()
+    return records
+
+
+def _money_row(row: dict[str, str]) -> str | None:
+    """ "Credit card · American Express · $1,842.17 owed", "AAPL · 12 shares · $2,313.36"."""
+
+    def given(key: str) -> str | None:
+        value = row.get(key)
+        return None if value is None or value.lower() in _MISSING else value
+
+    def amount(key: str) -> Decimal | None:
+        try:
+            value = Decimal(given(key) or "")
+        except InvalidOperation:
+            return None
+        return value if value.is_finite() else None
+
+    currency = given("currency")
+    if (current := amount("current_balance")) is not None:
+        balance = format_money(current, currency)
+        owed = (given("account_type") or "").lower() in _DEBT_TYPES
+        parts = [
+            given("account_name"),
+            given("institution_name"),
+            f"{balance.removeprefix('-')} owed" if owed else balance,
+        ]
+    elif (value := amount("market_value")) is not None:
+        quantity = amount("quantity")
+        parts = [
+            given("ticker") or given("account_name"),
+            f"{quantity.normalize():f} shares" if quantity is not None else None,
+            format_money(value, currency),
+        ]
+    else:
+        return None
+    return " · ".join(part for part in parts if part)
+
+
+def money_rows(text: str) -> str | None:
+    """Return account or holding rows as people read them, or None for other text."""
+    if "current_balance: " not in text and "market_value: " not in text:
+        return None
+    rows = [_money_row(record) for record in _records(text)]
+    return "; ".join(row for row in rows if row) if rows and all(rows) else None
+
+
+def readable_fields(text: str) -> str:
+    """Return a tool's rows as people read them: money rows, else "Key: value · ..."."""
+    as_money = money_rows(text)
+    if as_money is not None:
+        return as_money
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    matches = [_FIELD_LINE.fullmatch(line) for line in lines]
+    if not lines or not all(matches):
+        return text
+    return " · ".join(
+        f"{m.group(1).replace('_', ' ').capitalize()}: {m.group(2)}"
+        for m in matches
+        if m is not None
+    )
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> Markup:
+    """Return `text` as plain words cut to `limit` characters: `<hi>` as <mark>, all escaped."""
+    text = markdown_text(readable_fields(text))
+    pieces: list[tuple[str, bool]] = []
+    position = 0
+    for match in _HI.finditer(text):
+        pieces += [(text[position : match.start()], False), (match.group(1), True)]
+        position = match.end()
+    pieces.append((text[position:], False))
+    out, used = Markup(""), 0
+    for piece, marked in pieces:
+        piece = _SPACE.sub(" ", piece)
+        if used == 0:
+            piece = piece.lstrip()
+        room = limit - used
+        cut = piece[:room]
+        used += len(cut)
+        out += Markup("<mark>{}</mark>").format(cut) if marked and cut else escape(cut)
+        if len(piece) > room:
+            return Markup("{}…").format(Markup(out.rstrip()))
+    return out
