@@ -166,7 +166,8 @@ def seeded_database(kind: str, admin_url: str) -> Database:
 
 def make_users(database: Database, count: int, prefix: str = "bench") -> list[str]:
     """Create `count` users through the app's store and return an API token for each."""
-    from webapp.store import create_api_token, create_store_engine, create_user
+    from webapp.store.engine import create_store_engine
+    from webapp.store.users import create_api_token, create_user
 
     engine = create_store_engine(database.url)
     password = secrets.token_urlsafe(12)
@@ -185,7 +186,8 @@ def make_users(database: Database, count: int, prefix: str = "bench") -> list[st
 
 
 def demo_token(database: Database) -> str:
-    from webapp.store import create_api_token, create_store_engine
+    from webapp.store.engine import create_store_engine
+    from webapp.store.users import create_api_token
 
     engine = create_store_engine(database.url)
     try:

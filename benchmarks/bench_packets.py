@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from webapp.packets import PacketStream, create_initial_state, process_packets
+from webapp.packets.state import PacketStream, create_initial_state, process_packets
 
 
 def answer_packets(deltas: int) -> list[dict[str, Any]]:

@@ -27,8 +27,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader
 
-from webapp.chat import StoredEvent
-from webapp.packets import PacketStream
+from webapp.chat.store import StoredEvent
+from webapp.packets.state import PacketStream
 from webapp.sse import format_event
 from webapp.web.answers import AnswerViews
 from webapp.web.render import answer_view, sources_view

@@ -16,17 +16,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from webapp.citations import (
+from webapp.citations.account_ids import account_ref_from_row
+from webapp.citations.sources import (
     PORTFOLIO_SOURCE,
-    PortfolioTarget,
     SqlGroup,
-    account_ref_from_row,
     account_source,
     row_label,
-    target_for_accounts,
     targets_for_sql,
 )
-from webapp.turn import from_sql
+from webapp.citations.targets import PortfolioTarget, target_for_accounts
+from webapp.turn.citable import from_sql
 
 Row = Mapping[str, object]
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

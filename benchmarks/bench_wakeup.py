@@ -31,20 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _databases import scratch  # noqa: E402
 
 from tests.support.gunicorn import gunicorn  # noqa: E402
-from webapp.chat import (  # noqa: E402
-    ChatService,
-    StoredEvent,
-    create_session,
-    store,  # noqa: E402
-)
+from webapp.chat import store
+from webapp.chat.service import ChatService
+from webapp.chat.store import StoredEvent, create_session
 from webapp.chat.wakeups import RedisListener  # noqa: E402
-from webapp.store import (  # noqa: E402
-    authenticate,
-    create_api_token,
-    create_store_engine,
-    seed_demo,
-    upgrade_database,
-)
+from webapp.store.demo import seed_demo
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import upgrade_database
+from webapp.store.users import authenticate, create_api_token
 
 LEASE = timedelta(minutes=10)
 REDIS = "redis://127.0.0.1:6379/0"

@@ -27,8 +27,11 @@ from webapp.chat.tables import (
     chat_events,
     chat_idempotency_keys,
 )
-from webapp.packets import PacketStream, select_sources
-from webapp.store import authenticate, close_engine, get_engine, list_accounts
+from webapp.packets.select import select_sources
+from webapp.packets.state import PacketStream
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.users import authenticate
 from webapp.web.extension import chat_service
 
 T = TypeVar("T")

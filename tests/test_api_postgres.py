@@ -9,7 +9,9 @@ from flask import Flask
 
 from tests.support.apps import api_client, idle_after
 from webapp import create_app
-from webapp.store import close_engine, get_engine, seed_demo, upgrade_database
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.demo import seed_demo
+from webapp.store.migrate import upgrade_database
 
 pytestmark = pytest.mark.postgres
 

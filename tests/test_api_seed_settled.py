@@ -22,7 +22,9 @@ from tests.support.answer_stream import Page, run, stored
 from tests.support.apps import api_client, idle_after, make_app
 from tests.support.claude_replies import cite_then_call
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
-from webapp.store import authenticate, get_engine, list_accounts
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 
 CREDIT = "silvia://your-account/credit-card"
 WITH_IDS = (

@@ -12,7 +12,9 @@ from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after, make_app
 from tests.support.fake_claude import FakeClaude, HttpError, text_reply, tool_reply
-from webapp.store import authenticate, get_engine, list_accounts
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 
 
 def answer(app: Flask, client: ApiClient, question: str) -> dict[str, Any]:

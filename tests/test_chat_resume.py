@@ -12,10 +12,15 @@ from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after
 from tests.support.turns import MemorySink
-from webapp.chat import ChatService, LeaseLost, LocalTools, StoredEvent, store
-from webapp.llm import EngineError, ModelRequest, OfflineEngine
-from webapp.store import get_engine, user_for_token
-from webapp.turn import run_turn, start_checkpoint
+from webapp.chat import store
+from webapp.chat.service import ChatService
+from webapp.chat.store import LeaseLost, StoredEvent
+from webapp.llm.base import ModelError, ModelRequest
+from webapp.llm.offline.model import OfflineModel
+from webapp.store.app_db import get_engine
+from webapp.store.users import user_for_token
+from webapp.tools.runner import LocalTools
+from webapp.turn.runner import run_turn, start_checkpoint
 from webapp.web.extension import chat_service
 
 QUESTION = "What do I owe on my credit cards?"
@@ -32,8 +37,8 @@ class OneRoundThenDie:
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         self.calls += 1
         if self.calls > 1:
-            raise EngineError("worker died")
-        yield from OfflineEngine().stream(request)
+            raise ModelError("worker died")
+        yield from OfflineModel().stream(request)
 
     def close(self) -> None:
         pass

@@ -9,11 +9,12 @@ from flask import Flask
 
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.turns import MemorySink
-from webapp.chat import LocalTools
-from webapp.llm import ClaudeEngine
-from webapp.store import authenticate, get_engine
-from webapp.tools import WebResult
-from webapp.turn import run_turn, start_checkpoint
+from webapp.llm.claude import ClaudeModel
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
+from webapp.tools.runner import LocalTools
+from webapp.tools.web_index import WebResult
+from webapp.turn.runner import run_turn, start_checkpoint
 
 
 @dataclass
@@ -54,7 +55,7 @@ def test_search_results_without_a_url_are_cited_untyped(app: Flask) -> None:
         [tool_reply(("s", "search_web", {"query": "q"})), text_reply(("Per the summary.", [cite]))]
     ) as fake:
         result = run_turn(
-            ClaudeEngine("k", base_url=fake.url),
+            ClaudeModel("k", base_url=fake.url),
             tools(app, provider),
             sink,
             start_checkpoint([], "q"),

@@ -17,17 +17,20 @@ from flask import Flask
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.turns import MemorySink
 from webapp import create_app
-from webapp.chat import LocalTools
-from webapp.llm import ClaudeEngine
-from webapp.packets import CitationSegment, PacketStream, answer_segments
-from webapp.store import authenticate, close_engine, get_engine
-from webapp.tools import WebResult, readers
+from webapp.llm.claude import ClaudeModel
+from webapp.packets.markers import CitationSegment, answer_segments
+from webapp.packets.state import PacketStream
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.users import authenticate
+from webapp.tools import readers
 from webapp.tools.runner import (
     DEFAULT_TOOL_RESULT_MAX_BYTES,
     MIN_TOOL_RESULT_MAX_BYTES,
+    LocalTools,
     tool_result_max_bytes,
 )
-from webapp.turn import ToolOutcome, run_turn, start_checkpoint
+from webapp.tools.web_index import WebResult
+from webapp.turn.runner import ToolOutcome, run_turn, start_checkpoint
 from webapp.web import extension
 
 if TYPE_CHECKING:
@@ -163,7 +166,7 @@ def test_the_model_reads_at_most_the_budget_and_the_checkpoint_stays_small(app: 
         [tool_reply(("q", "execute_sql", {"query": ISSUE_QUERY})), text_reply(("Done.", []))]
     ) as fake:
         result = run_turn(
-            ClaudeEngine("k", base_url=fake.url),
+            ClaudeModel("k", base_url=fake.url),
             tools(app, max_bytes=BUDGET),
             sink,
             start_checkpoint([], "q"),
@@ -251,7 +254,7 @@ def test_a_marker_survives_any_url(app: Flask, url: str) -> None:
         [tool_reply(("s", "search_web", {"query": "q"})), text_reply(("Per the page.", [cite]))]
     ) as fake:
         result = run_turn(
-            ClaudeEngine("k", base_url=fake.url),
+            ClaudeModel("k", base_url=fake.url),
             tools(app, web=provider),
             sink,
             start_checkpoint([], "q"),

@@ -15,15 +15,14 @@ import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy.engine import Engine
 
-from webapp.chat import StoredEvent, Wakeups, create_session, store
-from webapp.chat.wakeups import Listener, PostgresListener, RedisListener, SqlitePoller
-from webapp.store import (
-    authenticate,
-    create_store_engine,
-    get_engine,
-    seed_demo,
-    upgrade_database,
-)
+from webapp.chat import store
+from webapp.chat.store import StoredEvent, create_session
+from webapp.chat.wakeups import Listener, PostgresListener, RedisListener, SqlitePoller, Wakeups
+from webapp.store.app_db import get_engine
+from webapp.store.demo import seed_demo
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import upgrade_database
+from webapp.store.users import authenticate
 from webapp.web.extension import chat_service
 
 LEASE = timedelta(minutes=5)

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.citation_json import json_values
-from webapp.citations import (
+from webapp.citations.account_ids import (
     ID_COLUMNS,
-    CitationAccountRef,
+    AccountReader,
     account_id_candidates,
     account_path,
     account_ref_from_row,
@@ -21,7 +21,7 @@ from webapp.citations import (
     is_account_id,
     match_account,
 )
-from webapp.citations.account_ids import AccountReader
+from webapp.citations.targets import CitationAccountRef
 
 PLAID = "BxBXxLj1m4HMXBm9WZZmCWVbPjX16EHwv99vp"
 SNAP = "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"

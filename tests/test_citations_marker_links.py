@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.citations import marker_safe_link
-from webapp.packets import browser_url, domain_of
+from webapp.citations.urls import marker_safe_link
+from webapp.packets.links import browser_url, domain_of
 
 
 @pytest.mark.parametrize(

@@ -9,13 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.citation_json import json_values, target_like
-from webapp.citations import (
-    CHECKPOINT_FIELD,
+from webapp.citations.registry import CHECKPOINT_FIELD, CitationRegistry
+from webapp.citations.targets import (
     AccountsTarget,
     AccountTarget,
     AnalysisTarget,
     CitationAccountRef,
-    CitationRegistry,
     CitationTarget,
     MarketDataTarget,
     TaxReferenceTarget,

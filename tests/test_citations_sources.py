@@ -11,8 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.citation_json import account_ids, json_values
-from webapp.citations import (
-    ID_COLUMNS,
+from webapp.citations import account_ids as account_id_rules
+from webapp.citations import sources
+from webapp.citations.account_ids import ID_COLUMNS, account_ref_from_row, is_account_id
+from webapp.citations.sources import (
+    SqlGroup,
+    account_source,
+    market_data_source,
+    row_label,
+    slugify,
+    target_for_source,
+    targets_for_sql,
+)
+from webapp.citations.targets import (
     AccountsTarget,
     AccountTarget,
     AnalysisTarget,
@@ -22,23 +33,10 @@ from webapp.citations import (
     MarketDataTarget,
     MortgageReferenceTarget,
     PortfolioTarget,
-    SqlGroup,
     TaxReferenceTarget,
     WebTarget,
-    account_ref_from_row,
     account_refs,
-    account_source,
-    is_account_id,
-    market_data_source,
-    row_label,
-    slugify,
-    sources,
     target_for_accounts,
-    target_for_source,
-    targets_for_sql,
-)
-from webapp.citations import (
-    account_ids as account_id_rules,
 )
 
 AMEX = "AmexCard0000000000000000000000000000"

@@ -18,7 +18,8 @@ from tests.support.citation_json import (
     providers,
     target_like,
 )
-from webapp.citations import (
+from webapp.citations.parse import parse_citation_target, target_from_json
+from webapp.citations.targets import (
     AccountsTarget,
     AccountTarget,
     AnalysisTarget,
@@ -32,8 +33,6 @@ from webapp.citations import (
     TaxReferenceTarget,
     WebTarget,
     account_refs,
-    parse_citation_target,
-    target_from_json,
     target_to_json,
 )
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.citation_json import json_values
-from webapp.citations import humanize_citation_url
+from webapp.citations.urls import humanize_citation_url
 
 ECFR = "https://www.ecfr.gov/api/versioner/v1/full"
 USC = "https://uscode.house.gov/download/releasepoints/us/pl/119/36"

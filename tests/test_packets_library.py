@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.citations import (
+from webapp.citations.targets import (
     CardDocumentTarget,
     MortgageReferenceTarget,
     TaxReferenceTarget,
     WebTarget,
 )
-from webapp.packets import BrowserTarget, NoTarget, SearchDoc, document_target
-from webapp.packets.destinations import MAX_CITE_CHARS, LibraryTarget, cite_words
+from webapp.packets.destinations import (
+    MAX_CITE_CHARS,
+    BrowserTarget,
+    LibraryTarget,
+    NoTarget,
+    cite_words,
+    document_target,
+)
+from webapp.packets.documents import SearchDoc
 
 IRS_526 = "https://www.irs.gov/publications/p526"
 SHELF = {("tax-authority", IRS_526): "irs/publication-526.md"}

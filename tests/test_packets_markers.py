@@ -8,18 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from webapp.packets import (
-    CitationSegment,
-    MessageDelta,
-    PacketStream,
-    SearchDoc,
-    Stop,
-    TextSegment,
-    answer_segments,
-    citation_packet,
-    documents_packet,
-    make_packet,
-)
+from webapp.packets.documents import SearchDoc
+from webapp.packets.markers import CitationSegment, TextSegment, answer_segments
+from webapp.packets.models import MessageDelta, Stop
+from webapp.packets.state import PacketStream
+from webapp.packets.wire import citation_packet, documents_packet, make_packet
 
 A = SearchDoc("a", semantic_identifier="A", link="https://a.example/page")
 F = SearchDoc("f", semantic_identifier="Statement", file_id="file-1")

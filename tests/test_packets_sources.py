@@ -7,21 +7,13 @@ from typing import Any
 
 import pytest
 
-from webapp.citations import parse_citation_target
-from webapp.packets import (
-    MessageStart,
-    PacketStream,
-    SearchDoc,
-    citation_packet,
-    display_title,
-    documents_packet,
-    domain_of,
-    favicon_url,
-    icon_key,
-    make_packet,
-    select_sources,
-    time_ago,
-)
+from webapp.citations.parse import parse_citation_target
+from webapp.packets.documents import SearchDoc
+from webapp.packets.links import display_title, domain_of, favicon_url, time_ago
+from webapp.packets.models import MessageStart
+from webapp.packets.select import icon_key, select_sources
+from webapp.packets.state import PacketStream
+from webapp.packets.wire import citation_packet, documents_packet, make_packet
 
 
 def doc(document_id: str, link: str | None = None, file_id: str | None = None) -> SearchDoc:

@@ -8,24 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.packets import (
+from webapp.packets.documents import SearchDoc, StreamingCitation
+from webapp.packets.markers import answer_segments
+from webapp.packets.models import (
     MessageDelta,
     MessageEnd,
     MessageStart,
     OpenUrlDocuments,
     Packet,
-    PacketStream,
-    SearchDoc,
     Stop,
-    StreamingCitation,
-    answer_segments,
-    citation_packet,
-    create_initial_state,
-    documents_packet,
-    make_packet,
-    packet_to_json,
-    process_packets,
 )
+from webapp.packets.state import PacketStream, create_initial_state, process_packets
+from webapp.packets.wire import citation_packet, documents_packet, make_packet, packet_to_json
 
 
 def doc(document_id: str, **fields: Any) -> SearchDoc:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from webapp.citations import (
+from webapp.citations.targets import (
     AccountsTarget,
     AccountTarget,
     AnalysisTarget,
@@ -19,18 +19,17 @@ from webapp.citations import (
     TaxReferenceTarget,
     WebTarget,
 )
-from webapp.packets import (
+from webapp.packets.destinations import (
     BrowserTarget,
     ChooserOption,
     ChooserTarget,
     FileTarget,
     NoTarget,
     PageTarget,
-    SearchDoc,
-    browser_url,
     document_target,
-    search_doc_from_json,
 )
+from webapp.packets.documents import SearchDoc, search_doc_from_json
+from webapp.packets.links import browser_url
 
 AMEX = "BxBXxLj1m4HMXBm9WZZmCWVbPjX16EHwv99vp"
 CITI = "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from webapp.citations import AccountTarget, TaxReferenceTarget, WebTarget
-from webapp.packets import (
+from webapp.citations.targets import AccountTarget, TaxReferenceTarget, WebTarget
+from webapp.packets.documents import SearchDoc, search_doc_from_json, search_doc_to_json
+from webapp.packets.models import (
     CitationInfo,
     ErrorPacket,
     Malformed,
@@ -19,21 +20,20 @@ from webapp.packets import (
     MessageStart,
     OpenUrlDocuments,
     Packet,
-    PacketStream,
     Placement,
-    SearchDoc,
     SearchToolDocumentsDelta,
     SearchToolStart,
     SectionEnd,
     Stop,
     UnknownPacket,
+)
+from webapp.packets.state import PacketStream
+from webapp.packets.wire import (
     citation_packet,
     documents_packet,
     make_packet,
     packet_to_json,
     parse_packet,
-    search_doc_from_json,
-    search_doc_to_json,
 )
 
 ACCOUNT_ID = "BxBXxLj1m4HMXBm9WZZmCWVbPjX16EHwv99vp"

@@ -13,17 +13,18 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from webapp.tools import (
+from webapp.tools.python.market import (
+    MARKET_DIR,
     FinnhubLive,
-    LocalWebIndex,
     MarketDataError,
     SnapshotMarket,
-    WebPage,
+    check_candle_args,
     default_market,
-    run_python,
+    normalise_symbol,
 )
-from webapp.tools.python.market import MARKET_DIR, check_candle_args, normalise_symbol
+from webapp.tools.python.run import run_python
 from webapp.tools.python.service import MAX_REQUEST_BYTES, DataService
+from webapp.tools.web_index import LocalWebIndex, WebPage
 
 TICKERS = ["AAPL", "VTI", "MSFT", "SPY", "GOOGL", "NVDA"]
 QUOTE_KEYS = {"c", "d", "dp", "h", "l", "o", "pc", "t"}

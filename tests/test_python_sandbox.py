@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from webapp.tools import LocalWebIndex, PythonResult, SandboxError, SnapshotMarket, run_python
 from webapp.tools.python import isolate, procs
 from webapp.tools.python import run as sandbox_run
+from webapp.tools.python.market import SnapshotMarket
+from webapp.tools.python.results import PythonResult, SandboxError
+from webapp.tools.python.run import run_python
+from webapp.tools.web_index import LocalWebIndex
 
 ROOT = os.geteuid() == 0
 as_root = pytest.mark.skipif(not ROOT, reason="namespaces and a throwaway uid need root")

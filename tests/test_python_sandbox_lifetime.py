@@ -17,9 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from webapp.tools import LocalWebIndex, PythonResult, SnapshotMarket, run_python
 from webapp.tools.python import cgroup, claim, procs
 from webapp.tools.python import run as sandbox_run
+from webapp.tools.python.market import SnapshotMarket
+from webapp.tools.python.results import PythonResult
+from webapp.tools.python.run import run_python
+from webapp.tools.web_index import LocalWebIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 # As root the tree runs in a pid namespace as a throwaway uid; without root the supervisor

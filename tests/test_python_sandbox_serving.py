@@ -20,7 +20,8 @@ import pytest
 
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.gunicorn import Server, gunicorn
-from webapp.store import create_api_token, create_store_engine
+from webapp.store.engine import create_store_engine
+from webapp.store.users import create_api_token
 from webapp.tools.python import procs, run
 
 SLEEPER = "import time; time.sleep(60)"  # the call's own limit (10 s) must not end it first

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from webapp.tools import LocalWebIndex, SnapshotMarket, run_python
 from webapp.tools.python import claim, procs, run
+from webapp.tools.python.market import SnapshotMarket
+from webapp.tools.python.run import run_python
+from webapp.tools.web_index import LocalWebIndex
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a throwaway uid needs root")
 

@@ -8,9 +8,16 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from webapp.citations import READER_CORPORA, humanize_citation_url
-from webapp.tools import READER_TOOLS, DocumentRead, FolderListing, read_document
-from webapp.tools.readers import CORPORA_ROOT, SIDECAR_SUFFIX
+from webapp.citations.sources import READER_CORPORA
+from webapp.citations.urls import humanize_citation_url
+from webapp.tools.readers import (
+    CORPORA_ROOT,
+    READER_TOOLS,
+    SIDECAR_SUFFIX,
+    DocumentRead,
+    FolderListing,
+    read_document,
+)
 
 DOCUMENTS = sorted(
     (tool, path.relative_to(CORPORA_ROOT / corpus).as_posix())

@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from webapp.tools import DocumentRead, FolderListing, ReaderError, read_document
-from webapp.tools.readers import MAX_PATH_CHARS, normalise_path
+from webapp.tools.readers import (
+    MAX_PATH_CHARS,
+    DocumentRead,
+    FolderListing,
+    ReaderError,
+    normalise_path,
+    read_document,
+)
 
 TOOL = "read_tax_authority"
 

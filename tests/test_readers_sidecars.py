@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.tools import DocumentRead, FolderListing, read_document
-from webapp.tools.readers import MAX_SIDECAR_BYTES
+from webapp.tools.readers import MAX_SIDECAR_BYTES, DocumentRead, FolderListing, read_document
 
 TOOL = "read_tax_authority"
 OUTSIDE_META = {"title": "Outside title", "source_url": "https://evil.example/x"}

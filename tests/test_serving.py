@@ -19,7 +19,10 @@ from httpx_sse import ServerSentEvent, connect_sse
 
 from tests.support.fake_claude import FakeClaude, Paced, text_reply
 from tests.support.gunicorn import Server, gunicorn
-from webapp.store import create_api_token, create_store_engine, seed_demo, upgrade_database
+from webapp.store.demo import seed_demo
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import upgrade_database
+from webapp.store.users import create_api_token
 
 QUESTION = "What do I owe on my credit cards?"
 T = TypeVar("T")

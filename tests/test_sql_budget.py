@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from webapp.tools.sql import SqlResult, run_sql
-from webapp.tools.sql.result import MIN_VALUE_BYTES, CutValue, build_result, value_bytes
+from webapp.tools.sql.result import MIN_VALUE_BYTES, CutValue, SqlResult, build_result, value_bytes
+from webapp.tools.sql.service import run_sql
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

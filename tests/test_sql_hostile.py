@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 import pytest
 import sqlalchemy as sa
 
-from webapp.store import list_accounts, metadata
-from webapp.tools.sql import SqlResult, run_sql
+from webapp.store.accounts import list_accounts
+from webapp.store.schema import metadata
+from webapp.tools.sql.result import SqlResult
+from webapp.tools.sql.service import run_sql
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

@@ -15,19 +15,18 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from webapp.store import (
+from webapp.store.accounts import list_accounts
+from webapp.store.demo import seed_demo
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import head_revision, upgrade_database
+from webapp.store.schema import (
     FINANCIAL_TABLES,
     QUERY_ROLE,
     QUERY_VIEWS,
     USER_SETTING,
     VIEW_OWNER_ROLE,
-    create_store_engine,
-    head_revision,
-    list_accounts,
-    seed_demo,
-    upgrade_database,
 )
-from webapp.tools.sql import run_sql
+from webapp.tools.sql.service import run_sql
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from webapp.store import NATIVE_ID_COLUMN, list_accounts, list_holdings
-from webapp.tools.sql import MAX_QUERY_LENGTH, SqlResult, run_sql
+from webapp.store.accounts import NATIVE_ID_COLUMN, list_accounts, list_holdings
+from webapp.tools.sql.result import SqlResult
+from webapp.tools.sql.service import MAX_QUERY_LENGTH, run_sql
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

@@ -9,9 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from webapp.store import json_safe
-from webapp.tools.sql import SqlResult, unique_columns
-from webapp.tools.sql.result import build_result
+from webapp.store.values import json_safe
+from webapp.tools.sql.result import SqlResult, build_result, unique_columns
 
 
 @pytest.mark.parametrize(

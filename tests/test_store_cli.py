@@ -15,16 +15,11 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 
 from webapp import create_app
-from webapp.store import (
-    authenticate,
-    close_engine,
-    create_store_engine,
-    current_revision,
-    get_engine,
-    head_revision,
-    list_accounts,
-    user_for_token,
-)
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import current_revision, head_revision
+from webapp.store.users import authenticate, user_for_token
 
 
 @pytest.fixture

@@ -9,18 +9,13 @@ from typing import TYPE_CHECKING
 import pytest
 import sqlalchemy as sa
 
-from webapp.citations import account_id_candidates, account_ref_from_row, match_account
-from webapp.store import (
-    NATIVE_ID_COLUMN,
-    authenticate,
-    create_store_engine,
-    find_account,
-    list_accounts,
-    list_holdings,
-    metadata,
-    seed_demo,
-    upgrade_database,
-)
+from webapp.citations.account_ids import account_id_candidates, account_ref_from_row, match_account
+from webapp.store.accounts import NATIVE_ID_COLUMN, find_account, list_accounts, list_holdings
+from webapp.store.demo import seed_demo
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import upgrade_database
+from webapp.store.schema import metadata
+from webapp.store.users import authenticate
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

@@ -11,12 +11,11 @@ import sqlalchemy as sa
 from flask import Flask
 
 from webapp import create_app
-from webapp.store import (
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.engine import (
     DatabaseURLError,
-    close_engine,
     create_store_engine,
-    get_engine,
-    list_accounts,
     normalize_url,
     sqlite_file,
     user_scope,

@@ -13,7 +13,9 @@ import sqlalchemy as sa
 from flask import Flask
 
 from webapp import create_app
-from webapp.store import close_engine, create_store_engine, upgrade_database
+from webapp.store.app_db import close_engine
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import upgrade_database
 
 
 def mode(path: Path) -> int:

@@ -11,17 +11,16 @@ from alembic import command
 from alembic.script import ScriptDirectory
 
 import webapp
-from webapp.store import (
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import (
     MIGRATIONS_DIR,
-    QUERY_VIEWS,
     alembic_config,
-    create_store_engine,
     current_revision,
     downgrade_database,
     head_revision,
-    metadata,
     upgrade_database,
 )
+from webapp.store.schema import QUERY_VIEWS, metadata
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from webapp.store import end_sessions, session_version, user_for_session
+from webapp.store.users import end_sessions, session_version, user_for_session
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

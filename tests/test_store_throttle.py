@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from webapp.store import (
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import upgrade_database
+from webapp.store.throttle import (
     DatabaseFailureLog,
     FailureLog,
     RedisFailureLog,
     SignInThrottle,
-    create_store_engine,
     retry_after,
-    upgrade_database,
+    sign_in_failures,
 )
-from webapp.store.throttle import sign_in_failures
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 START = 1_700_000_000.0

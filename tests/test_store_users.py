@@ -8,14 +8,14 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 
-from webapp.store import (
+from webapp.store.app_db import get_engine
+from webapp.store.users import (
     InvalidUsernameError,
     UnknownUserError,
     User,
     authenticate,
     create_api_token,
     create_user,
-    get_engine,
     get_user,
     hash_token,
     user_for_token,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from webapp.citations import AccountTarget, CitationRegistry
-from webapp.turn import AnswerBuilder, CitedSource
+from webapp.citations.registry import CitationRegistry
+from webapp.citations.targets import AccountTarget
+from webapp.turn.answer import AnswerBuilder, CitedSource
 
 A, B = "silvia://your-account/a", "https://b.example/"
 

@@ -8,10 +8,21 @@ from dataclasses import dataclass
 import pytest
 
 from tests.support.turns import Rows
-from webapp.citations import AccountTarget, AnalysisTarget, MarketDataTarget, TaxReferenceTarget
-from webapp.turn import chunks, from_document, from_python, from_sql, from_web_results
+from webapp.citations.targets import (
+    AccountTarget,
+    AnalysisTarget,
+    MarketDataTarget,
+    TaxReferenceTarget,
+)
 from webapp.turn import citable as citable_module
-from webapp.turn.citable import MAX_BLOCKS
+from webapp.turn.citable import (
+    MAX_BLOCKS,
+    chunks,
+    from_document,
+    from_python,
+    from_sql,
+    from_web_results,
+)
 
 PLAID = "AmexCardAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 

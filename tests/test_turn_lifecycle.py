@@ -22,7 +22,7 @@ from tests.support.gunicorn import gunicorn
 from tests.test_serving import _ask, _client, _env, _sqlite, _stalling_reply, _stream, _token
 from webapp import create_app
 from webapp.chat import service
-from webapp.store import close_engine
+from webapp.store.app_db import close_engine
 
 T = TypeVar("T")
 ANSWER = "Your cards: $1,842.17 at American Express and $2,940.00 at Chase."
@@ -171,8 +171,7 @@ def test_cancel_keeps_what_was_written_and_frees_the_session(slow_app: Flask) ->
 
 
 def test_a_stopped_answer_keeps_its_text_and_citations_as_streamed() -> None:
-    from webapp.chat import StoredEvent
-    from webapp.chat.store import written_so_far
+    from webapp.chat.store import StoredEvent, written_so_far
 
     place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
     target = {"kind": "accounts", "accounts": [{"accountId": "acc-1", "provider": "plaid"}]}
@@ -227,8 +226,8 @@ def test_a_users_fourth_running_answer_is_refused_with_retry_after(slow_app: Fla
 
 
 def test_a_stopped_turns_sandbox_ends_instead_of_running_on(slow_app: Flask) -> None:
-    from webapp.chat import LocalTools
-    from webapp.store import get_engine
+    from webapp.store.app_db import get_engine
+    from webapp.tools.runner import LocalTools
 
     tools = LocalTools(get_engine(slow_app), 1)
     tools.stop()
@@ -239,8 +238,8 @@ def test_a_stopped_turns_sandbox_ends_instead_of_running_on(slow_app: Flask) -> 
 
 
 def test_cancelling_a_turn_stops_its_tools(slow_app: Flask) -> None:
-    from webapp.chat import LocalTools
-    from webapp.store import get_engine
+    from webapp.store.app_db import get_engine
+    from webapp.tools.runner import LocalTools
     from webapp.web.extension import chat_service
 
     made: list[LocalTools] = []

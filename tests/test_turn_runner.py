@@ -9,8 +9,9 @@ import pytest
 from tests.support.claude_replies import cite_then_call
 from tests.support.fake_claude import FakeClaude, HttpError, text_reply, tool_reply
 from tests.support.turns import CannedTools, MemorySink
-from webapp.llm import ClaudeEngine
-from webapp.turn import SinkClosed, run_turn, start_checkpoint
+from webapp.llm.claude import ClaudeModel
+from webapp.turn.emit import SinkClosed
+from webapp.turn.runner import run_turn, start_checkpoint
 
 AMEX = "AmexCardAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 CITI = "CitiCardBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
@@ -43,8 +44,8 @@ def cite(source: str, title: str, index: int, text: str) -> dict[str, Any]:
     }
 
 
-def claude(fake: FakeClaude) -> ClaudeEngine:
-    return ClaudeEngine("sk-test", base_url=fake.url, sleep=lambda _: None)
+def claude(fake: FakeClaude) -> ClaudeModel:
+    return ClaudeModel("sk-test", base_url=fake.url, sleep=lambda _: None)
 
 
 TOOLS = CannedTools(

@@ -13,9 +13,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from webapp.citations import account_path
-from webapp.store import authenticate, get_engine, list_accounts, list_holdings
-from webapp.tools import FinnhubLive, SnapshotMarket
+from webapp.citations.account_ids import account_path
+from webapp.store.accounts import list_accounts, list_holdings
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
+from webapp.tools.python.market import FinnhubLive, SnapshotMarket
 
 PROVIDERS = ("plaid", "snaptrade", "manual")
 

@@ -9,7 +9,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from webapp.store import authenticate, create_api_token, get_engine
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate, create_api_token
 from webapp.web.auth import BAD_LOGIN
 
 

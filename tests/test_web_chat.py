@@ -16,18 +16,21 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from tests.support.apps import idle_after
-from webapp.chat import (
+from webapp.chat.store import (
     StoredEvent,
+    append_event,
     create_session,
+    finish_message,
     get_message,
     get_session,
     list_sessions,
     session_messages,
+    start_message,
 )
-from webapp.chat.store import append_event, finish_message, start_message
 from webapp.chat.tables import ai_chat_logs
 from webapp.sse import ServerSentEvent, SSEDecoder
-from webapp.store import authenticate, get_engine
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 from webapp.web.extension import chat_service
 
 QUESTION = "What do I owe on my credit cards?"

@@ -26,7 +26,8 @@ from webapp.favicons.fetch import (
     requests_get,
     sniff_image,
 )
-from webapp.store import authenticate, get_engine
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 from webapp.web.favicon import set_favicon_service
 
 ICO = b"\x00\x00\x01\x00\x01\x00\x10\x10" + b"\x00" * 40

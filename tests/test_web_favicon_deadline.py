@@ -24,7 +24,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from webapp.favicons.fetch import MAX_BYTES, FaviconService, Fetched, requests_get
-from webapp.store import authenticate, get_engine
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 from webapp.web.favicon import set_favicon_service
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40

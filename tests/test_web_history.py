@@ -11,9 +11,9 @@ from flask.testing import FlaskClient
 
 from tests.support.apps import idle_after
 from tests.test_web_auth import csrf_from, login
-from webapp.chat import create_session
-from webapp.chat.store import SHORT_TITLE_CHARS, short_title
-from webapp.store import authenticate, get_engine
+from webapp.chat.store import SHORT_TITLE_CHARS, create_session, short_title
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 from webapp.web.history import by_day
 
 

@@ -11,7 +11,8 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from webapp.packets.destinations import LibraryTarget
-from webapp.store import authenticate, get_engine
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 from webapp.web.library import library_path, marked_html, reader_href
 
 RECORDS = "/library/tax-authority/guides/recordkeeping.md"

@@ -15,7 +15,7 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from webapp import create_app
-from webapp.store import close_engine
+from webapp.store.app_db import close_engine
 from webapp.web.proxy import is_trusted, parse_allowed
 
 PROXY = "10.0.0.5"

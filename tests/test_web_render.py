@@ -9,8 +9,9 @@ import pytest
 from bs4 import BeautifulSoup
 from flask import Flask, render_template
 
-from webapp.citations import parse_citation_target
-from webapp.packets import PacketStream, ProcessedMessageState, SearchDoc
+from webapp.citations.parse import parse_citation_target
+from webapp.packets.documents import SearchDoc
+from webapp.packets.state import PacketStream, ProcessedMessageState
 from webapp.web.answers import LIBRARY
 from webapp.web.render import (
     FILE_NOTICE,

@@ -11,7 +11,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from webapp import create_app
-from webapp.store import close_engine, create_api_token, get_engine
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.users import create_api_token
 from webapp.web.extension import chat_service
 
 

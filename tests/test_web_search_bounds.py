@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from webapp.tools import ExaSearch, WebSearchError
-from webapp.tools.web_search import MAX_RESPONSE_BYTES, MAX_TITLE_CHARS
+from webapp.tools.web_index import WebSearchError
+from webapp.tools.web_search import MAX_RESPONSE_BYTES, MAX_TITLE_CHARS, ExaSearch
 
 
 @pytest.fixture

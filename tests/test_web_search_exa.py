@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from webapp.tools import ExaSearch, LocalWebIndex, WebSearchError, default_provider, search_web
+from webapp.tools.web_index import LocalWebIndex, WebSearchError
+from webapp.tools.web_search import ExaSearch, default_provider, search_web
 
 
 @dataclass

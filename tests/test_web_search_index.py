@@ -8,8 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from webapp.tools import LocalWebIndex, WebPage, WebSearchError, default_index, search_web
-from webapp.tools.web_index import MAX_LIMIT, WEB_PAGES_DIR, fts_query, load_pages
+from webapp.tools.web_index import (
+    MAX_LIMIT,
+    WEB_PAGES_DIR,
+    LocalWebIndex,
+    WebPage,
+    WebSearchError,
+    default_index,
+    fts_query,
+    load_pages,
+)
+from webapp.tools.web_search import search_web
 
 RANKING = [
     ("roth ira income limit 2025", "amount-of-roth-ira-contributions"),

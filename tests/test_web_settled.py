@@ -24,10 +24,11 @@ from tests.support.answer_stream import (
     render,
     stored,
 )
-from webapp.citations import CitationRegistry
-from webapp.packets import CitationSegment, PacketStream, answer_segments
+from webapp.citations.registry import CitationRegistry
+from webapp.packets.markers import CitationSegment, answer_segments
+from webapp.packets.state import PacketStream
 from webapp.sse import SSEDecoder
-from webapp.turn import AnswerBuilder, CitedSource
+from webapp.turn.answer import AnswerBuilder, CitedSource
 from webapp.web.answers import AnswerViews
 from webapp.web.markdown import line_start, render_markdown, settled_lines
 from webapp.web.render import answer_view

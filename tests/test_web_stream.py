@@ -19,7 +19,7 @@ from tests.support.answer_stream import (
     run,
     stored,
 )
-from webapp.chat import StoredEvent
+from webapp.chat.store import StoredEvent
 from webapp.sse import ServerSentEvent
 from webapp.web import stream
 from webapp.web.answers import GENERIC_ERROR

@@ -18,8 +18,8 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from webapp import create_app
-from webapp.store import close_engine, get_engine, throttle_key
-from webapp.store.throttle import sign_in_failures
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.throttle import sign_in_failures, throttle_key
 from webapp.web import auth
 from webapp.web.auth import BAD_LOGIN
 

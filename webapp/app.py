@@ -10,8 +10,8 @@ from typing import Any
 
 from flask import Flask
 
-from . import store
-from .tools.python import sweep_leftovers
+from .store.app_db import init_app as init_store
+from .tools.python.claim import sweep_leftovers
 from .web import accounts, api, auth, chat, extension, favicon, library, proxy, responses
 
 # The settings read from the environment into the app's config (README.md, Configuration).
@@ -70,7 +70,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _secret_key(instance)
 
-    store.init_app(app)
+    init_store(app)
     proxy.init_app(app)
     extension.init_app(app)
     responses.init_app(app)

@@ -17,7 +17,9 @@ from werkzeug.serving import make_server
 from tests.support.fake_claude import FakeClaude
 from webapp import create_app
 from webapp.favicons.fetch import FaviconService, Fetched
-from webapp.store import close_engine, get_engine, seed_demo, upgrade_database
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.demo import seed_demo
+from webapp.store.migrate import upgrade_database
 from webapp.web.extension import chat_service
 from webapp.web.favicon import set_favicon_service
 

@@ -8,9 +8,16 @@ from typing import Any
 
 from flask import Flask
 
-from webapp.chat import StoredEvent, create_session
-from webapp.chat.store import append_event, finish_message, start_message
-from webapp.store import authenticate, get_engine, list_accounts
+from webapp.chat.store import (
+    StoredEvent,
+    append_event,
+    create_session,
+    finish_message,
+    start_message,
+)
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 
 MIXED_QUESTION = "Show me every kind of source"
 WEB_URL = "https://www.irs.gov/publications/p523"

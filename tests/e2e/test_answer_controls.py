@@ -13,8 +13,9 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.support.fake_claude import FakeClaude, Paced, text_reply
-from webapp.chat import session_messages
-from webapp.store import authenticate, get_engine
+from webapp.chat.store import session_messages
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import LiveServer

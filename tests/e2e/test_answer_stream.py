@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.support.answer_stream import packet
-from webapp.chat import StoredEvent
+from webapp.chat.store import StoredEvent
 from webapp.web.extension import chat_service
 
 if TYPE_CHECKING:

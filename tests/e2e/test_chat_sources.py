@@ -10,8 +10,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
-from webapp.citations import account_path
-from webapp.store import authenticate, get_engine, list_accounts
+from webapp.citations.account_ids import account_path
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import LiveServer

@@ -12,7 +12,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.e2e.stored import FILE_NOTICE, WEB_URL, store_mixed_answer
-from webapp.chat import StoredEvent
+from webapp.chat.store import StoredEvent
 from webapp.web.extension import chat_service
 
 if TYPE_CHECKING:

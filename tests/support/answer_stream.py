@@ -11,8 +11,8 @@ from typing import Any
 
 from markupsafe import escape
 
-from webapp.chat import StoredEvent
-from webapp.packets import PacketStream
+from webapp.chat.store import StoredEvent
+from webapp.packets.state import PacketStream
 from webapp.sse import ServerSentEvent, SSEDecoder
 from webapp.web.answers import AnswerViews
 from webapp.web.render import answer_view, sources_view

@@ -14,7 +14,10 @@ from flask import Flask
 from httpx_sse import ServerSentEvent, connect_sse
 
 from webapp import create_app
-from webapp.store import create_api_token, get_engine, seed_demo, upgrade_database
+from webapp.store.app_db import get_engine
+from webapp.store.demo import seed_demo
+from webapp.store.migrate import upgrade_database
+from webapp.store.users import create_api_token
 from webapp.web.extension import chat_service
 
 

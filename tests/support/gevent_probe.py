@@ -49,8 +49,9 @@ def _pool(url: str) -> object:
 
 
 def _sqlite_tool(url: str) -> object:
-    from webapp.store import authenticate, create_store_engine
-    from webapp.tools import run_sql
+    from webapp.store.engine import create_store_engine
+    from webapp.store.users import authenticate
+    from webapp.tools.sql.service import run_sql
 
     engine = create_store_engine(url)
     user = authenticate(engine, "demo", "demo")
@@ -64,7 +65,7 @@ def _sqlite_tool(url: str) -> object:
 
 
 def _sandbox(_url: str) -> object:
-    from webapp.tools import run_python
+    from webapp.tools.python.run import run_python
 
     result = run_python("import time\ntime.sleep(0.4)\nprint('slept')")
     return result.error or result.stdout.strip()
@@ -72,8 +73,9 @@ def _sandbox(_url: str) -> object:
 
 def _turns(url: str) -> object:
     from webapp import create_app
-    from webapp.chat import create_session
-    from webapp.store import authenticate, get_engine
+    from webapp.chat.store import create_session
+    from webapp.store.app_db import get_engine
+    from webapp.store.users import authenticate
     from webapp.web.extension import chat_service
 
     app = create_app({"DATABASE_URL": url, "SECRET_KEY": "probe", "ANTHROPIC_API_KEY": None})

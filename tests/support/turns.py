@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from webapp.turn import ToolOutcome, from_sql
+from webapp.turn.citable import from_sql
+from webapp.turn.runner import ToolOutcome
 
 
 @dataclass

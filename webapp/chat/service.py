@@ -22,8 +22,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from ..llm import Engine as ModelEngine
-from ..turn import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
+from ..llm.base import Model
+from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import store
 from .store import LeaseLost, SessionBusy, StoredEvent
 from .wakeups import Listener, Wakeups
@@ -196,7 +196,7 @@ class ChatService:
     def __init__(
         self,
         engine: Engine,
-        model: Callable[[], ModelEngine],
+        model: Callable[[], Model],
         tools: Callable[[int], ToolRunner],
         *,
         lease: timedelta = LEASE,

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ..turn import SinkClosed
+from ..turn.emit import SinkClosed
 from .tables import (
     ai_chat_logs,
     chat_checkpoints,

@@ -27,7 +27,7 @@ from urllib.parse import quote
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ..store import sqlite_file
+from ..store.engine import sqlite_file
 from .store import EVENTS_CHANNEL
 from .tables import chat_events
 

@@ -23,7 +23,7 @@ UNAVAILABLE = (
 )
 
 
-class EngineError(Exception):
+class ModelError(Exception):
     """The model could not answer.
 
     `str(error)` is the detail for the logs (it may name the vendor, a status, an exception);
@@ -35,7 +35,7 @@ class EngineError(Exception):
         self.public = public
 
 
-class Engine(Protocol):
+class Model(Protocol):
     """A model that answers in the Claude Messages API's streaming events."""
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:

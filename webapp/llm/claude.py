@@ -3,7 +3,7 @@
 Retries what may pass before any content has streamed: 408, 409, 429, 5xx and 529, an
 `overloaded_error` event, a refused or dropped connection. Waits grow exponentially with
 jitter, honour `retry-after` and `retry-after-ms`, and stop at a total budget. One round is
-bounded as a whole (`round_seconds`), pings included. Any other failure is an `EngineError`.
+bounded as a whole (`round_seconds`), pings included. Any other failure is an `ModelError`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import requests
 
 from ..sse import SSEDecoder
-from .base import UNAVAILABLE, EngineError, ModelRequest
+from .base import UNAVAILABLE, ModelError, ModelRequest
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def _error_message(response: requests.Response) -> str:
         return response.reason or "no details"
 
 
-class ClaudeEngine:
+class ClaudeModel:
     """Stream answers from the Claude Messages API."""
 
     def __init__(
@@ -118,7 +118,7 @@ class ClaudeEngine:
                 )
                 if attempt > self._max_retries or waited + wait > self._retry_budget:
                     message = f"Claude is unavailable ({retry}); try again shortly."
-                    raise EngineError(message) from None
+                    raise ModelError(message) from None
                 log.warning("Claude %s; retry %d in %.1f s", retry, attempt, wait)
                 self._sleep(wait)
                 waited += wait
@@ -149,7 +149,7 @@ class ClaudeEngine:
             if response.status_code in RETRYABLE_STATUS:
                 raise _Retry(f"HTTP {response.status_code}", _retry_after(response))
             if response.status_code != 200:
-                raise EngineError(
+                raise ModelError(
                     f"Claude refused the request (HTTP {response.status_code}): "
                     f"{_error_message(response)}",
                     REFUSED if 400 <= response.status_code < 500 else UNAVAILABLE,
@@ -165,7 +165,7 @@ class ClaudeEngine:
         try:
             for chunk in response.iter_content(chunk_size=None):
                 if time.monotonic() > deadline:
-                    raise EngineError("The model took too long to answer.", TOO_SLOW)
+                    raise ModelError("The model took too long to answer.", TOO_SLOW)
                 for event in decoder.decode(text.decode(chunk)):
                     data = _load(event.data)
                     kind = data.get("type", event.event)
@@ -175,7 +175,7 @@ class ClaudeEngine:
                         error_type = str(error.get("type", "error"))
                         if error_type in RETRYABLE_ERRORS and not started:
                             raise _Retry(error_type, None)
-                        raise EngineError(
+                        raise ModelError(
                             f"Claude stopped with {error_type}: "
                             f"{error.get('message', 'no details')}"
                         )
@@ -187,21 +187,21 @@ class ClaudeEngine:
                         return
         except Exception as exc:
             if self._closed:  # abandoned on purpose: the turn was stopped
-                raise EngineError("The answer was stopped.", "The answer was stopped.") from None
+                raise ModelError("The answer was stopped.", "The answer was stopped.") from None
             if not isinstance(exc, requests.RequestException):
                 raise
             reason = f"The connection to Claude broke: {type(exc).__name__}"
             if not started:
                 raise _Retry(reason, None) from None
-            raise EngineError(reason) from None
-        raise EngineError("Claude's stream ended before message_stop.")
+            raise ModelError(reason) from None
+        raise ModelError("Claude's stream ended before message_stop.")
 
 
 def _load(data: str) -> dict[str, Any]:
     try:
         value = json.loads(data)
     except json.JSONDecodeError:
-        raise EngineError("Claude sent an event that is not JSON.") from None
+        raise ModelError("Claude sent an event that is not JSON.") from None
     if not isinstance(value, dict):
-        raise EngineError("Claude sent an event that is not a JSON object.")
+        raise ModelError("Claude sent an event that is not a JSON object.")
     return value

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal, NamedTuple, TypeAlias
 
-from webapp.citations import (
-    READER_CORPORA,
+from webapp.citations.account_ids import account_path, encode_uri_component
+from webapp.citations.sources import READER_CORPORA
+from webapp.citations.targets import (
     AccountsTarget,
     AccountTarget,
     CardDocumentTarget,
@@ -24,10 +25,8 @@ from webapp.citations import (
     PortfolioTarget,
     TaxReferenceTarget,
     WebTarget,
-    account_path,
-    encode_uri_component,
-    humanize_citation_url,
 )
+from webapp.citations.urls import humanize_citation_url
 
 from .documents import SearchDoc
 from .links import browser_url, display_title

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
-from webapp.citations import CitationTarget, parse_citation_target, target_to_json
+from webapp.citations.parse import parse_citation_target
+from webapp.citations.targets import CitationTarget, target_to_json
 
 MetadataValue: TypeAlias = str | tuple[str, ...]
 CitationMap: TypeAlias = dict[int, str]

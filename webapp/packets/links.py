@@ -16,7 +16,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import humanize
 
-from webapp.citations import encode_uri_component
+from webapp.citations.account_ids import encode_uri_component
 
 FAVICON_ROUTE = "/favicon/"
 _TRICK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})

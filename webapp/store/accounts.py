@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from webapp.citations import match_account
+from webapp.citations.account_ids import match_account
 
 from .engine import user_scope
 from .values import JsonValue, json_safe

@@ -19,20 +19,16 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from ..citations import marker_safe_link
-from ..turn import Citable, ToolOutcome, from_document, from_python, from_sql, from_web_results
-from . import (
-    FolderListing,
-    ReaderError,
-    SandboxError,
-    WebSearchError,
-    WebSearchProvider,
-    read_document,
-    run_python,
-    run_sql,
-    search_web,
-)
-from .sql import DEFAULT_MAX_BYTES
+from ..citations.urls import marker_safe_link
+from ..turn.citable import Citable, from_document, from_python, from_sql, from_web_results
+from ..turn.runner import ToolOutcome
+from .python.results import SandboxError
+from .python.run import run_python
+from .readers import FolderListing, ReaderError, read_document
+from .sql.result import DEFAULT_MAX_BYTES
+from .sql.service import run_sql
+from .web_index import WebSearchError
+from .web_search import WebSearchProvider, search_web
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..citations import CitationRegistry, CitationTarget, target_to_json
+from ..citations.registry import CitationRegistry
+from ..citations.targets import CitationTarget, target_to_json
 
 
 @dataclass(frozen=True, slots=True)

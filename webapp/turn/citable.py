@@ -12,18 +12,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..citations import (
+from ..citations.account_ids import ID_COLUMNS
+from ..citations.sources import (
     ANALYSIS_SOURCE,
-    ID_COLUMNS,
     MARKET_DATA_SOURCE,
     SEARCH_SOURCE,
-    CitationTarget,
-    humanize_citation_url,
     is_http_url,
     market_data_source,
     target_for_source,
     targets_for_sql,
 )
+from ..citations.targets import CitationTarget
+from ..citations.urls import humanize_citation_url
 from .market import as_of, describe
 
 MAX_BLOCK_CHARS = 1500

@@ -5,22 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..citations import CitationRegistry
-from ..packets import (
+from ..citations.registry import CitationRegistry
+from ..packets.documents import SearchDoc
+from ..packets.models import (
     CitationInfo,
     ErrorPacket,
     MessageDelta,
     MessageStart,
     OpenUrlDocuments,
     PacketObj,
-    SearchDoc,
     SearchToolDocumentsDelta,
     SearchToolStart,
     SectionEnd,
     Stop,
-    make_packet,
-    packet_to_json,
 )
+from ..packets.wire import make_packet, packet_to_json
 from .citable import Citable
 
 BLURB_CHARS = 300

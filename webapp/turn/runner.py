@@ -21,16 +21,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..citations import CitationRegistry
-from ..llm import (
-    UNAVAILABLE,
-    Engine,
-    EngineError,
-    MessageAccumulator,
-    ModelRequest,
-    StreamProtocolError,
-)
-from ..packets import SearchDoc
+from ..citations.registry import CitationRegistry
+from ..llm.base import UNAVAILABLE, Model, ModelError, ModelRequest
+from ..llm.stream import MessageAccumulator, StreamProtocolError
+from ..packets.documents import SearchDoc
 from .answer import AnswerBuilder, CitedSource
 from .citable import Citable
 from .emit import Emitter, SinkClosed, TurnSink, search_doc
@@ -70,7 +64,7 @@ class TurnResult:
 
 class _Turn:
     def __init__(
-        self, engine: Engine, tools: ToolRunner, sink: TurnSink, checkpoint: dict[str, Any]
+        self, engine: Model, tools: ToolRunner, sink: TurnSink, checkpoint: dict[str, Any]
     ) -> None:
         self.engine, self.tools = engine, tools
         self.emitter = Emitter(sink)
@@ -134,7 +128,7 @@ class _Turn:
             if stopped is not None and stopped.block.get("type") == "text":
                 self.close_block(stopped.index, stopped.block.get("citations", []))
         if not acc.done:
-            raise EngineError(
+            raise ModelError(
                 "The model's answer ended early.",
                 "The answer was cut off before it was finished. Please try again.",
             )
@@ -184,13 +178,13 @@ class _Turn:
                 if acc.stop_reason != "tool_use":
                     break
                 if self.round >= MAX_ROUNDS:
-                    raise EngineError(
+                    raise ModelError(
                         f"The model asked for more than {MAX_ROUNDS} tool rounds.",
                         "This question needed more lookups than one answer may make. "
                         "Try asking about one thing at a time.",
                     )
                 self.tool_round(acc.content())
-        except EngineError as exc:
+        except ModelError as exc:
             log.warning("the model could not answer: %s", exc)
             return self.fail(exc.public)
         except StreamProtocolError as exc:
@@ -263,7 +257,7 @@ def failed_turn(sink: TurnSink, message: str) -> TurnResult:
 
 
 def run_turn(
-    engine: Engine, tools: ToolRunner, sink: TurnSink, checkpoint: dict[str, Any]
+    engine: Model, tools: ToolRunner, sink: TurnSink, checkpoint: dict[str, Any]
 ) -> TurnResult:
     """Run a turn from its checkpoint (a new one, or one saved after a tool round)."""
     try:

@@ -9,9 +9,11 @@ from typing import Any
 
 from flask import Blueprint, abort, current_app, render_template
 
-from ..citations import account_path, is_account_id
-from ..store import JsonValue, find_account, get_engine, list_accounts, list_holdings
-from ..tools import FinnhubLive, MarketData, MarketDataError, default_market
+from ..citations.account_ids import account_path, is_account_id
+from ..store.accounts import find_account, list_accounts, list_holdings
+from ..store.app_db import get_engine
+from ..store.values import JsonValue
+from ..tools.python.market import FinnhubLive, MarketData, MarketDataError, default_market
 from .allocation import allocations
 from .auth import current_user, login_required
 from .balances import balance_sheet, side_of

@@ -11,8 +11,11 @@ from flask import url_for
 from sqlalchemy.engine import Engine
 
 from ..chat.store import events_after
-from ..packets import AccountLabeler, PacketStream, SearchDoc, icon_key
-from ..store import list_accounts
+from ..packets.destinations import AccountLabeler
+from ..packets.documents import SearchDoc
+from ..packets.select import icon_key
+from ..packets.state import PacketStream
+from ..store.accounts import list_accounts
 from .library import library_path, reader_href
 from .render import (
     AnswerView,

@@ -8,23 +8,25 @@ from typing import Any
 from flask import Blueprint, Response, abort, jsonify, request, url_for
 from werkzeug.exceptions import TooManyRequests
 
-from ..chat import (
+from ..chat.sessions import (
     KeyConflict,
-    SessionBusy,
-    TooManyTurns,
     ask_once,
     clean_key,
     clean_title,
+    remove_session,
+    rename_session,
+)
+from ..chat.store import (
+    SessionBusy,
+    TooManyTurns,
     create_session,
     get_message,
     get_session,
     list_sessions,
-    remove_session,
-    rename_session,
     session_messages,
 )
 from ..sse import format_comment, format_event
-from ..store import get_engine
+from ..store.app_db import get_engine
 from .auth import api_user_required, current_user
 from .extension import chat_service
 from .responses import is_text

@@ -27,15 +27,12 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.wrappers import Response as BaseResponse
 
-from ..store import (
-    DatabaseFailureLog,
-    FailureLog,
-    RedisFailureLog,
-    SignInThrottle,
+from ..store.app_db import get_engine
+from ..store.throttle import DatabaseFailureLog, FailureLog, RedisFailureLog, SignInThrottle
+from ..store.users import (
     User,
     authenticate,
     end_sessions,
-    get_engine,
     session_version,
     user_for_session,
     user_for_token,

@@ -23,28 +23,30 @@ from flask import (
 from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
-from ..chat import (
+from ..chat.sessions import (
     KEY_CHARS,
-    TITLE_CHARS,
     Asked,
     KeyConflict,
-    SessionBusy,
-    TooManyTurns,
     ask_once,
     clean_key,
     clean_title,
+    question_before,
+    remove_session,
+    rename_session,
+)
+from ..chat.store import (
+    TITLE_CHARS,
+    SessionBusy,
+    TooManyTurns,
     create_session,
     find_message,
     get_message,
     get_session,
     list_sessions,
-    question_before,
-    remove_session,
-    rename_session,
     session_messages,
 )
-from ..packets import PacketStream
-from ..store import get_engine
+from ..packets.state import PacketStream
+from ..store.app_db import get_engine
 from .answers import AnswerRenderer, AnswerViews
 from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS
 from .auth import current_user, login_required

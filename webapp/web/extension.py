@@ -7,9 +7,13 @@ from datetime import timedelta
 
 from flask import Flask, current_app
 
-from ..chat import ChatService, LocalTools, listener_for
-from ..llm import DEFAULT_BASE_URL, DEFAULT_MODEL, ClaudeEngine, Engine, OfflineEngine
-from ..store import get_engine
+from ..chat.service import ChatService
+from ..chat.wakeups import listener_for
+from ..llm.base import Model
+from ..llm.claude import DEFAULT_BASE_URL, DEFAULT_MODEL, ClaudeModel
+from ..llm.offline.model import OfflineModel
+from ..store.app_db import get_engine
+from ..tools.runner import LocalTools
 
 _EXTENSION = "webapp.chat"
 LEASE_SECONDS = 30
@@ -19,12 +23,12 @@ MAX_STREAMS_PER_USER = 20
 _lock = threading.Lock()
 
 
-def model_engine(app: Flask) -> Engine:
+def language_model(app: Flask) -> Model:
     """Return Claude when `ANTHROPIC_API_KEY` is set, else the offline engine."""
     key = app.config.get("ANTHROPIC_API_KEY")
     if not key:
-        return OfflineEngine()
-    return ClaudeEngine(
+        return OfflineModel()
+    return ClaudeModel(
         str(key),
         base_url=str(app.config.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL),
         model=str(app.config.get("ANTHROPIC_MODEL") or DEFAULT_MODEL),
@@ -38,7 +42,7 @@ def _make_service(app: Flask) -> ChatService:
     deadline = timedelta(seconds=float(app.config.get("TURN_DEADLINE_SECONDS") or DEADLINE_SECONDS))
     return ChatService(
         engine,
-        lambda: model_engine(app),
+        lambda: language_model(app),
         lambda uid: LocalTools(
             engine, uid, hide=hide, max_bytes=LocalTools.max_bytes_from(app.config)
         ),

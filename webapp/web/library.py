@@ -19,10 +19,10 @@ from flask import Blueprint, abort, render_template, request, url_for
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from ..citations import humanize_citation_url
-from ..packets import browser_url, display_title, domain_of
+from ..citations.urls import humanize_citation_url
 from ..packets.destinations import LibraryTarget
-from ..tools import READER_TOOLS, DocumentRead, FolderListing, ReaderError, read_document
+from ..packets.links import browser_url, display_title, domain_of
+from ..tools.readers import READER_TOOLS, DocumentRead, FolderListing, ReaderError, read_document
 from .auth import login_required
 from .markdown import placeholder, render_markdown, strip_placeholders
 

@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from ..packets import browser_url
+from ..packets.links import browser_url
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PRIVATE = re.compile(f"[{_OPEN}{_CLOSE}]")

@@ -16,25 +16,24 @@ from typing import Literal
 
 from markupsafe import Markup
 
-from ..citations import AccountsTarget, AccountTarget, match_account
-from ..packets import (
+from ..citations.account_ids import match_account
+from ..citations.targets import AccountsTarget, AccountTarget
+from ..packets.destinations import (
     AccountLabeler,
     BrowserTarget,
     ChooserOption,
     ChooserTarget,
-    CitationSegment,
     FileTarget,
+    LibraryPathFinder,
+    LibraryTarget,
     PageTarget,
-    ProcessedMessageState,
-    SearchDoc,
-    answer_segments,
-    display_title,
     document_target,
-    domain_of,
-    select_sources,
-    time_ago,
 )
-from ..packets.destinations import LibraryPathFinder, LibraryTarget
+from ..packets.documents import SearchDoc
+from ..packets.links import display_title, domain_of, time_ago
+from ..packets.markers import CitationSegment, answer_segments
+from ..packets.select import select_sources
+from ..packets.state import ProcessedMessageState
 from .markdown import placeholder, render_markdown, strip_placeholders
 from .snippet import snippet
 

@@ -37,8 +37,9 @@ from flask import Response
 from markupsafe import Markup
 from werkzeug.exceptions import TooManyRequests
 
-from ..chat import ChatService, StoredEvent
-from ..packets import PacketStream
+from ..chat.service import ChatService
+from ..chat.store import StoredEvent
+from ..packets.state import PacketStream
 from ..sse import format_comment, format_event
 from .answers import GENERIC_ERROR, AnswerViews, packet_error
 from .markdown import line_start, settled_lines

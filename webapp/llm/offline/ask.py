@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from ...tools import SnapshotMarket
+from ...tools.python.market import SnapshotMarket
 from .words import STOPWORDS, amounts, stem, word_set, words, years
 
 Intent: TypeAlias = Literal[

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ...tools import READER_TOOLS, DocumentRead, FolderListing, read_document
+from ...tools.readers import READER_TOOLS, DocumentRead, FolderListing, read_document
 from ...tools.web_index import load_pages
 from .words import STOPWORDS, SYNONYMS, stems, words
 

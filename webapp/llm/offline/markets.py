@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 
-from ...tools import SnapshotMarket, default_market
+from ...tools.python.market import SnapshotMarket, default_market
 from .ask import Question
 from .cite import Block, Result, cite, number
 from .figures import Row

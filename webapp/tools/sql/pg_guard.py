@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pglast import ast, parse_sql
 from pglast.parser import ParseError
 
-from webapp.store import QUERY_VIEWS
+from webapp.store.schema import QUERY_VIEWS
 
 from .allowed import POSTGRES_FUNCTIONS
 from .result import VIEWS_HINT, QueryRejected

@@ -22,7 +22,7 @@ import psycopg
 from psycopg import errors, sql
 from sqlalchemy.engine import Engine
 
-from webapp.store import QUERY_ROLE, USER_SETTING
+from webapp.store.schema import QUERY_ROLE, USER_SETTING
 
 from .pg_guard import check_postgres_query
 from .result import VIEWS_HINT, CutValue, SqlResult, read_rows, value_bytes

@@ -13,7 +13,8 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from webapp.store import QUERY_VIEWS, JsonValue, json_safe
+from webapp.store.schema import QUERY_VIEWS
+from webapp.store.values import JsonValue, json_safe
 
 VIEWS_HINT = "query only the views " + ", ".join(QUERY_VIEWS)
 DEFAULT_MAX_BYTES = 262_144

@@ -6,7 +6,7 @@ import logging
 
 from sqlalchemy.engine import Engine
 
-from webapp.store import sqlite_file
+from webapp.store.engine import sqlite_file
 
 from ..offload import offload
 from .postgres import run_postgres

@@ -20,7 +20,7 @@ import sqlite3
 import time
 from urllib.parse import quote
 
-from webapp.store import QUERY_VIEWS, USER_FUNCTION
+from webapp.store.schema import QUERY_VIEWS, USER_FUNCTION
 
 from .allowed import SQLITE_FUNCTIONS
 from .result import VIEWS_HINT, SqlResult, read_rows

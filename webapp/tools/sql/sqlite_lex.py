@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator
 
-from webapp.store import QUERY_VIEWS
+from webapp.store.schema import QUERY_VIEWS
 
 from .result import QueryRejected
 

@@ -156,7 +156,7 @@ def _message_end(stop_reason: str) -> Iterator[dict[str, Any]]:
     yield {"type": "message_stop"}
 
 
-class OfflineEngine:
+class OfflineModel:
     """Answer deterministically from the tools, citing what they returned."""
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:

@@ -1,11 +1,11 @@
-"""An SSE stream decoder with no I/O: feed it chunks, take out events.
-
-Follows the WHATWG "event stream interpretation" rules:
+"""Server-sent events with no I/O: a decoder (feed it chunks, take out events) and the framing
+this app sends. The decoder follows the WHATWG "event stream interpretation" rules:
 https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -94,3 +94,29 @@ def _line_end(buffer: str) -> tuple[int, int] | None:
                 return index, 2 if buffer[index + 1] == "\n" else 1
             return index, 1  # A lone CR at the end; a following LF is dropped by decode().
     return None
+
+
+# Framing: every line of data gets its own `data:` field.
+
+_LINES = re.compile(r"\r\n|\r|\n")
+
+
+def format_event(data: str, *, event: str | None = None, id: str | int | None = None) -> str:
+    """Return one SSE event; a newline in `data` becomes another `data:` line, never a break."""
+    head = ""
+    if event is not None:
+        if _LINES.search(event):
+            raise ValueError("an event name cannot contain a line break")
+        head += f"event: {event}\n"
+    if id is not None:
+        text = str(id)
+        if _LINES.search(text) or "\0" in text:
+            raise ValueError("an event id cannot contain a line break or NUL")
+        head += f"id: {text}\n"
+    body = "".join(f"data: {line}\n" for line in _LINES.split(data))
+    return head + body + "\n"
+
+
+def format_comment(text: str = "") -> str:
+    """Return a comment line, which clients ignore: a heartbeat for idle streams."""
+    return "".join(f": {line}\n" for line in _LINES.split(text)) + "\n"

@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply, tool_reply
-from webapp.llm import ClaudeEngine, EngineError, MessageAccumulator, ModelRequest
+from webapp.llm.base import ModelError, ModelRequest
+from webapp.llm.claude import ClaudeModel
+from webapp.llm.stream import MessageAccumulator
 
 REQUEST = ModelRequest(system="sys", messages=[{"role": "user", "content": "hi"}], tools=[])
 CITE = {
@@ -23,7 +25,7 @@ CITE = {
 
 def run(fake: FakeClaude, **kwargs: Any) -> tuple[dict[str, Any], list[float]]:
     slept: list[float] = []
-    engine = ClaudeEngine(
+    engine = ClaudeModel(
         "sk-test", base_url=fake.url, model="claude-test", sleep=slept.append, **kwargs
     )
     acc = MessageAccumulator()
@@ -110,7 +112,7 @@ def test_overloaded_error_event_before_content_is_retried() -> None:
 def test_error_event_after_content_is_a_clear_error() -> None:
     reply = text_reply(("partial", []))[:4]
     reply.append({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-    with FakeClaude([reply]) as fake, pytest.raises(EngineError, match="overloaded_error"):
+    with FakeClaude([reply]) as fake, pytest.raises(ModelError, match="overloaded_error"):
         run(fake)
 
 
@@ -118,7 +120,7 @@ def test_retries_give_up() -> None:
     overloaded = HttpError(
         529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     )
-    with FakeClaude([overloaded] * 3) as fake, pytest.raises(EngineError, match="unavailable"):
+    with FakeClaude([overloaded] * 3) as fake, pytest.raises(ModelError, match="unavailable"):
         run(fake, max_retries=2)
     assert len(fake.requests) == 3
 
@@ -128,7 +130,7 @@ def test_other_http_errors_are_not_retried() -> None:
         400,
         {"type": "error", "error": {"type": "invalid_request_error", "message": "messages: bad"}},
     )
-    with FakeClaude([bad]) as fake, pytest.raises(EngineError, match="HTTP 400.*messages: bad"):
+    with FakeClaude([bad]) as fake, pytest.raises(ModelError, match="HTTP 400.*messages: bad"):
         run(fake)
     assert len(fake.requests) == 1
 
@@ -136,14 +138,14 @@ def test_other_http_errors_are_not_retried() -> None:
 def test_stream_cut_before_message_stop_is_an_error() -> None:
     with (
         FakeClaude([text_reply(("cut", []))[:-2]]) as fake,
-        pytest.raises(EngineError, match="before message_stop"),
+        pytest.raises(ModelError, match="before message_stop"),
     ):
         run(fake)
 
 
 def test_unreachable_server_is_a_clear_error() -> None:
-    engine = ClaudeEngine("k", base_url="http://127.0.0.1:9", max_retries=0)
-    with pytest.raises(EngineError, match="Could not reach Claude"):
+    engine = ClaudeModel("k", base_url="http://127.0.0.1:9", max_retries=0)
+    with pytest.raises(ModelError, match="Could not reach Claude"):
         list(engine.stream(REQUEST))
 
 
@@ -172,17 +174,15 @@ def test_retries_stop_at_their_total_budget() -> None:
         {"type": "error", "error": {"type": "api_error", "message": "x"}},
         {"retry-after": "30"},
     )
-    with FakeClaude([limited] * 5) as fake, pytest.raises(EngineError, match="unavailable"):
+    with FakeClaude([limited] * 5) as fake, pytest.raises(ModelError, match="unavailable"):
         run(fake, retry_budget=45.0)
     assert len(fake.requests) == 2  # a second wait of 30 s would pass the 45 s budget
 
 
 def test_a_refused_connection_is_retried_then_reported() -> None:
     slept: list[float] = []
-    engine = ClaudeEngine(
-        "sk-test", base_url="http://127.0.0.1:9", sleep=slept.append, backoff=0.01
-    )
-    with pytest.raises(EngineError, match="Could not reach Claude"):
+    engine = ClaudeModel("sk-test", base_url="http://127.0.0.1:9", sleep=slept.append, backoff=0.01)
+    with pytest.raises(ModelError, match="Could not reach Claude"):
         list(engine.stream(REQUEST))
     assert len(slept) == 4  # every retry was tried
 
@@ -193,16 +193,16 @@ def test_a_round_that_only_pings_ends_at_its_deadline() -> None:
         + [{"type": "ping"}] * 50,
         0.05,
     )
-    with FakeClaude([pings]) as fake, pytest.raises(EngineError, match="too long"):
+    with FakeClaude([pings]) as fake, pytest.raises(ModelError, match="too long"):
         run(fake, round_seconds=0.5)
 
 
 def test_closing_the_engine_mid_answer_ends_the_round_quietly() -> None:
     slow = Paced(text_reply(("A long answer. " * 50, [])), 0.02)
     with FakeClaude([slow]) as fake:
-        engine = ClaudeEngine("sk-test", base_url=fake.url, model="claude-test")
+        engine = ClaudeModel("sk-test", base_url=fake.url, model="claude-test")
         events = engine.stream(REQUEST)
         next(events)
         engine.close()  # as a cancelled turn does, from another thread
-        with pytest.raises(EngineError, match="stopped"):
+        with pytest.raises(ModelError, match="stopped"):
             list(events)

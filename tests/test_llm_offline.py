@@ -8,16 +8,19 @@ from typing import Any
 
 import pytest
 
-from webapp.llm import MessageAccumulator, ModelRequest, OfflineEngine
+from webapp.llm.base import ModelRequest
 from webapp.llm.offline.ask import is_small_talk, tickers_in, understand
 from webapp.llm.offline.cite import Result
 from webapp.llm.offline.figures import balances, debts, net_worth, rows_of, utilization
 from webapp.llm.offline.library import Library, LibraryDoc, library
 from webapp.llm.offline.markets import quote
+from webapp.llm.offline.model import OfflineModel
 from webapp.llm.offline.plan import account_query, plan
 from webapp.llm.offline.prose import Source, document_answer, units_of
 from webapp.llm.offline.words import amounts, money, years
-from webapp.tools import LocalWebIndex, search_web
+from webapp.llm.stream import MessageAccumulator
+from webapp.tools.web_index import LocalWebIndex
+from webapp.tools.web_search import search_web
 
 # --- understanding -----------------------------------------------------------------------------
 
@@ -184,7 +187,7 @@ def test_the_library_reads_the_relevant_documents_only() -> None:
 
 def run(messages: list[dict[str, Any]]) -> dict[str, Any]:
     acc = MessageAccumulator()
-    for event in OfflineEngine().stream(ModelRequest("", messages, [])):
+    for event in OfflineModel().stream(ModelRequest("", messages, [])):
         acc.feed(event)
     assert acc.done
     return acc.final_message()
