@@ -18,13 +18,11 @@ from psycopg import sql
 from sqlalchemy.engine import Engine, make_url
 
 from webapp import create_app
-from webapp.store import (
-    User,
-    close_engine,
-    create_store_engine,
-    seed_demo,
-    upgrade_database,
-)
+from webapp.store.app_db import close_engine
+from webapp.store.demo import seed_demo
+from webapp.store.engine import create_store_engine
+from webapp.store.migrate import upgrade_database
+from webapp.store.users import User
 
 DEFAULT_TEST_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 

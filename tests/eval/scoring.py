@@ -19,11 +19,14 @@ from typing import Any
 from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after, make_app
-from webapp.citations import target_to_json
-from webapp.packets import PacketStream, select_sources
-from webapp.store import authenticate, close_engine, get_engine, list_accounts
-from webapp.tools import READER_TOOLS, DocumentRead, read_document
-from webapp.turn import from_document
+from webapp.citations.targets import target_to_json
+from webapp.packets.select import select_sources
+from webapp.packets.state import PacketStream
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import close_engine, get_engine
+from webapp.store.users import authenticate
+from webapp.tools.readers import READER_TOOLS, DocumentRead, read_document
+from webapp.turn.citable import from_document
 
 QUESTIONS = Path(__file__).with_name("questions.toml")
 USERS = ("demo", "alex")
