@@ -1,4 +1,4 @@
-"""Citation targets: what each chat citation points at (seed 000, the server side).
+"""Citation targets: what each chat citation points at (docs/specs.md#citation-targets).
 
 Pure: this package imports no web framework, database driver or network client.
 """

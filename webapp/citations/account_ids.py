@@ -1,6 +1,6 @@
 """How a SQL row names its account, and how an account id becomes a page path.
 
-Seed 000, "Account ids": only the id columns below are ever read from a row; `clerk_id`,
+docs/specs.md, rule T18: only the id columns below are ever read from a row; `clerk_id`,
 item ids and access tokens never enter a target.
 """
 

@@ -1,4 +1,4 @@
-"""The tolerant reader every client path uses for a target (seed 000, "Where clients read it")."""
+"""The tolerant reader every client path uses for a target (docs/specs.md, rule T16)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One meaning per source per turn (seed 000): pool accounts, poison any other disagreement."""
+"""One meaning per source per turn (docs/specs.md, T11-T12): pool accounts, poison any clash."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Which source string each tool result is cited under, and the target it gets.
 
-Seed 000, "What the server cites, and the target each source gets": one function per
+docs/specs.md, rules T3-T8 (what the server cites, and each target): one function per
 row group of that table, all pure.
 """
 

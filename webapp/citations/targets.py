@@ -1,4 +1,4 @@
-"""The typed target of a chat citation, and its exact wire JSON (seed 000, "The type")."""
+"""The typed target of a chat citation, and its exact wire JSON (docs/specs.md, rule T1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Readable pages for the machine downloads that corpus sidecars point at (DESIGN.md, corpora).
+"""Readable pages for the machine downloads that corpus sidecars point at (docs/specs.md, rule T7).
 
 - eCFR versioner XML: https://www.ecfr.gov/api/versioner/v1/full/<date>/title-<N>.xml?part=P&section=S
   opens as https://www.ecfr.gov/on/<date>/title-N/section-S (`/current/` for a current
@@ -7,7 +7,7 @@
   opens as the section's view.xhtml page, or the title's browse page without a section; the
   title loses its zero padding there (`usc05` is `title5`, `usc50a` is `title50A`).
 
-And a link as an answer's `[[n]](link)` marker carries it (DESIGN.md "Packets"): what would
+And a link as an answer's `[[n]](link)` marker carries it (docs/specs.md, rule P18): what would
 end or break a markdown link destination is percent-encoded (`marker_safe_link`).
 """
 

@@ -1,6 +1,6 @@
 """Which host names the server may fetch from: plain public names that resolve only publicly.
 
-DESIGN.md: `/favicon/<host>` must not become a way to make the server fetch arbitrary
+docs/specs.md, rule P22: `/favicon/<host>` must not become a way to make the server fetch arbitrary
 addresses. A host is a DNS name (IDNA allowed), never an IP literal, user info or port,
 and every address it resolves to must be globally routable.
 """

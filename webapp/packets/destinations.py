@@ -1,7 +1,7 @@
 """Where a source opens when its row or inline number is tapped.
 
-Seed 001 `documentTarget` (link -> browser, file_id without a link -> file, else none),
-extended by DESIGN.md "Where a source opens" for each citation target kind. A document of
+docs/specs.md, P12: `documentTarget` (link -> browser, file_id without a link -> file, else none),
+extended by rule J3 (where a source opens) for each citation target kind. A document of
 the bundled library (a tax, card or mortgage corpus) opens in the app's own reader, with its
 cited passage and, where it has one, its public URL: a document with no URL is never a dead
 end.
@@ -39,7 +39,7 @@ MAX_CITE_CHARS = 300
 # Each library target kind's corpus, as its sources name it: `silvia://<corpus>/<path>`.
 _LIBRARY_PREFIXES = {kind: prefix for prefix, kind in READER_CORPORA.values()}
 _EMPHASIS = re.compile(r"</?hi>", re.IGNORECASE)
-# Vendor names stay out of user-facing text (seed 000, "Privacy").
+# Vendor names stay out of user-facing text (docs/specs.md, rule T20).
 _PROVIDER_WORD = re.compile(r"plaid|snaptrade|manual", re.IGNORECASE)
 
 

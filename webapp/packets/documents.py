@@ -1,6 +1,6 @@
 """The documents a message cites: `SearchDoc` with the seed's full field set, and citations.
 
-Seed 001, "SearchDoc / StreamingCitation / CitationMap"; DESIGN.md adds `target`.
+docs/specs.md, rule P2 (SearchDoc, StreamingCitation, CitationMap); rule J2 adds `target`.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def _owners_json(owners: tuple[str, ...] | None) -> list[str] | None:
 
 
 def search_doc_to_json(doc: SearchDoc) -> dict[str, Any]:
-    """Return the wire JSON of `doc`: every field present, `target` in seed 000's shape."""
+    """Return the wire JSON of `doc`: every field present, `target` as rule T1 has it."""
     return {
         "document_id": doc.document_id,
         "semantic_identifier": doc.semantic_identifier,

@@ -1,7 +1,7 @@
 """Which links may open in a browser, the host a source row shows, its icon, its age, and
 how its title reads.
 
-DESIGN.md: `domain_of` is the lower-cased host only; icons come from the app's own
+docs/specs.md P11, P22: `domain_of` is the lower-cased host only; icons come from the app's own
 `/favicon/<host>` route, never from a third-party service. A title comes from a tool (a web
 page, a sidecar, a SQL row), so bidi controls that would reorder what people read around it
 (U+202E RIGHT-TO-LEFT OVERRIDE and the rest) are taken out before it is shown.

@@ -1,6 +1,6 @@
 """Split the answer text into plain text and resolved citations for the renderer.
 
-Markers are `[[n]](link)` and `[[n]]()` (DESIGN.md "Packets"). A marker is resolved
+Markers are `[[n]](link)` and `[[n]]()` (docs/specs.md, rule P18). A marker is resolved
 through the citation map and the document map, never through its link text; an unknown
 number shows nothing; a partial marker at the end of a streaming text is held back;
 markers inside code stay literal.

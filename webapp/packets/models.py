@@ -1,4 +1,4 @@
-"""Packet models: Onyx's current wire shape as DESIGN.md "Packets" fixes it.
+"""Packet models: Onyx's current wire shape as docs/specs.md#packets-the-server-emits fixes it.
 
 One packet is `{"placement": {...}, "obj": {"type": ...}}`; each `obj` type is a frozen
 dataclass whose `type` is a class-level Literal.

@@ -1,4 +1,4 @@
-"""Split a message's documents into the sheet's sections (seed 001, `selectSources`)."""
+"""Split a message's documents into the sheet's sections (docs/specs.md, rule P9)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The processed state of one assistant message, folded from its packets incrementally.
 
-Seed 001, "ProcessedMessageState": a cursor so each call handles only new packets, a
+docs/specs.md, rules P3-P5 (the processed state): a cursor so each call handles only new packets, a
 reset when the list shrinks, and the per-type dispatch. `PacketStream` closes the hole
 the seed leaves open: a new list of equal or greater length must reset too.
 """

@@ -1,6 +1,6 @@
 """Read packets leniently off the wire, write their exact wire JSON, and build new ones.
 
-DESIGN.md "Packets": a missing optional field takes its default; only a missing or
+docs/specs.md, rule P19: a missing optional field takes its default; only a missing or
 mistyped required field makes a packet malformed. Nothing here raises on bad input.
 """
 

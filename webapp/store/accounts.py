@@ -13,7 +13,7 @@ from webapp.citations.account_ids import match_account
 from .engine import user_scope
 from .values import JsonValue, json_safe
 
-# The native id column each source's account id also goes by (seed 000, "Account ids").
+# The native id column each source's account id also goes by (docs/specs.md, rule T9).
 NATIVE_ID_COLUMN: dict[str, str] = {
     "plaid": "account_id",
     "snaptrade": "snaptrade_account_id",

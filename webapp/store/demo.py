@@ -1,4 +1,4 @@
-"""The demo users and their accounts (DESIGN.md, "The embedded default"), seeded idempotently.
+"""The demo users and their accounts (docs/specs.md#the-embedded-default), seeded idempotently.
 
 Every id is derived from a fixed seed, so tests and docs can rely on it: the same
 `seed-demo` on any machine gives the same account ids, and running it again changes nothing.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-# The views the model may query (DESIGN.md, "Tools and data"); nothing else is readable.
+# The views the model may query (docs/specs.md#tools-and-data); nothing else is readable.
 QUERY_VIEWS: tuple[str, ...] = ("account_details", "holding_details", "public_holding_details")
 
 # PostgreSQL: the role that owns the views (row-level security applies to it) and the

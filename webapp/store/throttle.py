@@ -3,7 +3,7 @@ store every worker and host shares (the app's database by default, Redis when co
 
 An attempt is counted *before* its password is checked and forgotten only if it succeeds,
 so however many requests race, at most `limit` wrong passwords per key are ever checked in
-one window (DESIGN.md, "Service-grade contracts": 429 + Retry-After).
+one window (docs/architecture.md#service-grade-contracts: 429 + Retry-After).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The three library readers: one corpus each, a file with its `.meta.json` sidecar, or a folder.
 
-DESIGN.md "Tools and data": `read_tax_authority`, `read_credit_card_document` and
+docs/specs.md#tools-and-data: `read_tax_authority`, `read_credit_card_document` and
 `read_mortgage_authority` share this reader. A path is the model's input, so it is treated
 as hostile: it is decoded first and then checked, and whatever it names must resolve inside
 its own corpus. So must its `.meta.json` sidecar: a sidecar that is a symlink out of the

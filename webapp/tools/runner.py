@@ -1,6 +1,6 @@
 """Run the model's tool calls for one user, turning each result into citable content.
 
-DESIGN.md "Service-grade contracts": at most `max_bytes` (TOOL_RESULT_MAX_BYTES) of text
+docs/architecture.md#service-grade-contracts: at most `max_bytes` (TOOL_RESULT_MAX_BYTES) of text
 per call reaches the model, on every backend, for every tool; a longer result is cut, and a
 note says so. The tools bound their own reading too (the SQL service stops reading rows once
 the bytes are spent, the sandbox keeps only so much output), so what is cut here is already

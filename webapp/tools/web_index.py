@@ -1,7 +1,7 @@
 """The local web index behind `search_web`: bundled pages in SQLite FTS5, ranked by bm25.
 
 The query is the model's text, so it never reaches FTS5 as syntax: it is cut into words,
-and each word becomes a quoted string (DESIGN.md "Tools and data": a local full-text index).
+and each word becomes a quoted string (docs/specs.md#tools-and-data: a local full-text index).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ SNIPPET_CHARS = 240
 MAX_TEXT_CHARS = 8000
 MAX_TITLE_CHARS = 300
 # Twenty results of MAX_TEXT_CHARS each, escaped as JSON, fit many times over; an answer
-# larger than this is refused before it is parsed (a tool result is bounded: DESIGN.md).
+# larger than this is refused before it is parsed (a tool result is bounded: docs/architecture.md).
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 
 

@@ -3,7 +3,7 @@
 Numbers go in first-cite order per answer, and a document keeps its first number however
 often it is cited again (unlike Onyx issue 14334, where one document could get two numbers).
 A citation's target is read only when asked for: a later tool round may still pool or
-poison its source (seed 000, "One meaning per source per turn"), so the builder never keeps
+poison its source (docs/specs.md, rules T11 and T12), so the builder never keeps
 what a source meant when it was cited.
 """
 
@@ -175,7 +175,7 @@ class AnswerBuilder:
     def citations(self) -> list[dict[str, Any]]:
         """Return each citation as the model made them, in order, with its source's target now.
 
-        Seed 000's SSE `citation` shape: number, type, source, title, cited_text, target.
+        docs/specs.md T15, SSE `citation` shape: number, type, source, title, cited_text, target.
         """
         return [
             {k: c[k] for k in _CITATION_FIELDS if k in c} | {"target": self._target(c)}

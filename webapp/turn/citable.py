@@ -1,6 +1,6 @@
 """Tool results become citable content: Claude `search_result` blocks, each with its target.
 
-Seed 000's table decides each block's source and target; DESIGN.md decides what a block
+docs/specs.md, rules T3-T8, decide each block's source and target; rule J1 what a block
 shows. Pure: tool results come in as plain values (the protocols below), blocks go out.
 """
 

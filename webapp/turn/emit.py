@@ -1,4 +1,4 @@
-"""The turn's output channels: Onyx-shaped packets and seed 000's SSE events."""
+"""The turn's output channels: Onyx-shaped packets and the SSE events of docs/specs.md, rule T15."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One turn: the model and the tools in rounds, every citation leaving with its target.
 
-Seed 000 end to end: each tool result becomes `search_result` blocks (`citable.py`), the
+docs/specs.md, T1-T21: each tool result becomes `search_result` blocks (`citable.py`), the
 turn's `CitationRegistry` records each block's target as it is written, the answer's
 citations take the registry's target for their source, and everything goes out on every
 channel (`emit.py`). A checkpoint after every tool round lets an interrupted turn resume where

@@ -1,4 +1,4 @@
-"""The JSON API (DESIGN.md, Routes): sessions, questions, and each answer's event stream."""
+"""The JSON API (docs/specs.md#routes): sessions, questions, and each answer's event stream."""
 
 from __future__ import annotations
 

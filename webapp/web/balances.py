@@ -1,6 +1,6 @@
 """The accounts page's balance sheet: assets and debts apart, their totals, and net worth.
 
-Balances follow the data (DESIGN.md, the demo rows follow Plaid): a credit or loan account's
+Balances follow the data (docs/specs.md; the demo rows follow Plaid): a credit or loan account's
 current balance is the amount owed, so a debt counts at its size whatever its sign, as the
 offline engine's net-worth answer counts it. Each currency is added up on its own; nothing
 is converted. An account with no balance on record is listed but not counted.

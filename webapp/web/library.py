@@ -1,6 +1,6 @@
 """The app's own library reader: a bundled document, its cited passage marked.
 
-DESIGN.md "Routes": `GET /library/<corpus>/<path>`. A tax, card or mortgage citation opens
+docs/specs.md#routes: `GET /library/<corpus>/<path>`. A tax, card or mortgage citation opens
 here, so a document with no public URL is never a dead end, and one with a URL keeps it one
 click away. The path is read through the library readers (`read_document`), so every guard
 they keep against paths that leave their corpus keeps this page too: anything they refuse is

@@ -1,6 +1,6 @@
 """Packets to what the templates draw: the answer body, inline citations and the sources sheet.
 
-Seed 001 "CitedSources"/"SourceRow" and DESIGN.md "Where a source opens", rendered by the
+docs/specs.md#the-sources-bar-and-sheet and rule J3 (where a source opens), rendered by the
 server. Every string from a tool or the model is escaped; only `<hi>` emphasis in a
 highlight becomes markup, and citation links are built here with `Markup.format`. A library
 document opens in the app's reader when a `Library` says how to spell its link; its public
@@ -304,7 +304,7 @@ def citation_html(number: int, title: str, opener: Opener, *, pending: bool = Fa
 def _settles_late(doc: SearchDoc | None) -> bool:
     """Tell whether where `doc` opens may change before its turn ends.
 
-    Seed 000, "One meaning per source per turn": a later tool round can add accounts under an
+    docs/specs.md, rule J5: a later tool round can add accounts under an
     account label (pooled: one account's page becomes a chooser) or leave it untyped
     (poisoned: nothing). Every other source opens the same place whatever a later round
     writes: a URL its page, a ticker its quote, the portfolio its page. So an account

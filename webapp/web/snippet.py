@@ -1,6 +1,6 @@
 """A source's passage as the sheet's snippet: plain words, search emphasis kept, all escaped.
 
-Seed 001 "SourceRow": the first highlight or the blurb, 200 characters. A passage may be
+docs/specs.md, rule P15: the first highlight or the blurb, 200 characters. A passage may be
 markdown (read down to its words) or a tool's `key: value` lines (read as labels); only a
 search engine's `<hi>` emphasis becomes markup.
 """

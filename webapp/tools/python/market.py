@@ -1,7 +1,7 @@
 """Market data for the sandbox, in Finnhub's payload shapes: a bundled snapshot or live Finnhub.
 
 Only the parent process uses this module: the sandboxed code asks for data over a pipe and
-never holds the API key (DESIGN.md "Tools and data"; https://finnhub.io/docs/api).
+never holds the API key (docs/specs.md#tools-and-data; https://finnhub.io/docs/api).
 """
 
 from __future__ import annotations

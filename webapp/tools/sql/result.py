@@ -1,7 +1,7 @@
 """What `run_sql` returns: columns, JSON-safe rows, a truncation flag, or a clear error.
 
 Rows are read into a result one at a time, within two bounds: `max_rows`, and `max_bytes`
-of text (DESIGN.md "Service-grade contracts": a tool call's result is at most
+of text (docs/architecture.md#service-grade-contracts: a tool call's result is at most
 TOOL_RESULT_MAX_BYTES). A value longer than its share of the bytes is cut as it is read,
 and no row is read once the bytes are spent, so a hostile query never fills the worker's
 memory, the checkpoint or the events.
