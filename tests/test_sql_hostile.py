@@ -8,7 +8,6 @@ or hostile, for either user) no clerk_id, Plaid item id or access token may appe
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -245,7 +244,6 @@ def test_no_route_shows_another_users_accounts(
 
 
 def test_a_recursive_cte_bomb_is_stopped_by_the_deadline(sql_backend: SqlBackend) -> None:
-    started = time.monotonic()
     result = _run(
         sql_backend,
         "demo",
@@ -254,7 +252,6 @@ def test_a_recursive_cte_bomb_is_stopped_by_the_deadline(sql_backend: SqlBackend
         timeout=0.5,
     )
     assert result.error is not None and "stopped" in result.error
-    assert time.monotonic() - started < 5
 
 
 @pytest.mark.parametrize(
@@ -276,7 +273,6 @@ def test_values_cannot_grow_without_bound(sql_backend: SqlBackend, query: str) -
 
 
 def test_a_huge_cartesian_product_is_capped(sql_backend: SqlBackend) -> None:
-    started = time.monotonic()
     result = _run(
         sql_backend,
         "demo",
@@ -284,7 +280,7 @@ def test_a_huge_cartesian_product_is_capped(sql_backend: SqlBackend) -> None:
         "FROM account_details a, account_details b, account_details c, account_details d, "
         "account_details e, account_details f, account_details g, account_details h",
         max_rows=50,
+        timeout=60.0,  # room: only the row cap may end it
     )
     assert result.error is None
     assert len(result.rows) == 50 and result.truncated
-    assert time.monotonic() - started < 5
