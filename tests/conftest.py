@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +13,12 @@ import psycopg
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
+from hypothesis import HealthCheck, settings
 from psycopg import sql
 from sqlalchemy.engine import Engine, make_url
 
-from webapp import create_app
+from tests.support.apps import app_on_copy, shared_template
+from tests.support.fake_claude import FakeClaude
 from webapp.store.app_db import close_engine
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
@@ -27,32 +28,75 @@ from webapp.store.users import User
 DEFAULT_TEST_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 
+# Hypothesis: a few examples per property while working (`dev`, the default), the full
+# count in CI (`ci`, .ci/run), chosen by HYPOTHESIS_PROFILE. Neither has a deadline: a busy
+# machine must not fail a property, and speed is the benchmarks' to measure. CI's examples
+# are derandomized so that a failure there is the same failure on the next run.
+settings.register_profile(
+    "dev", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    print_blob=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "dev")
+
+
+# Test files that look at every process on the machine (sandbox launchers left behind, the
+# processes of a sandbox uid, the start-up sweep of other runs' leftovers): another worker's
+# sandbox runs would show up there, so `dev.py test` runs these alone, after the others.
+_MACHINE_WIDE = {
+    "test_python_sandbox.py",
+    "test_python_sandbox_lifetime.py",
+    "test_python_sandbox_serving.py",
+    "test_python_sandbox_sweep.py",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the machine-wide tests, and keep the browser tests on one xdist worker (they share
+    one served app per session)."""
+    for item in items:
+        if item.path.name in _MACHINE_WIDE:
+            item.add_marker(pytest.mark.machine)
+        if "e2e" in item.keywords:
+            item.add_marker(pytest.mark.xdist_group("e2e"))
+
+
 @pytest.fixture(scope="session")
-def seeded_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Return a SQLite file migrated to head and seeded with the demo users, made once."""
-    path = tmp_path_factory.mktemp("template") / "webapp.sqlite"
-    engine = create_store_engine(f"sqlite:///{path}")
-    upgrade_database(engine)
-    seed_demo(engine, "demo")
-    engine.dispose()  # the last connection to close folds the WAL back into the file
-    return path
+def seeded_sqlite_template() -> Path:
+    """Return a SQLite file migrated to head and seeded with the demo users, made once per
+    process (each xdist worker has its own)."""
+    return shared_template()
 
 
 @pytest.fixture
 def app(tmp_path: Path, seeded_sqlite_template: Path) -> Iterator[Flask]:
     """Return an app on its own copy of the seeded database (users demo/alex, password demo)."""
-    database = tmp_path / "webapp.sqlite"
-    shutil.copyfile(seeded_sqlite_template, database)
-    app = create_app(
-        {
-            "TESTING": True,
-            "SECRET_KEY": "test",
-            "DATABASE_URL": f"sqlite:///{database}",
-            "ANTHROPIC_API_KEY": None,
-        }
-    )
+    app = app_on_copy(seeded_sqlite_template, tmp_path / "webapp.sqlite")
     yield app
     close_engine(app)
+
+
+@pytest.fixture
+def claude_app(tmp_path: Path, seeded_sqlite_template: Path) -> Iterator[tuple[Flask, FakeClaude]]:
+    """Return an app whose model is Claude, answered by a fake Claude on loopback that the
+    test scripts, on its own copy of the seeded database."""
+    with FakeClaude() as fake:
+        app = app_on_copy(
+            seeded_sqlite_template,
+            tmp_path / "webapp.sqlite",
+            ANTHROPIC_API_KEY="sk-test",
+            ANTHROPIC_BASE_URL=fake.url,
+            ANTHROPIC_MODEL="claude-test",
+        )
+        try:
+            yield app, fake
+        finally:
+            close_engine(app)
 
 
 @pytest.fixture
@@ -109,7 +153,11 @@ def pg_url(pg_admin_url: str) -> Iterator[str]:
     """
     name = f"webapp_test_{secrets.token_hex(6)}"
     with psycopg.connect(_conninfo(pg_admin_url), autocommit=True) as admin:
+        # Parallel workers make the roles at the same moment; one at a time, or GRANT can fail
+        # with "tuple concurrently updated".
+        admin.execute("SELECT pg_advisory_lock(4213)")
         admin.execute(_ROLES)
+        admin.execute("SELECT pg_advisory_unlock(4213)")
         admin.execute(
             sql.SQL("CREATE DATABASE {} OWNER {}").format(
                 sql.Identifier(name), sql.Identifier(APP_ROLE)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from tests.support.apps import api_client, idle_after, make_app
+from tests.support.apps import api_client, idle_after
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 
 # tool, path in its corpus, the source it is cited under, its title, and the target kind.
@@ -30,20 +28,6 @@ ROWS = [
         "mortgage_reference",
     ),
 ]
-
-
-@pytest.fixture
-def claude_app(tmp_path: Path) -> Iterator[tuple[Flask, FakeClaude]]:
-    with FakeClaude() as fake:
-        yield (
-            make_app(
-                tmp_path,
-                ANTHROPIC_API_KEY="sk-test",
-                ANTHROPIC_BASE_URL=fake.url,
-                ANTHROPIC_MODEL="claude-test",
-            ),
-            fake,
-        )
 
 
 def cite(source: str, title: str) -> dict[str, Any]:

@@ -9,8 +9,6 @@ what the source means once the turn has settled it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +17,7 @@ from flask import Flask
 from httpx_sse import ServerSentEvent
 
 from tests.support.answer_stream import Page, run, stored
-from tests.support.apps import api_client, idle_after, make_app
+from tests.support.apps import api_client, idle_after
 from tests.support.claude_replies import cite_then_call
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from webapp.store.accounts import list_accounts
@@ -35,20 +33,6 @@ WITHOUT_IDS = (
     "SELECT account_name, current_balance FROM account_details "
     "WHERE institution_name = '{}' AND account_name = 'Credit card'"
 )
-
-
-@pytest.fixture
-def claude_app(tmp_path: Path) -> Iterator[tuple[Flask, FakeClaude]]:
-    with FakeClaude() as fake:
-        yield (
-            make_app(
-                tmp_path,
-                ANTHROPIC_API_KEY="sk-test",
-                ANTHROPIC_BASE_URL=fake.url,
-                ANTHROPIC_MODEL="claude-test",
-            ),
-            fake,
-        )
 
 
 def cite(text: str) -> dict[str, Any]:

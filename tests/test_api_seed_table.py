@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,20 +112,6 @@ def cite(source: str, title: str) -> dict[str, Any]:
         "start_block_index": 0,
         "end_block_index": 1,
     }
-
-
-@pytest.fixture
-def claude_app(tmp_path: Path) -> Iterator[tuple[Flask, FakeClaude]]:
-    with FakeClaude() as fake:
-        yield (
-            make_app(
-                tmp_path,
-                ANTHROPIC_API_KEY="sk-test",
-                ANTHROPIC_BASE_URL=fake.url,
-                ANTHROPIC_MODEL="claude-test",
-            ),
-            fake,
-        )
 
 
 def account_ids(app: Flask, institution: str) -> list[str]:
