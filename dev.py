@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Set up and run the project on a fresh machine: `python3 dev.py run` or `python3 dev.py test`.
 
-Needs only Python 3.11+. Each command creates `.venv` and installs the project into it
-when `pyproject.toml` has changed since the last install, so a second run is quick.
+Needs only Python 3.11+. Each command creates `.venv` and installs into it the exact versions
+pinned (with hashes) in `requirements.lock`, then the project itself, whenever
+`pyproject.toml` or the lock has changed since the last install, so a second run is quick.
+After a change to pyproject's dependencies, regenerate the lock with `LOCK_COMMAND`.
 The test command also installs Debian's chromium when `/usr/bin/chromium` is missing,
 because Playwright cannot download its own browsers on this network.
 """
@@ -11,15 +13,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / "bin"
 STAMP = VENV / ".installed-from"
+LOCK = ROOT / "requirements.lock"
+LOCK_COMMAND = (
+    "uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 "
+    "-o requirements.lock"
+)
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -28,17 +37,37 @@ def _run(*cmd: str | Path, env: dict[str, str] | None = None) -> None:
     subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True, env=env)
 
 
+def _name(requirement: str) -> str:
+    """Return a requirement's project name, normalised as PEP 503 does."""
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement.strip())
+    assert match, requirement
+    return re.sub(r"[-_.]+", "-", match.group()).lower()
+
+
+def check_lock() -> None:
+    """Stop when the lock misses a dependency pyproject.toml names: it is older than the list."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = {_name(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"]}
+    pinned = {_name(line) for line in LOCK.read_text().splitlines() if "==" in line}
+    if missing := sorted(wanted - pinned):
+        sys.exit(f"requirements.lock lacks {', '.join(missing)}; regenerate it: {LOCK_COMMAND}")
+
+
 def ensure_venv() -> None:
-    """Create the virtual environment and install the project when its inputs changed."""
+    """Create the virtual environment and install the locked versions when the inputs changed."""
     if sys.version_info < (3, 11):  # noqa: UP036 - this file runs before any venv exists
         sys.exit("Python 3.11 or newer is needed.")
+    check_lock()
     if not (BIN / "python").exists():
         _run(sys.executable, "-m", "venv", VENV)
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    inputs = (ROOT / "pyproject.toml").read_bytes() + LOCK.read_bytes()
+    wanted = hashlib.sha256(inputs).hexdigest()
     if STAMP.exists() and STAMP.read_text() == wanted:
         return
-    _run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    _run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", ".[dev]")
+    pip = (BIN / "python", "-m", "pip", "install", "--quiet")
+    _run(*pip, "--upgrade", "pip")
+    _run(*pip, "-r", LOCK)  # every pin carries its hashes, so pip checks each download
+    _run(*pip, "--no-deps", "-e", ".")
     STAMP.write_text(wanted)
 
 
@@ -70,13 +99,23 @@ def run() -> None:
 
 
 def test(extra: list[str]) -> None:
-    """Lint, type-check and run every test, browser tests included."""
+    """Lint, type-check and run every test, browser tests included.
+
+    With no arguments the tests run on parallel workers (pytest-xdist, one per CPU), except
+    those marked `machine`, which look at every process on the machine and so run alone
+    afterwards. Arguments go to one plain pytest run instead (add `-n auto` for workers).
+    """
     ensure_venv()
     ensure_chromium()
     _run(BIN / "ruff", "check", ".")
     _run(BIN / "ruff", "format", "--check", ".")
     _run(BIN / "mypy")
-    _run(BIN / "python", "-m", "pytest", *extra)
+    pytest = (BIN / "python", "-m", "pytest")
+    if extra:
+        _run(*pytest, *extra)
+        return
+    _run(*pytest, "-n", "auto", "--dist", "loadgroup", "-m", "not machine")
+    _run(*pytest, "-m", "machine")
 
 
 def main(argv: list[str]) -> None:
