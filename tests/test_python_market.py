@@ -306,7 +306,7 @@ def test_the_number_of_calls_is_capped(service: DataService) -> None:
         service.handle({"op": "finnhub", "endpoint": "quote", "symbol": "AAPL"}) for _ in range(4)
     ]
     assert [r["ok"] for r in replies if r] == [True, True, True, False]
-    assert "too many" in str(replies[-1]["error"])  # type: ignore[index]
+    assert "too many" in str(replies[-1]["error"])
     assert len(service.finnhub) == 3
 
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from httpx_sse import ServerSentEvent, connect_sse
 
-from tests.support.fake_claude import FakeClaude, Paced, text_reply
+from tests.support.fake_claude import FakeClaude, Paced, Reply, text_reply
 from tests.support.gunicorn import Server, gunicorn
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
@@ -162,7 +162,7 @@ def test_a_turn_asked_on_one_host_streams_from_another(tmp_path: Path, pg_url: s
 def test_a_killed_host_hands_its_running_turn_to_the_other(tmp_path: Path, pg_url: str) -> None:
     _migrate(pg_url)
     final = "Your cards: $1,842.17 at American Express, $2,940.00 at Chase and none at Citi."
-    replies = [_stalling_reply(60), text_reply((final, []))]
+    replies: list[Reply] = [_stalling_reply(60), text_reply((final, []))]
     with FakeClaude(replies) as fake, ExitStack() as stack:
         env = _env(
             pg_url,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from httpx_sse import ServerSentEvent, connect_sse
 
-from tests.support.fake_claude import FakeClaude, Paced, text_reply
+from tests.support.fake_claude import FakeClaude, Paced, Reply, text_reply
 from tests.support.gunicorn import gunicorn
 from tests.test_serving import _ask, _client, _env, _sqlite, _stream, _token
 
@@ -27,7 +27,7 @@ def test_cancelling_mid_stream_ends_the_stream_and_keeps_what_was_written(
     tmp_path: Path, seeded_sqlite_template: Path
 ) -> None:
     url = _sqlite(tmp_path, seeded_sqlite_template)
-    replies = [Paced(text_reply((LONG_TEXT, [])), 0.05), text_reply((ANSWER, []))]
+    replies: list[Reply] = [Paced(text_reply((LONG_TEXT, [])), 0.05), text_reply((ANSWER, []))]
     with FakeClaude(replies) as fake, ExitStack() as stack:
         env = _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url)
         server = stack.enter_context(gunicorn(env, tmp_path))

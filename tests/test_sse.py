@@ -93,7 +93,7 @@ def test_format_event_splits_multiline_data() -> None:
 @pytest.mark.parametrize(("kwargs"), [{"event": "a\nb"}, {"id": "1\n2"}, {"id": "a\0"}])
 def test_format_event_refuses_breaks_in_names_and_ids(kwargs: dict[str, str]) -> None:
     with pytest.raises(ValueError):
-        format_event("x", **kwargs)  # type: ignore[arg-type]
+        format_event("x", **kwargs)
 
 
 def test_comment_is_ignored_by_the_decoder() -> None:

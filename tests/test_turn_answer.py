@@ -64,6 +64,7 @@ def test_state_round_trips_through_a_checkpoint() -> None:
 
 def test_restore_ignores_malformed_state() -> None:
     answer = builder()
+    state: object
     for state in (None, [], {"text": 3}, {"text": "x", "numbers": []}):
         answer.restore(state)
     assert answer.text == "" and answer.numbers == {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -136,7 +136,7 @@ def _frames(events: list[dict[str, Any]]) -> Iterator[bytes]:
 class FakeClaude:
     """Serve scripted replies on 127.0.0.1; use as a context manager."""
 
-    def __init__(self, replies: list[Reply] | None = None) -> None:
+    def __init__(self, replies: Sequence[Reply] | None = None) -> None:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []

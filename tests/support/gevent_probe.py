@@ -30,7 +30,7 @@ def _psycopg(url: str) -> object:
 
     conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
     with psycopg.connect(conninfo) as conn:
-        return conn.execute("SELECT pg_sleep(0.4), 'slept'").fetchone()[1]  # type: ignore[index]
+        return conn.execute("SELECT pg_sleep(0.4), 'slept'").fetchone()[1]
 
 
 def _pool(url: str) -> object:
