@@ -169,7 +169,9 @@ if sys.argv[1] in ("greenlet", "killed-greenlet"):
     monkey.patch_all()
 sys.path.insert(0, {root!r})
 import threading
-from webapp.tools import LocalWebIndex, SnapshotMarket, run_python
+from webapp.tools.python.market import SnapshotMarket
+from webapp.tools.python.run import run_python
+from webapp.tools.web_index import LocalWebIndex
 from webapp.tools.python import run as sandbox_run
 if sys.argv[2] == "without-root":
     sandbox_run._privileged = lambda: False
