@@ -1,10 +1,11 @@
-"""Browser tests: the real app on a live local server, Debian's chromium through Playwright."""
+"""Browser tests: the app as the Procfile serves it (gunicorn, gevent workers), Debian's
+chromium through Playwright."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,16 +13,11 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from werkzeug.serving import make_server
 
 from tests.support.fake_claude import FakeClaude
+from tests.support.gunicorn import gunicorn
 from webapp import create_app
-from webapp.favicons.fetch import FaviconService, Fetched
-from webapp.store.app_db import close_engine, get_engine
-from webapp.store.demo import seed_demo
-from webapp.store.migrate import upgrade_database
-from webapp.web.extension import chat_service
-from webapp.web.favicon import set_favicon_service
+from webapp.store.app_db import close_engine
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -35,46 +31,46 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _no_network(url: str, address: str, timeout: float, max_bytes: int) -> Fetched:
-    raise AssertionError("the browser tests never fetch from the internet")
-
-
 @dataclass(frozen=True)
 class LiveServer:
+    """A running gunicorn and, for the tests that read or write what it stores, an app
+    object in this process on the same database (it serves nothing)."""
+
     app: Flask
     url: str
 
 
+def _serve(folder: Path, template: Path, secret: str, **env: str) -> Iterator[LiveServer]:
+    """Copy the migrated, seeded database into `folder` and serve it with the Procfile's
+    command, configured only through the environment, until the session ends."""
+    database = folder / "webapp.sqlite"
+    shutil.copyfile(template, database)
+    url = f"sqlite:///{database}"
+    settings = {
+        "DATABASE_URL": url,
+        "SECRET_KEY": secret,
+        "ANTHROPIC_API_KEY": "",
+        "ANTHROPIC_BASE_URL": "",
+        "REDIS_URL": "",
+        "WEB_CONCURRENCY": "2",  # gunicorn.conf.py's default, said out loud
+        # Never resolve or fetch a site's icon: every web source gets the generic one.
+        "FAVICON_FETCH": "off",
+        **env,
+    }
+    with gunicorn(settings, folder) as server:
+        app = create_app({"DATABASE_URL": url, "SECRET_KEY": secret, "ANTHROPIC_API_KEY": None})
+        try:
+            yield LiveServer(app, server.url)
+        finally:
+            close_engine(app)
+
+
 @pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """Serve the real app (offline engine, seeded SQLite) on 127.0.0.1 on a free port."""
-    folder: Path = tmp_path_factory.mktemp("e2e")
-    app = create_app(
-        {
-            "SECRET_KEY": "e2e",
-            "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite'}",
-            "ANTHROPIC_API_KEY": None,
-        }
-    )
-    yield from _serve(app)
-
-
-def _serve(app: Flask) -> Iterator[LiveServer]:
-    """Seed `app`'s database and serve it on a free loopback port until the session ends."""
-    upgrade_database(get_engine(app))
-    seed_demo(get_engine(app), "demo")
-    # No DNS and no fetch: every icon is the generic one, as on a machine without internet.
-    set_favicon_service(app, FaviconService(resolver=lambda host: [], get=_no_network))
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield LiveServer(app, f"http://127.0.0.1:{server.server_port}")
-    server.shutdown()
-    thread.join(10)
-    server.server_close()
-    with app.app_context():
-        chat_service().wait_idle()
-    close_engine(app)
+def live_server(
+    tmp_path_factory: pytest.TempPathFactory, seeded_sqlite_template: Path
+) -> Iterator[LiveServer]:
+    """Serve the app with the offline engine (no ANTHROPIC_API_KEY) on a seeded SQLite file."""
+    yield from _serve(tmp_path_factory.mktemp("e2e"), seeded_sqlite_template, "e2e")
 
 
 @pytest.fixture(scope="session")
@@ -86,19 +82,16 @@ def slow_model() -> Iterator[FakeClaude]:
 
 @pytest.fixture(scope="session")
 def slow_server(
-    tmp_path_factory: pytest.TempPathFactory, slow_model: FakeClaude
+    tmp_path_factory: pytest.TempPathFactory, seeded_sqlite_template: Path, slow_model: FakeClaude
 ) -> Iterator[LiveServer]:
-    """Serve the real app with Claude answering from `slow_model`, as slowly as it writes."""
-    folder: Path = tmp_path_factory.mktemp("e2e-slow")
-    app = create_app(
-        {
-            "SECRET_KEY": "e2e-slow",
-            "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite'}",
-            "ANTHROPIC_API_KEY": "sk-e2e",
-            "ANTHROPIC_BASE_URL": slow_model.url,
-        }
+    """Serve the app with Claude answering from `slow_model`, as slowly as it writes."""
+    yield from _serve(
+        tmp_path_factory.mktemp("e2e-slow"),
+        seeded_sqlite_template,
+        "e2e-slow",
+        ANTHROPIC_API_KEY="sk-e2e",
+        ANTHROPIC_BASE_URL=slow_model.url,
     )
-    yield from _serve(app)
 
 
 @pytest.fixture(scope="session")

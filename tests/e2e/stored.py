@@ -144,6 +144,6 @@ def mixed_packets(app: Flask) -> list[dict[str, Any]]:
 
 def store_mixed_answer(app: Flask, username: str = "demo") -> str:
     """Store the mixed answer in a new chat of `username`; return the chat's id."""
-    session_id = str(create_session(get_engine(app), demo_user_id(app, username))["id"])
+    session_id = create_session(get_engine(app), demo_user_id(app, username)).id
     store_answer(app, session_id, MIXED_QUESTION, mixed_packets(app), username=username)
     return session_id

@@ -1,5 +1,5 @@
-"""Stopping an answer while it is written, and asking its question again: with a model slow
-enough to stop (the fake Claude, writing a few characters every 50 ms)."""
+"""Stop an answer while it is written, and ask its question again after it stopped or failed:
+with a model slow enough to stop (the fake Claude, writing a few characters every 50 ms)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
-from tests.support.fake_claude import FakeClaude, Paced, text_reply
-from webapp.chat.store import session_messages
+from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply
+from webapp.chat.store import MessageRow, session_messages
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 
@@ -55,14 +55,14 @@ def stop_while_streaming(page: Page) -> Locator:
     return answer
 
 
-def stored_answers(server: LiveServer, session_id: str) -> list[dict[str, object]]:
+def stored_answers(server: LiveServer, session_id: str) -> list[MessageRow]:
     engine = get_engine(server.app)
     user = authenticate(engine, "demo", "demo")
     assert user is not None
-    return [m for m in session_messages(engine, user.id, session_id) if m["role"] == "assistant"]
+    return [m for m in session_messages(engine, user.id, session_id) if m.role == "assistant"]
 
 
-def test_stop_an_answer_while_it_streams(slow_chat: Page, slow_server: LiveServer) -> None:
+def test_stop_an_answer_mid_stream(slow_chat: Page, slow_server: LiveServer) -> None:
     page = slow_chat
     answer = stop_while_streaming(page)
 
@@ -78,7 +78,7 @@ def test_stop_an_answer_while_it_streams(slow_chat: Page, slow_server: LiveServe
 
     session_id = page.url.rsplit("/", 1)[1]
     (stored,) = stored_answers(slow_server, session_id)
-    assert stored["status"] == "cancelled" and words(str(stored["content"])) == shown
+    assert stored.status == "cancelled" and words(stored.content) == shown
     # The page drawn from history says the same.
     page.reload()
     answer = page.locator("article.message.assistant").last
@@ -105,7 +105,36 @@ def test_retry_a_stopped_answer(
     asked = slow_model.requests[-1]["messages"][-1]
     assert asked["role"] == "user" and QUESTION in json.dumps(asked["content"])
     session_id = page.url.rsplit("/", 1)[1]
-    assert [a["status"] for a in stored_answers(slow_server, session_id)] == [
+    assert [a.status for a in stored_answers(slow_server, session_id)] == [
         "cancelled",
         "complete",
     ]
+
+
+def test_retry_a_failed_answer(page: Page, slow_server: LiveServer, slow_model: FakeClaude) -> None:
+    # The model refuses the first request outright (nothing to retry by itself), then answers.
+    slow_model.replies = [
+        HttpError(400, {"type": "error", "error": {"type": "invalid_request_error"}}),
+        text_reply((SHORT_ANSWER, [])),
+    ]
+    try:
+        sign_in(page, server=slow_server.url)
+        expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
+        new_chat(page)
+        ask(page, QUESTION)
+        failed = page.locator("article.message.assistant").last
+        expect(failed.locator(".answer-error")).to_be_visible(timeout=TIMEOUT)
+        expect(failed.get_by_role("button", name="Copy")).to_have_count(0)
+        failed.get_by_role("button", name="Retry").click()
+
+        expect(page.locator(".message.user .bubble")).to_have_text([QUESTION, QUESTION])
+        retried = page.locator("article.message.assistant").nth(1)
+        expect(retried.locator(".answer-body")).to_have_text(SHORT_ANSWER, timeout=TIMEOUT)
+        expect(retried.get_by_role("button", name="Retry")).to_have_count(0)
+        session_id = page.url.rsplit("/", 1)[1]
+        assert [a.status for a in stored_answers(slow_server, session_id)] == [
+            "error",
+            "complete",
+        ]
+    finally:
+        slow_model.replies = []
