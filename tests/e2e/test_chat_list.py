@@ -55,7 +55,7 @@ def signed_in(page: Page) -> Page:
     return page
 
 
-def test_rename_a_chat(signed_in: Page) -> None:
+def test_rename_a_chat_in_place(signed_in: Page) -> None:
     page = signed_in
     session_id, title = chat_with_answer(page)
     expect(listed(page, session_id)).to_have_text(title)
@@ -76,7 +76,7 @@ def test_rename_a_chat(signed_in: Page) -> None:
     expect(listed(page, session_id)).to_have_text("Holdings review")
 
 
-def test_delete_a_chat(signed_in: Page) -> None:
+def test_delete_a_chat_in_place(signed_in: Page) -> None:
     page = signed_in
     older, older_title = chat_with_answer(page)
     current, current_title = chat_with_answer(page)
@@ -107,7 +107,7 @@ def test_delete_a_chat(signed_in: Page) -> None:
     expect(listed(page, chat_id(page))).to_have_attribute("aria-current", "page")
 
 
-def test_cancel_leaves_the_chat_as_it_was(signed_in: Page) -> None:
+def test_change_your_mind_about_deleting_a_chat(signed_in: Page) -> None:
     page = signed_in
     session_id, title = chat_with_answer(page)
     menu = open_menu(page, title)
@@ -120,7 +120,7 @@ def test_cancel_leaves_the_chat_as_it_was(signed_in: Page) -> None:
     expect(listed(page, session_id)).to_have_text(title)
 
 
-def test_a_question_sent_twice_by_the_same_form_is_asked_once(signed_in: Page) -> None:
+def test_send_the_same_question_form_twice_and_get_one_answer(signed_in: Page) -> None:
     page = signed_in
     new_chat(page)
     used = page.locator("#composer-key").get_attribute("value")

@@ -47,13 +47,13 @@ def signed_in(page: Page) -> Iterator[Page]:
     yield page
 
 
-def test_wrong_password_is_refused_with_a_clear_message(page: Page) -> None:
+def test_sign_in_with_a_wrong_password_and_be_told_plainly(page: Page) -> None:
     sign_in(page, password="not-the-password")
     expect(page.get_by_role("alert")).to_have_text("Incorrect username or password.")
     expect(page).to_have_url(re.compile(r"/login"))
 
 
-def test_shift_enter_adds_a_line_and_enter_sends(signed_in: Page) -> None:
+def test_type_two_lines_with_shift_enter_and_send_with_enter(signed_in: Page) -> None:
     page = signed_in
     box = page.get_by_label("Message")
     box.fill("first line")
@@ -66,7 +66,7 @@ def test_shift_enter_adds_a_line_and_enter_sends(signed_in: Page) -> None:
     expect(box).to_have_value("")
 
 
-def test_credit_card_answer_streams_cites_and_opens_its_sources(
+def test_ask_about_credit_cards_and_open_each_cited_account(
     signed_in: Page, live_server: LiveServer
 ) -> None:
     page = signed_in
@@ -138,7 +138,46 @@ def test_credit_card_answer_streams_cites_and_opens_its_sources(
     expect(page.get_by_role("heading", level=1)).to_have_text("Sapphire Preferred")
 
 
-def test_an_inline_citation_of_two_cards_opens_the_chooser(signed_in: Page) -> None:
+def test_the_sources_bar_opens_the_sheet_and_escape_closes_it(signed_in: Page) -> None:
+    page = signed_in
+    ask(page, CARDS_QUESTION)
+    bar = page.get_by_role("button", name="Sources · 2", exact=True)
+    expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
+    url = page.url
+    bar.click()
+    sheet = page.get_by_role("dialog", name="Sources")
+    expect(sheet).to_be_visible()
+    expect(sheet.locator(".source-row")).to_have_count(2)
+    assert page.evaluate("document.activeElement.closest('dialog[open]') !== null")
+    page.keyboard.press("Escape")
+    expect(sheet).to_be_hidden()
+    assert page.url == url  # the sheet, not the page of sources
+
+
+def test_back_from_a_cited_account_shows_the_answer(signed_in: Page) -> None:
+    page = signed_in
+    ask(page, CARDS_QUESTION)
+    bar = page.get_by_role("button", name="Sources · 2", exact=True)
+    expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
+    chat = page.url
+    shown = page.locator(".answer-body").inner_text()
+    bar.click()
+    page.get_by_role("dialog", name="Sources").get_by_role(
+        "link", name=re.compile("Sapphire Preferred")
+    ).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Sapphire Preferred")
+
+    page.go_back()
+    expect(page).to_have_url(chat)
+    answer = page.locator("article.message.assistant")
+    expect(answer).to_have_count(1)
+    expect(answer.locator(".answer-body")).to_have_text(shown)
+    expect(answer).not_to_have_attribute("aria-busy", "true")
+    expect(page.get_by_role("button", name="Sources · 2", exact=True)).to_be_visible()
+    expect(answer.locator(".answer-interrupted")).to_have_count(0)
+
+
+def test_tap_a_citation_of_two_cards_and_choose_one(signed_in: Page) -> None:
     page = signed_in
     ask(page, CARDS_QUESTION)
     expect(page.get_by_role("button", name="Sources · 2", exact=True)).to_be_visible(
@@ -151,7 +190,7 @@ def test_an_inline_citation_of_two_cards_opens_the_chooser(signed_in: Page) -> N
     expect(chooser).to_have_count(0)
 
 
-def test_a_tax_answer_cites_an_official_page_read_in_the_app_with_the_original_a_click_away(
+def test_read_a_cited_tax_law_in_the_app_with_the_original_a_click_away(
     signed_in: Page,
 ) -> None:
     page = signed_in
@@ -180,7 +219,9 @@ def test_a_tax_answer_cites_an_official_page_read_in_the_app_with_the_original_a
     ).to_have_attribute("href", re.compile(r"^https://uscode\.house\.gov/view\.xhtml"))
 
 
-def test_the_browser_never_calls_another_host(signed_in: Page, live_server: LiveServer) -> None:
+def test_ask_and_open_the_sources_without_loading_anything_from_another_site(
+    signed_in: Page, live_server: LiveServer
+) -> None:
     page = signed_in
     hosts: set[str] = set()
     page.on("request", lambda r: hosts.add(r.url.split("/")[2]))

@@ -24,7 +24,7 @@ def clipboard_page(browser: Browser, base_url: str) -> Iterator[Page]:
         context.close()
 
 
-def test_copy_an_answer_with_its_sources(clipboard_page: Page) -> None:
+def test_copy_an_answer(clipboard_page: Page) -> None:
     page = clipboard_page
     sign_in(page)
     new_chat(page)
@@ -41,7 +41,7 @@ def test_copy_an_answer_with_its_sources(clipboard_page: Page) -> None:
     assert "owed" in copied.split("Sources:")[1]  # the rows, as the sheet shows them
 
 
-def test_a_finished_answer_has_one_copy_button_and_a_question_none(page: Page) -> None:
+def test_find_one_copy_button_on_an_answer_and_none_on_a_question(page: Page) -> None:
     sign_in(page)
     new_chat(page)
     ask(page, "What do I owe on my credit cards?")

@@ -21,7 +21,7 @@ def no_js(browser: Browser, base_url: str) -> Iterator[Page]:
         context.close()
 
 
-def test_without_javascript_the_sources_bar_opens_a_page_of_the_sources(no_js: Page) -> None:
+def test_open_the_sources_without_javascript(no_js: Page) -> None:
     page = no_js
     sign_in(page)
     page.get_by_role("button", name="+ New chat").click()
