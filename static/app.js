@@ -94,6 +94,9 @@
   function showBusy() {
     var form = document.getElementById("composer");
     if (form) form.classList.toggle("is-busy", busy());
+    // Faded while an answer is written: say it is unavailable, not just draw it so.
+    var send = form && form.querySelector(".send");
+    if (send) send.setAttribute("aria-disabled", String(busy()));
   }
 
   function finish(article) {

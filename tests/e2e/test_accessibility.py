@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.e2e.stored import store_mixed_answer
+from tests.support.fake_claude import FakeClaude, Paced, text_reply
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import LiveServer
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 CARDS_QUESTION = "What do I owe on my credit cards?"
+# About a minute at 7 characters every 50 ms: still being written while axe looks.
+STREAMING_TEXT = "Your cards add up slowly, one careful sentence after another. " * 150
 ANSWER_TIMEOUT = 20_000
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -117,6 +120,32 @@ def test_asking_and_opening_the_sources_has_no_serious_barriers(
     audit(page, "chat-sheet-open")
 
 
+def test_watching_an_answer_being_written_has_no_serious_barriers(
+    person: Page,
+    audit: Callable[[Page, str], None],
+    slow_server: LiveServer,
+    slow_model: FakeClaude,
+) -> None:
+    slow_model.replies = [Paced(text_reply((STREAMING_TEXT, [])), 0.05)]
+    try:
+        sign_in(person, server=slow_server.url)
+        expect(person).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
+        new_chat(person)
+        ask(person, CARDS_QUESTION)
+        answer = person.locator("article.message.assistant").last
+        body = answer.locator(".answer-body.is-streaming")
+        expect(body).to_contain_text("Your cards add up", timeout=ANSWER_TIMEOUT)
+        expect(answer).to_have_attribute("aria-busy", "true")
+        audit(person, "chat-streaming")
+        # Checked mid-answer: the text was still arriving and the turn was not done.
+        expect(answer).to_have_attribute("aria-busy", "true")
+        expect(answer.get_by_role("button", name="Stop")).to_be_visible()
+        answer.get_by_role("button", name="Stop").click()
+        expect(answer.locator(".answer-stopped")).to_be_visible(timeout=ANSWER_TIMEOUT)
+    finally:
+        slow_model.replies = []
+
+
 def test_every_kind_of_source_in_the_sheet_has_no_serious_barriers(
     person: Page, audit: Callable[[Page, str], None], live_server: LiveServer
 ) -> None:
@@ -199,7 +228,7 @@ def test_landing_on_an_error_page_has_no_serious_barriers(
 # What axe cannot see.
 
 
-def test_the_first_tab_stop_skips_to_the_main_content(browser: Browser, base_url: str) -> None:
+def test_skip_to_the_main_content_with_the_first_tab(browser: Browser, base_url: str) -> None:
     context = open_context(browser, base_url, "desktop-light")
     page = signed_in(context.new_page())
     page.goto("/accounts")
@@ -215,9 +244,7 @@ def test_the_first_tab_stop_skips_to_the_main_content(browser: Browser, base_url
     context.close()
 
 
-def test_the_skip_link_on_the_chat_page_goes_to_the_message_box(
-    browser: Browser, base_url: str
-) -> None:
+def test_skip_to_the_message_box_on_the_chat_page(browser: Browser, base_url: str) -> None:
     context = open_context(browser, base_url, "desktop-light")
     page = signed_in(context.new_page())
     # From the top of the page (the box has the focus on load; a person may have moved it).
@@ -231,7 +258,9 @@ def test_the_skip_link_on_the_chat_page_goes_to_the_message_box(
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_control_shows_a_focus_ring(browser: Browser, base_url: str, scheme: str) -> None:
+def test_tab_through_the_chat_and_always_see_where_you_are(
+    browser: Browser, base_url: str, scheme: str
+) -> None:
     context = open_context(browser, base_url, f"desktop-{scheme}")
     page = signed_in(context.new_page())
     new_chat(page)
@@ -264,7 +293,7 @@ def test_every_control_shows_a_focus_ring(browser: Browser, base_url: str, schem
 
 
 @pytest.mark.parametrize("path", ["/login", "/", "/accounts", "/no-such-page"])
-def test_the_pages_turn_dark_when_the_system_is_dark(
+def test_read_the_pages_dark_when_the_system_is_dark(
     browser: Browser, base_url: str, path: str
 ) -> None:
     colors: dict[str, tuple[str, str]] = {}
@@ -282,7 +311,7 @@ def test_the_pages_turn_dark_when_the_system_is_dark(
     assert colors["dark"] == ["rgb(15, 20, 27)", "rgb(230, 233, 239)"]
 
 
-def test_enter_sends_is_shown_where_a_keyboard_and_javascript_are(
+def test_see_that_enter_sends_with_a_keyboard_and_javascript(
     browser: Browser, base_url: str
 ) -> None:
     context = open_context(browser, base_url, "desktop-light")
@@ -291,7 +320,7 @@ def test_enter_sends_is_shown_where_a_keyboard_and_javascript_are(
     context.close()
 
 
-def test_enter_sends_is_hidden_without_javascript(browser: Browser, base_url: str) -> None:
+def test_no_enter_sends_hint_without_javascript(browser: Browser, base_url: str) -> None:
     context = open_context(browser, base_url, "desktop-light", java_script_enabled=False)
     page = signed_in(context.new_page())
     expect(page.get_by_label("Message")).to_be_visible()
@@ -299,7 +328,7 @@ def test_enter_sends_is_hidden_without_javascript(browser: Browser, base_url: st
     context.close()
 
 
-def test_enter_sends_is_hidden_on_a_touch_screen(browser: Browser, base_url: str) -> None:
+def test_no_enter_sends_hint_on_a_touch_screen(browser: Browser, base_url: str) -> None:
     context = open_context(browser, base_url, "phone-light")
     page = signed_in(context.new_page())
     assert page.evaluate("matchMedia('(hover: none)').matches"), "the phone has no hover"
@@ -308,7 +337,7 @@ def test_enter_sends_is_hidden_on_a_touch_screen(browser: Browser, base_url: str
     context.close()
 
 
-def test_the_logo_on_a_phone_is_a_named_link_home(browser: Browser, base_url: str) -> None:
+def test_go_home_from_the_logo_on_a_phone(browser: Browser, base_url: str) -> None:
     context = open_context(browser, base_url, "phone-light")
     page = signed_in(context.new_page())
     page.goto("/accounts")
@@ -320,7 +349,7 @@ def test_the_logo_on_a_phone_is_a_named_link_home(browser: Browser, base_url: st
     context.close()
 
 
-def test_the_chat_keeps_its_heading_once_messages_exist(browser: Browser, base_url: str) -> None:
+def test_find_the_chat_heading_after_asking(browser: Browser, base_url: str) -> None:
     context = open_context(browser, base_url, "desktop-light")
     page = signed_in(context.new_page())
     new_chat(page)
@@ -331,7 +360,7 @@ def test_the_chat_keeps_its_heading_once_messages_exist(browser: Browser, base_u
     context.close()
 
 
-def test_source_titles_in_the_sheet_keep_to_one_line_on_a_phone(
+def test_read_long_source_titles_on_a_phone_one_line_each(
     browser: Browser, base_url: str, live_server: LiveServer
 ) -> None:
     context = open_context(browser, base_url, "phone-light")
@@ -368,7 +397,7 @@ def _contrast(one: str, two: str) -> float:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_person_can_see_where_each_field_is(browser: Browser, base_url: str, scheme: str) -> None:
+def test_see_where_each_field_is(browser: Browser, base_url: str, scheme: str) -> None:
     context = open_context(browser, base_url, f"desktop-{scheme}")
     page = context.new_page()
     page.goto("/login")
