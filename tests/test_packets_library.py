@@ -1,4 +1,4 @@
-"""Library documents open in the app's reader: `document_target` returns a `LibraryTarget`."""
+"""Library documents open in the app's reader: `document_target` returns a `LibraryPage`."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from webapp.citations.targets import (
 )
 from webapp.packets.destinations import (
     MAX_CITE_CHARS,
-    BrowserTarget,
-    LibraryTarget,
+    LibraryPage,
     NoTarget,
+    WebPage,
     cite_words,
     document_target,
 )
@@ -59,7 +59,7 @@ def test_a_document_with_no_url_opens_in_the_reader(
     path: str,
 ) -> None:
     doc = SearchDoc(source, "Guide", target=target, match_highlights=["Keep  it\n3 years."])
-    assert document_target(doc) == LibraryTarget(corpus, path, "Keep it 3 years.", None)
+    assert document_target(doc) == LibraryPage(corpus, path, "Keep it 3 years.", None)
 
 
 def test_a_document_with_a_url_opens_in_the_reader_and_keeps_its_url() -> None:
@@ -70,7 +70,7 @@ def test_a_document_with_a_url_opens_in_the_reader_and_keeps_its_url() -> None:
         target=TaxReferenceTarget(IRS_526),
         match_highlights=["", "You <hi>can</hi>"],
     )
-    assert document_target(doc, library_path=finder) == LibraryTarget(
+    assert document_target(doc, library_path=finder) == LibraryPage(
         "tax-authority", "irs/publication-526.md", "You can", IRS_526
     )
 
@@ -78,8 +78,8 @@ def test_a_document_with_a_url_opens_in_the_reader_and_keeps_its_url() -> None:
 def test_a_url_the_library_does_not_hold_still_opens_in_the_browser() -> None:
     url = "https://www.irs.gov/publications/p17"
     doc = SearchDoc(url, "Publication 17", link=url, target=TaxReferenceTarget(url))
-    assert document_target(doc, library_path=finder) == BrowserTarget(url)
-    assert document_target(doc) == BrowserTarget(url)
+    assert document_target(doc, library_path=finder) == WebPage(url)
+    assert document_target(doc) == WebPage(url)
 
 
 @pytest.mark.parametrize(
@@ -103,7 +103,7 @@ def test_a_library_link_never_names_a_path_outside_its_corpus(
     source: str,
     target: TaxReferenceTarget | WebTarget,
 ) -> None:
-    assert not isinstance(document_target(SearchDoc(source, target=target)), LibraryTarget)
+    assert not isinstance(document_target(SearchDoc(source, target=target)), LibraryPage)
     if not isinstance(target, WebTarget):
         assert document_target(SearchDoc(source, target=target)) == NoTarget()
 

@@ -9,7 +9,7 @@ import pytest
 
 from webapp.citations.parse import parse_citation_target
 from webapp.packets.documents import SearchDoc
-from webapp.packets.links import display_title, domain_of, favicon_url, time_ago
+from webapp.packets.links import display_title, domain_of, time_ago
 from webapp.packets.models import MessageStart
 from webapp.packets.select import icon_key, select_sources
 from webapp.packets.state import PacketStream
@@ -158,21 +158,6 @@ def test_icon_docs(docs: list[SearchDoc], cited: list[str], icons: list[str]) ->
 )
 def test_domain_of(link: object, domain: str | None) -> None:
     assert domain_of(link) == domain
-
-
-@pytest.mark.parametrize(
-    ("link", "url"),
-    [
-        ("https://www.irs.gov/pub/p17", "/favicon/irs.gov"),
-        ("http://user@news.example:81/", "/favicon/news.example"),
-        ("https://[::1]/", "/favicon/%3A%3A1"),
-        ("javascript:alert(1)", None),
-        (None, None),
-    ],
-    ids=["plain", "userinfo-port", "ipv6-encoded", "javascript", "none"],
-)
-def test_favicon_url_is_the_apps_own_route(link: str | None, url: str | None) -> None:
-    assert favicon_url(link) == url
 
 
 NOW = datetime(2024, 5, 10, 12, 0, tzinfo=UTC)

@@ -20,12 +20,14 @@ from webapp.citations.targets import (
     WebTarget,
 )
 from webapp.packets.destinations import (
-    BrowserTarget,
-    ChooserOption,
-    ChooserTarget,
+    AccountChoice,
+    AccountPage,
+    AccountsPage,
     FileTarget,
+    MarketPage,
     NoTarget,
-    PageTarget,
+    PortfolioPage,
+    WebPage,
     document_target,
 )
 from webapp.packets.documents import SearchDoc, search_doc_from_json
@@ -99,9 +101,9 @@ def doc(**fields: Any) -> SearchDoc:
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
-        ({"link": "https://a.example/x"}, BrowserTarget("https://a.example/x")),
-        ({"link": "http://a.example"}, BrowserTarget("http://a.example")),
-        ({"link": "https://a.example", "file_id": "f1"}, BrowserTarget("https://a.example")),
+        ({"link": "https://a.example/x"}, WebPage("https://a.example/x")),
+        ({"link": "http://a.example"}, WebPage("http://a.example")),
+        ({"link": "https://a.example", "file_id": "f1"}, WebPage("https://a.example")),
         ({"file_id": "f1"}, FileTarget("f1")),
         ({"link": "", "file_id": "f1"}, FileTarget("f1")),
         ({"link": "javascript:alert(1)", "file_id": "f1"}, FileTarget("f1")),
@@ -138,53 +140,54 @@ def test_hostile_links_open_nothing(link: str) -> None:
 @pytest.mark.parametrize(
     ("target", "fields", "expected"),
     [
-        (WebTarget("https://w.example/a"), {}, BrowserTarget("https://w.example/a")),
+        (WebTarget("https://w.example/a"), {}, WebPage("https://w.example/a")),
         (
             WebTarget("https://w.example/a"),
             {"link": "https://w.example/a"},
-            BrowserTarget("https://w.example/a"),
+            WebPage("https://w.example/a"),
         ),
         (
             WebTarget("javascript:x"),
             {"link": "https://w.example"},
-            BrowserTarget("https://w.example"),
+            WebPage("https://w.example"),
         ),
-        (TaxReferenceTarget(ECFR_XML), {"link": ECFR_PAGE}, BrowserTarget(ECFR_PAGE)),
-        (TaxReferenceTarget(ECFR_XML), {}, BrowserTarget(ECFR_PAGE)),
+        (TaxReferenceTarget(ECFR_XML), {"link": ECFR_PAGE}, WebPage(ECFR_PAGE)),
+        (TaxReferenceTarget(ECFR_XML), {}, WebPage(ECFR_PAGE)),
         (
             CardDocumentTarget("https://card.example/guide.pdf"),
             {},
-            BrowserTarget("https://card.example/guide.pdf"),
+            WebPage("https://card.example/guide.pdf"),
         ),
         (
             MortgageReferenceTarget("https://m.example/rule"),
             {"link": "https://m.example/rule"},
-            BrowserTarget("https://m.example/rule"),
+            WebPage("https://m.example/rule"),
         ),
         (TaxReferenceTarget(None), {}, NoTarget()),
         (TaxReferenceTarget(None), {"file_id": "f1"}, FileTarget("f1")),
         (
             CardDocumentTarget(None),
             {"link": "https://c.example"},
-            BrowserTarget("https://c.example"),
+            WebPage("https://c.example"),
         ),
         (MortgageReferenceTarget("vbscript:x"), {}, NoTarget()),
         (AnalysisTarget(), {}, NoTarget()),
-        (AnalysisTarget(), {"link": "https://n.example"}, BrowserTarget("https://n.example")),
-        (AccountTarget(AMEX, "plaid"), {}, PageTarget(f"/accounts/{AMEX}")),
+        (AnalysisTarget(), {"link": "https://n.example"}, WebPage("https://n.example")),
+        (AccountTarget(AMEX, "plaid"), {}, AccountPage(AMEX)),
         (
             AccountTarget("acct_with_+/=?chars" + "x" * 4),
             {"link": "https://a.example"},
-            PageTarget("/accounts/acct_with_%2B%2F%3D%3Fcharsxxxx"),
+            AccountPage("acct_with_+/=?charsxxxx"),
         ),
-        (MarketDataTarget("AAPL"), {}, PageTarget("/markets/AAPL")),
-        (MarketDataTarget("brk.b"), {}, PageTarget("/markets/BRK.B")),
-        (MarketDataTarget("^GSPC"), {}, PageTarget("/markets/%5EGSPC")),
-        (MarketDataTarget("A/B?C"), {}, PageTarget("/markets/A%2FB%3FC")),
+        (AccountTarget("acct\ud800" + "x" * 12), {}, NoTarget()),
+        (MarketDataTarget("AAPL"), {}, MarketPage("AAPL")),
+        (MarketDataTarget("brk.b"), {}, MarketPage("BRK.B")),
+        (MarketDataTarget("^GSPC"), {}, MarketPage("^GSPC")),
+        (MarketDataTarget(" A/B?C "), {}, MarketPage("A/B?C")),
         (MarketDataTarget(" "), {}, NoTarget()),
         (MarketDataTarget("\ud800"), {}, NoTarget()),
-        (PortfolioTarget(), {}, PageTarget("/portfolio")),
-        (PortfolioTarget(), {"file_id": "f1"}, PageTarget("/portfolio")),
+        (PortfolioTarget(), {}, PortfolioPage()),
+        (PortfolioTarget(), {"file_id": "f1"}, PortfolioPage()),
     ],
     ids=[
         "web",
@@ -201,11 +204,12 @@ def test_hostile_links_open_nothing(link: str) -> None:
         "analysis",
         "analysis-with-link",
         "account",
-        "account-encoded",
+        "account-odd-chars",
+        "account-surrogate",
         "ticker",
         "ticker-upper",
         "ticker-caret",
-        "ticker-slash",
+        "ticker-slash-trimmed",
         "ticker-blank",
         "ticker-surrogate",
         "portfolio",
@@ -221,14 +225,20 @@ TWO_CARDS = AccountsTarget((CitationAccountRef(AMEX, "plaid"), CitationAccountRe
 
 def test_accounts_chooser() -> None:
     found = document_target(doc(title="Credit card", target=TWO_CARDS))
-    assert found == ChooserTarget(
+    assert found == AccountsPage(
         (
-            ChooserOption("Credit card (1 of 2)", f"/accounts/{AMEX}"),
-            ChooserOption("Credit card (2 of 2)", f"/accounts/{CITI}"),
+            AccountChoice("Credit card (1 of 2)", AMEX),
+            AccountChoice("Credit card (2 of 2)", CITI),
         )
     )
-    assert isinstance(found, ChooserTarget)
-    assert [path for _, path in found.options] == [f"/accounts/{AMEX}", f"/accounts/{CITI}"]
+
+
+def test_a_chooser_needs_every_account_spellable() -> None:
+    # A lone surrogate (from decoded JSON) names no account page: no chooser, the link instead.
+    odd = AccountsTarget((CitationAccountRef(AMEX, "plaid"), CitationAccountRef("x\ud800", None)))
+    assert document_target(doc(target=odd)) == NoTarget()
+    found = document_target(doc(target=odd, link="https://a.example/"))
+    assert found == WebPage("https://a.example/")
 
 
 @pytest.mark.parametrize(
@@ -253,9 +263,9 @@ def test_chooser_labels_never_show_a_provider(
     title: str, names: dict[str, str], labels: list[str]
 ) -> None:
     found = document_target(doc(title=title, target=TWO_CARDS), account_label=names.get)
-    assert isinstance(found, ChooserTarget)
-    assert [label for label, _ in found.options] == labels
-    for label, _ in found.options:
+    assert isinstance(found, AccountsPage)
+    assert [label for label, _ in found.choices] == labels
+    for label, _ in found.choices:
         assert "plaid" not in label.lower()
         assert "snaptrade" not in label.lower()
 
@@ -277,5 +287,5 @@ def test_targets_read_from_the_wire() -> None:
     )
     assert wire is not None
     found = document_target(wire)
-    assert isinstance(found, ChooserTarget)
-    assert [path for _, path in found.options] == [f"/accounts/{AMEX}", f"/accounts/{CITI}"]
+    assert isinstance(found, AccountsPage)
+    assert [account_id for _, account_id in found.choices] == [AMEX, CITI]

@@ -10,10 +10,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from webapp.packets.destinations import LibraryTarget
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
-from webapp.web.library import library_path, marked_html, reader_href
+from webapp.web.library import library_path, marked_html
 
 RECORDS = "/library/tax-authority/guides/recordkeeping.md"
 ROW = "| The usual case | 3 years from the date you filed"
@@ -165,14 +164,6 @@ def test_a_url_cited_document_is_found_on_the_shelf() -> None:
     # Two sections of one US Code download: the download names neither.
     zip_url = "https://uscode.house.gov/download/releasepoints/us/pl/119/36/xml_usc26@119-36.zip"
     assert library_path("tax-authority", zip_url) is None
-
-
-def test_the_readers_link_carries_the_cited_words_and_aims_at_them(app: Flask) -> None:
-    with app.test_request_context():
-        href = reader_href(LibraryTarget("tax-authority", "guides/recordkeeping.md", "a & b"))
-        bare = reader_href(LibraryTarget("mortgage-code", "guides/escrow-basics.md"))
-    assert href == "/library/tax-authority/guides/recordkeeping.md?cite=a+%26+b#cited"
-    assert bare == "/library/mortgage-code/guides/escrow-basics.md"
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -16,7 +17,6 @@ from webapp.web.answers import LIBRARY
 from webapp.web.render import (
     FILE_NOTICE,
     Library,
-    Opener,
     account_labeler,
     answer_text,
     answer_view,
@@ -41,6 +41,13 @@ ACCOUNTS = [
         "institution_name": "Citi",
     },
 ]
+
+
+@pytest.fixture
+def in_request(app: Flask) -> Iterator[None]:
+    """Draw inside a request: links to the app's own pages are spelled by `url_for`."""
+    with app.test_request_context():
+        yield
 
 
 def icon_for(doc: SearchDoc) -> str:
@@ -210,12 +217,14 @@ def test_opener_follows_document_target(doc: SearchDoc, kind: str, href: str | N
     ],
     ids=["account", "market-data", "portfolio", "web", "tax-reference-without-url", "analysis"],
 )
+@pytest.mark.usefixtures("in_request")
 def test_opener_for_each_target_kind(target: dict[str, Any], kind: str, href: str | None) -> None:
     state = state_of("x", [wire_doc("d", target=target)], [])
     opener = opener_for(state.document_map["d"], None, "dom")
     assert (opener.kind, opener.href) == (kind, href)
 
 
+@pytest.mark.usefixtures("in_request")
 def test_an_accounts_citation_opens_a_chooser_named_by_the_users_accounts() -> None:
     target = {
         "kind": "accounts",
@@ -227,7 +236,7 @@ def test_an_accounts_citation_opens_a_chooser_named_by_the_users_accounts() -> N
     state = state_of("x", [wire_doc("d", semantic_identifier="Credit card", target=target)], [])
     opener = opener_for(state.document_map["d"], account_labeler(ACCOUNTS), "chooser-1")
     assert opener.kind == "chooser" and opener.dom_id == "chooser-1"
-    assert [(o.label, o.path) for o in opener.options] == [
+    assert [(o.label, o.href) for o in opener.options] == [
         ("Credit card · American Express", f"/accounts/{CARD_A}"),
         ("Credit card · Citi", f"/accounts/{CARD_B}"),
     ]
@@ -252,6 +261,7 @@ def test_an_accounts_citation_opens_a_chooser_named_by_the_users_accounts() -> N
         "no-accounts",
     ],
 )
+@pytest.mark.usefixtures("in_request")
 def test_chooser_labels_never_show_a_provider(
     accounts: list[dict[str, Any]], label: str | None
 ) -> None:
@@ -265,6 +275,7 @@ def test_chooser_labels_never_show_a_provider(
 # The answer body.
 
 
+@pytest.mark.usefixtures("in_request")
 def test_answer_renders_markdown_with_numbered_citations() -> None:
     docs = [
         wire_doc("w", semantic_identifier="IRS", link="https://www.irs.gov/p590"),
@@ -351,6 +362,7 @@ def test_inline_citations_open_like_their_rows(doc: dict[str, Any], selector: st
     assert not cite.has_attr("href")
 
 
+@pytest.mark.usefixtures("in_request")
 def test_an_inline_chooser_citation_points_at_its_popover() -> None:
     target = {"kind": "accounts", "accounts": [{"accountId": CARD_A}, {"accountId": CARD_B}]}
     docs = [wire_doc("c", semantic_identifier="Credit card", target=target)]
@@ -514,6 +526,7 @@ def test_an_interrupted_answer_says_so_and_offers_a_reload(
 @pytest.mark.parametrize(
     ("streaming", "opens"), [(True, False), (False, True)], ids=["streaming", "finished"]
 )
+@pytest.mark.usefixtures("in_request")
 def test_an_inline_chooser_opens_only_once_the_answer_is_finished(
     streaming: bool, opens: bool
 ) -> None:
@@ -639,6 +652,7 @@ def test_the_answer_template_draws_settled_blocks_apart_while_streaming(
     ],
     ids=["account", "web", "market-data", "portfolio", "analysis"],
 )
+@pytest.mark.usefixtures("in_request")
 def test_while_streaming_only_an_account_citation_waits_for_its_settled_target(
     target: dict[str, Any], link: str | None, opens: tuple[str, str | None]
 ) -> None:
@@ -686,6 +700,7 @@ def test_source_titles_are_shown_without_bidi_controls(title: str, shown: str) -
     assert not any(ch in chip["aria-label"] for ch in BIDI)
 
 
+@pytest.mark.usefixtures("in_request")
 def test_chooser_options_are_shown_without_bidi_controls() -> None:
     target = {
         "kind": "accounts",
@@ -754,16 +769,16 @@ def test_without_a_library_a_document_with_no_url_is_still_a_dead_end() -> None:
     assert (row.opener.kind, row.opener.href) == ("none", None)
 
 
-def test_rows_and_chips_of_library_documents_open_the_reader(app: Flask) -> None:
-    with app.test_request_context():
-        sources = sources_view(library_state(), MID, None, icon_for, LIBRARY)
-        text, _ = answer_text(library_state(), MID, None, streaming=False, library=LIBRARY)
-        html = render_template("_sources.html", sources=sources)
+@pytest.mark.usefixtures("in_request")
+def test_rows_and_chips_of_library_documents_open_the_reader() -> None:
+    sources = sources_view(library_state(), MID, None, icon_for, LIBRARY)
+    text, _ = answer_text(library_state(), MID, None, streaming=False, library=LIBRARY)
+    html = render_template("_sources.html", sources=sources)
     records, p526 = sources.sections[0].rows
     reader = "/library/tax-authority/guides/recordkeeping.md"
-    assert records.opener == Opener(
-        "page",
-        href=f"{reader}?cite=%7C+The+usual+case+%7C+3+years+from+the+date+you+filed+%7C#cited",
+    assert (records.opener.kind, records.opener.original) == ("page", None)
+    assert records.opener.href == (
+        f"{reader}?cite=%7C+The+usual+case+%7C+3+years+from+the+date+you+filed+%7C#cited"
     )
     assert p526.opener.kind == "page" and p526.opener.original == P526
     assert p526.opener.href == (
@@ -799,20 +814,20 @@ def test_a_url_the_library_does_not_hold_still_opens_in_a_new_tab(app: Flask) ->
     assert (opener.kind, opener.href, opener.original) == ("browser", url, None)
 
 
-def test_a_reader_link_is_spelled_by_the_library_given() -> None:
-    library = Library(
-        path_for=lambda corpus, url: None, href=lambda t: f"/read/{t.corpus}/{t.path}?{t.cite}"
-    )
+@pytest.mark.usefixtures("in_request")
+def test_a_document_cited_under_its_library_path_opens_the_reader_whatever_the_finder() -> None:
+    library = Library(path_for=lambda corpus, url: None)
     doc = SearchDoc(
         RECORDS,
         target=parse_citation_target({"kind": "tax_reference", "url": None}),
         match_highlights=["<hi>Keep</hi> it"],
     )
     assert opener_for(doc, None, "d", library).href == (
-        "/read/tax-authority/guides/recordkeeping.md?Keep it"
+        "/library/tax-authority/guides/recordkeeping.md?cite=Keep+it#cited"
     )
 
 
+@pytest.mark.usefixtures("in_request")
 def test_a_row_pooling_two_accounts_says_so_not_your_account() -> None:
     pooled = {
         "kind": "accounts",
@@ -849,3 +864,24 @@ def test_a_row_pooling_two_accounts_says_so_not_your_account() -> None:
     rows = view.sections[0].rows
     assert rows[0].meta.split(" · ")[0] == "2 accounts"
     assert rows[1].meta.split(" · ")[0] == "Your account"
+
+
+def test_chips_that_open_no_link_are_drawn_without_an_app() -> None:
+    # A pending account chip and a chooser's button spell no URL, so the browser's stream can
+    # draw them anywhere; only a link to one of the app's pages needs `url_for`.
+    both = {"kind": "accounts", "accounts": [{"accountId": CARD_A}, {"accountId": CARD_B}]}
+    docs = [
+        wire_doc("a", semantic_identifier="Card", target={"kind": "account", "accountId": CARD_A}),
+        wire_doc("c", semantic_identifier="Cards", target=both),
+    ]
+    live = answer_view(
+        state_of("A [[1]]() B [[2]]()", docs, [(1, "a"), (2, "c")], complete=False),
+        MID,
+        None,
+        streaming=True,
+    )
+    assert [c.name for c in soup(str(live.body)).select(".cite")] == ["span", "span"]
+    done = answer_view(state_of("B [[1]]()", docs, [(1, "c")]), MID, None, streaming=False)
+    assert [c.name for c in soup(str(done.body)).select(".cite")] == ["button"]
+    with pytest.raises(RuntimeError):
+        done.choosers[0].options[0].href  # noqa: B018 - a link does need the app

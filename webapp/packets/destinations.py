@@ -5,6 +5,10 @@ extended by rule J3 (where a source opens) for each citation target kind. A docu
 the bundled library (a tax, card or mortgage corpus) opens in the app's own reader, with its
 cited passage and, where it has one, its public URL: a document with no URL is never a dead
 end.
+
+The app's own pages are named by what they show (`AppPage`: an account, the portfolio, a
+quote, a library document), never by a path: only the web layer (`webapp/web/links.py`)
+spells their URLs, with the routes it owns.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal, NamedTuple, TypeAlias
 
-from webapp.citations.account_ids import account_path, encode_uri_component
 from webapp.citations.sources import READER_CORPORA
 from webapp.citations.targets import (
     AccountsTarget,
@@ -31,8 +34,6 @@ from webapp.citations.urls import humanize_citation_url
 from .documents import SearchDoc
 from .links import browser_url, display_title
 
-PORTFOLIO_PATH = "/portfolio"
-MARKETS_PREFIX = "/markets/"
 # A cited passage travels in the reader's URL: the first words find it, and a link stays
 # far below a server's request-line limit (gunicorn: 4094 bytes).
 MAX_CITE_CHARS = 300
@@ -44,45 +45,52 @@ _PROVIDER_WORD = re.compile(r"plaid|snaptrade|manual", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
-class BrowserTarget:
-    """Open `url` in a new browser tab."""
+class WebPage:
+    """Open `url`, a checked absolute http(s) URL, in a new browser tab."""
 
-    kind: ClassVar[Literal["browser"]] = "browser"
+    kind: ClassVar[Literal["web"]] = "web"
     url: str
 
 
 @dataclass(frozen=True, slots=True)
-class FileTarget:
-    """A user file: the UI says its preview is not available yet."""
+class AccountPage:
+    """The page of one of the user's accounts."""
 
-    kind: ClassVar[Literal["file"]] = "file"
-    file_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class PageTarget:
-    """Open one of the app's own pages."""
-
-    kind: ClassVar[Literal["page"]] = "page"
-    path: str
+    kind: ClassVar[Literal["account"]] = "account"
+    account_id: str
 
 
-class ChooserOption(NamedTuple):
+class AccountChoice(NamedTuple):
     label: str
-    path: str
+    account_id: str
 
 
 @dataclass(frozen=True, slots=True)
-class ChooserTarget:
-    """Let the user pick one of several of the app's pages (a citation of many accounts)."""
+class AccountsPage:
+    """Let the user pick one of several accounts' pages (a citation of many accounts)."""
 
-    kind: ClassVar[Literal["chooser"]] = "chooser"
-    options: tuple[ChooserOption, ...]
+    kind: ClassVar[Literal["accounts"]] = "accounts"
+    choices: tuple[AccountChoice, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class LibraryTarget:
-    """Open a bundled document in the app's own reader, `cite` (its cited words) marked.
+class PortfolioPage:
+    """The page of the user's holdings across accounts."""
+
+    kind: ClassVar[Literal["portfolio"]] = "portfolio"
+
+
+@dataclass(frozen=True, slots=True)
+class MarketPage:
+    """The quote page of `ticker` (upper case, as the page reads it)."""
+
+    kind: ClassVar[Literal["market"]] = "market"
+    ticker: str
+
+
+@dataclass(frozen=True, slots=True)
+class LibraryPage:
+    """A bundled document in the app's own reader, `cite` (its cited words) marked.
 
     `url` is the document's public original, where it has one.
     """
@@ -95,15 +103,23 @@ class LibraryTarget:
 
 
 @dataclass(frozen=True, slots=True)
+class FileTarget:
+    """A user file: the UI says its preview is not available yet."""
+
+    kind: ClassVar[Literal["file"]] = "file"
+    file_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class NoTarget:
     """Nothing happens, and nothing looks clickable."""
 
     kind: ClassVar[Literal["none"]] = "none"
 
 
-SourceTarget: TypeAlias = (
-    BrowserTarget | FileTarget | PageTarget | ChooserTarget | LibraryTarget | NoTarget
-)
+# One of the app's own pages: the web layer alone spells its URL.
+AppPage: TypeAlias = AccountPage | PortfolioPage | MarketPage | LibraryPage
+SourceTarget: TypeAlias = WebPage | AppPage | AccountsPage | FileTarget | NoTarget
 AccountLabeler: TypeAlias = Callable[[str], str | None]
 # The path, inside `corpus`, of the document cited under `url`; None when there is none.
 LibraryPathFinder: TypeAlias = Callable[[str, str], str | None]
@@ -116,17 +132,28 @@ def _safe_label(label: str | None) -> str | None:
     return shown
 
 
+def _spellable(text: str) -> bool:
+    # A lone surrogate (possible in decoded JSON) has no UTF-8 spelling: no URL can name it.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _chooser(
     doc: SearchDoc, target: AccountsTarget, labeler: AccountLabeler | None
-) -> ChooserTarget:
+) -> AccountsPage | None:
     title = _safe_label(doc.semantic_identifier) or "Account"
     total = len(target.accounts)
-    options = []
+    choices = []
     for number, ref in enumerate(target.accounts, start=1):
+        if not _spellable(ref.account_id):
+            return None
         named = _safe_label(labeler(ref.account_id)) if labeler else None
         label = named or f"{title} ({number} of {total})"
-        options.append(ChooserOption(label, account_path(ref.account_id)))
-    return ChooserTarget(tuple(options))
+        choices.append(AccountChoice(label, ref.account_id))
+    return AccountsPage(tuple(choices))
 
 
 def _document_url(doc: SearchDoc, url: str | None) -> str | None:
@@ -158,7 +185,7 @@ _LibraryKind: TypeAlias = TaxReferenceTarget | CardDocumentTarget | MortgageRefe
 
 def _library(
     doc: SearchDoc, target: _LibraryKind, finder: LibraryPathFinder | None
-) -> LibraryTarget | None:
+) -> LibraryPage | None:
     prefix = _LIBRARY_PREFIXES.get(type(target))
     if prefix is None:
         return None
@@ -175,14 +202,7 @@ def _library(
     if not path or not _library_path(path):
         return None
     cite = next((words for text in doc.match_highlights if (words := cite_words(text))), None)
-    return LibraryTarget(corpus, path, cite, url)
-
-
-def _market_page(ticker: str) -> PageTarget | None:
-    try:
-        return PageTarget(MARKETS_PREFIX + encode_uri_component(ticker))
-    except UnicodeEncodeError:
-        return None  # A lone surrogate from the wire names no ticker.
+    return LibraryPage(corpus, path, cite, url)
 
 
 def _from_target(
@@ -195,22 +215,22 @@ def _from_target(
     match doc.target:
         case WebTarget(url=url):
             found = browser_url(doc.link) or browser_url(url)
-            return BrowserTarget(found) if found else None
+            return WebPage(found) if found else None
         case (
             TaxReferenceTarget(url=url)
             | CardDocumentTarget(url=url)
             | MortgageReferenceTarget(url=url)
         ) if url:
             found = _document_url(doc, url)
-            return BrowserTarget(found) if found else None
-        case AccountTarget(account_id=account_id):
-            return PageTarget(account_path(account_id))
+            return WebPage(found) if found else None
+        case AccountTarget(account_id=account_id) if _spellable(account_id):
+            return AccountPage(account_id)
         case AccountsTarget() as accounts:
             return _chooser(doc, accounts, labeler)
-        case MarketDataTarget(ticker=ticker) if ticker.strip():
-            return _market_page(ticker.strip().upper())
+        case MarketDataTarget(ticker=ticker) if ticker.strip() and _spellable(ticker):
+            return MarketPage(ticker.strip().upper())
         case PortfolioTarget():
-            return PageTarget(PORTFOLIO_PATH)
+            return PortfolioPage()
     return None
 
 
@@ -232,7 +252,7 @@ def document_target(
         return found
     link = browser_url(doc.link)
     if link:
-        return BrowserTarget(link)
+        return WebPage(link)
     if doc.file_id:
         return FileTarget(doc.file_id)
     return NoTarget()

@@ -1,10 +1,11 @@
-"""Which links may open in a browser, the host a source row shows, its icon, its age, and
-how its title reads.
+"""Which links may open in a browser, the host a source row shows, its age, and how its
+title reads.
 
-docs/specs.md P11, P22: `domain_of` is the lower-cased host only; icons come from the app's own
-`/favicon/<host>` route, never from a third-party service. A title comes from a tool (a web
-page, a sidecar, a SQL row), so bidi controls that would reorder what people read around it
-(U+202E RIGHT-TO-LEFT OVERRIDE and the rest) are taken out before it is shown.
+docs/specs.md P11, P22: `domain_of` is the lower-cased host only; it names a web source's
+icon, which comes from the app's own favicon route (spelled by the web layer), never from a
+third-party service. A title comes from a tool (a web page, a sidecar, a SQL row), so bidi
+controls that would reorder what people read around it (U+202E RIGHT-TO-LEFT OVERRIDE and the
+rest) are taken out before it is shown.
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ from urllib.parse import SplitResult, urlsplit
 
 import humanize
 
-from webapp.citations.account_ids import encode_uri_component
-
-FAVICON_ROUTE = "/favicon/"
 _TRICK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 # Unicode's bidi formatting characters (UAX #9, "Explicit Directional Formatting Characters"
 # and the implicit marks): ALM, LRM, RLM, LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI.
@@ -71,12 +69,6 @@ def domain_of(link: object) -> str | None:
     host = parts.hostname.lower().rstrip(".")
     host = host.removeprefix("www.") if host != "www." else host
     return host or None
-
-
-def favicon_url(link: object) -> str | None:
-    """Return the app's own icon route for the link's host, or None without a host."""
-    host = domain_of(link)
-    return FAVICON_ROUTE + encode_uri_component(host) if host else None
 
 
 def _parse_iso(value: str) -> datetime | None:

@@ -1,4 +1,8 @@
-"""Where account, portfolio and market-data citations open: the user's own data, by page."""
+"""Where account, portfolio and market-data citations open: the user's own data, by page.
+
+An account id and a ticker are each one path segment (`<component:...>`, `webapp/web/links.py`):
+the links to them are built by `page_href`, never by hand.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from typing import Any
 
 from flask import Blueprint, abort, current_app, render_template
 
-from ..citations.account_ids import account_path, is_account_id
+from ..citations.account_ids import is_account_id
+from ..packets.destinations import AccountPage, MarketPage
 from ..store.accounts import find_account, list_accounts, list_holdings
 from ..store.app_db import get_engine
 from ..store.values import JsonValue
@@ -17,10 +22,13 @@ from ..tools.python.market import FinnhubLive, MarketData, MarketDataError, defa
 from .allocation import allocations
 from .auth import current_user, login_required
 from .balances import balance_sheet, side_of
+from .links import add_converter, page_href
 from .money import format_money, format_percent
 from .quote_age import quote_age
 
 bp = Blueprint("accounts", __name__)
+# Before the routes below: their rules name the converter.
+bp.record_once(add_converter)
 # One money format for every page (`_money.html`'s macro calls it): "$1,842.17", "5.00 EUR".
 bp.add_app_template_global(format_money, "format_money")
 bp.add_app_template_global(format_percent, "format_percent")
@@ -47,7 +55,9 @@ def _account_view(account: Mapping[str, JsonValue]) -> dict[str, Any]:
     account_id = account.get("source_account_id")
     is_id = isinstance(account_id, str) and is_account_id(account_id)
     view["side"] = side_of(account.get("account_type"))
-    view["path"] = account_path(account_id) if is_id and isinstance(account_id, str) else None
+    view["href"] = (
+        page_href(AccountPage(account_id)) if is_id and isinstance(account_id, str) else None
+    )
     return view
 
 
@@ -65,8 +75,8 @@ def _holding_view(holding: Mapping[str, JsonValue]) -> dict[str, Any]:
     view: dict[str, Any] = {name: holding.get(name) for name in fields}
     ticker = holding.get("ticker")
     quoted = holding.get("security_type") in _QUOTED_TYPES
-    view["quote_path"] = (
-        f"/markets/{ticker}"
+    view["quote_href"] = (
+        page_href(MarketPage(ticker))
         if quoted and isinstance(ticker, str) and _TICKER.fullmatch(ticker)
         else None
     )
@@ -81,7 +91,7 @@ def index() -> str:
     return render_template("accounts.html", accounts=accounts, sheet=balance_sheet(accounts))
 
 
-@bp.get("/accounts/<path:account_id>")
+@bp.get("/accounts/<component:account_id>")
 @login_required
 def show(account_id: str) -> str:
     """Show one account, found by any of its ids; unknown and other users' ids alike 404."""
@@ -124,7 +134,7 @@ def _number(value: object) -> float | None:
     return float(value)
 
 
-@bp.get("/markets/<path:ticker>")
+@bp.get("/markets/<component:ticker>")
 @login_required
 def market(ticker: str) -> tuple[str, int] | str:
     """Show a ticker's quote from the market data (the bundled snapshot by default)."""

@@ -16,7 +16,7 @@ from ..packets.documents import SearchDoc
 from ..packets.select import icon_key
 from ..packets.state import PacketStream
 from ..store.accounts import list_accounts
-from .library import library_path, reader_href
+from .library import library_path
 from .render import (
     AnswerView,
     Library,
@@ -29,7 +29,7 @@ from .render import (
 GENERIC_ERROR = "Something went wrong while answering. Please try again."
 MAX_ERROR_CHARS = 300
 # Tax, card and mortgage citations open in the app's library reader.
-LIBRARY = Library(path_for=library_path, href=reader_href)
+LIBRARY = Library(path_for=library_path)
 
 
 def icon_for(doc: SearchDoc) -> str:

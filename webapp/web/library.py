@@ -15,12 +15,11 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 
-from flask import Blueprint, abort, render_template, request, url_for
+from flask import Blueprint, abort, render_template, request
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from ..citations.urls import humanize_citation_url
-from ..packets.destinations import LibraryTarget
 from ..packets.links import browser_url, display_title, domain_of
 from ..tools.readers import READER_TOOLS, DocumentRead, FolderListing, ReaderError, read_document
 from .auth import login_required
@@ -90,17 +89,6 @@ def _shelf() -> Mapping[tuple[str, str], str | None]:
 def library_path(corpus: str, url: str) -> str | None:
     """Return the path of the document `corpus` cites under `url` (`LibraryPathFinder`)."""
     return _shelf().get((corpus, url))
-
-
-def reader_href(target: LibraryTarget) -> str:
-    """Return the reader's URL for `target`, aimed at its marked passage."""
-    return url_for(
-        "library.read",
-        corpus=target.corpus,
-        path=target.path,
-        cite=target.cite,
-        _anchor=ANCHOR if target.cite else None,
-    )
 
 
 def _passage_lines(text: str, cite: str) -> tuple[int, int] | None:

@@ -2,9 +2,11 @@
 
 docs/specs.md#the-sources-bar-and-sheet and rule J3 (where a source opens), rendered by the
 server. Every string from a tool or the model is escaped; only `<hi>` emphasis in a
-highlight becomes markup, and citation links are built here with `Markup.format`. A library
-document opens in the app's reader when a `Library` says how to spell its link; its public
-URL, if any, stays one click away beside its row.
+highlight becomes markup, and citation links are built here with `Markup.format`. The app's
+own pages (an account, the portfolio, a quote, the library reader) are spelled by
+`links.page_href`, so drawing a link to one needs a Flask app context; a web page's link is
+its checked URL. A library document opens in the app's reader when a `Library` finds it;
+its public URL, if any, stays one click away beside its row.
 """
 
 from __future__ import annotations
@@ -20,20 +22,24 @@ from ..citations.account_ids import match_account
 from ..citations.targets import AccountsTarget, AccountTarget
 from ..packets.destinations import (
     AccountLabeler,
-    BrowserTarget,
-    ChooserOption,
-    ChooserTarget,
+    AccountPage,
+    AccountsPage,
+    AppPage,
     FileTarget,
+    LibraryPage,
     LibraryPathFinder,
-    LibraryTarget,
-    PageTarget,
+    MarketPage,
+    PortfolioPage,
+    SourceTarget,
+    WebPage,
     document_target,
 )
 from ..packets.documents import SearchDoc
-from ..packets.links import display_title, domain_of, time_ago
+from ..packets.links import browser_url, display_title, domain_of, time_ago
 from ..packets.markers import CitationSegment, answer_segments
 from ..packets.select import select_sources
 from ..packets.state import ProcessedMessageState
+from .links import page_href
 from .markdown import placeholder, render_markdown, strip_placeholders
 from .snippet import snippet
 
@@ -54,28 +60,53 @@ _SOURCE_TYPES = {
 
 @dataclass(frozen=True, slots=True)
 class Library:
-    """How library citations open in the app's reader.
-
-    `path_for` finds the document a corpus cites under a URL; `href` spells the reader's
-    link for a target (the web layer's `url_for`).
-    """
+    """Library citations open in the app's reader: `path_for` finds the document a corpus
+    cites under a URL."""
 
     path_for: LibraryPathFinder
-    href: Callable[[LibraryTarget], str]
+
+
+def _href(target: WebPage | AppPage | None) -> str | None:
+    match target:
+        case None:
+            return None
+        case WebPage(url=url):
+            return url
+    return page_href(target)
+
+
+@dataclass(frozen=True, slots=True)
+class ChooserLink:
+    """One account a chooser offers: its label and its page."""
+
+    label: str
+    page: AccountPage
+
+    @property
+    def href(self) -> str:
+        """Return the account page's URL (spelled as it is drawn, in a request)."""
+        return page_href(self.page)
 
 
 @dataclass(frozen=True, slots=True)
 class Opener:
     """How a source opens: a link, a chooser popover, the file notice, or nothing.
 
-    `original` is a library document's public URL, offered beside the reader's link.
+    A link's `target` is spelled only as it is drawn (`href`): a citation drawn without a
+    link (pending, or a chooser's button) needs no app to spell one. `original` is a library
+    document's public URL, offered beside the reader's link.
     """
 
     kind: OpenKind
-    href: str | None = None
-    options: tuple[ChooserOption, ...] = ()
+    target: WebPage | AppPage | None = None
+    options: tuple[ChooserLink, ...] = ()
     dom_id: str = ""
     original: str | None = None
+
+    @property
+    def href(self) -> str | None:
+        """Return the URL a link opens: a web page's own, an app page's from `page_href`."""
+        return _href(self.target)
 
     @property
     def original_host(self) -> str | None:
@@ -184,22 +215,31 @@ def opener_for(
 ) -> Opener:
     """Return how `doc` opens, from `document_target`.
 
-    A library document opens in the reader through `library`; without one, at its URL.
+    A library document opens in the reader when `library` is given; without one, at its URL.
     """
     if doc is None:
         return Opener("none")
     finder = library.path_for if library is not None else None
-    match document_target(doc, account_label=labeler, library_path=finder):
-        case LibraryTarget(url=url) as target:
-            if library is not None:
-                return Opener("page", href=library.href(target), original=url)
-            return Opener("browser", href=url) if url else Opener("none")
-        case BrowserTarget(url=url):
-            return Opener("browser", href=url)
-        case PageTarget(path=path):
-            return Opener("page", href=path)
-        case ChooserTarget(options=options):
-            return Opener("chooser", options=options, dom_id=dom_id)
+    target = document_target(doc, account_label=labeler, library_path=finder)
+    if isinstance(target, LibraryPage) and library is None:
+        return target_opener(WebPage(target.url), dom_id) if target.url else Opener("none")
+    return target_opener(target, dom_id)
+
+
+def target_opener(target: SourceTarget, dom_id: str) -> Opener:
+    """Return how `target` opens: the app's pages at `page_href`, a web page at its URL while
+    that is an http(s) link (never `javascript:` or `data:`), a chooser, the file notice."""
+    match target:
+        case LibraryPage(url=url):
+            return Opener("page", target, original=browser_url(url))
+        case AccountPage() | MarketPage() | PortfolioPage():
+            return Opener("page", target)
+        case WebPage(url=url):
+            link = browser_url(url)
+            return Opener("browser", WebPage(link)) if link else Opener("none")
+        case AccountsPage(choices=choices):
+            links = tuple(ChooserLink(c.label, AccountPage(c.account_id)) for c in choices)
+            return Opener("chooser", options=links, dom_id=dom_id)
         case FileTarget():
             return Opener("file")
     return Opener("none")
@@ -296,8 +336,9 @@ def citation_html(number: int, title: str, opener: Opener, *, pending: bool = Fa
     not open; one that opens nothing anyway is drawn as such.
     """
     kind = "pending" if pending and opener.kind != "none" else opener.kind
+    href = opener.href if kind in ("browser", "page") else None
     return _CITE[kind].format(
-        href=opener.href or "", title=title, n=number, dom_id=opener.dom_id, notice=FILE_NOTICE
+        href=href or "", title=title, n=number, dom_id=opener.dom_id, notice=FILE_NOTICE
     )
 
 
