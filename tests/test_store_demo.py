@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -138,8 +139,11 @@ def test_the_brokerage_holds_aapl_and_vti_and_the_wallet_ether(sql_backend: SqlB
 
 
 def test_seeding_again_changes_nothing(sql_backend: SqlBackend) -> None:
+    # Sync times count back from the moment of seeding: the same moment, the same rows.
+    moment = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
+    assert seed_demo(sql_backend.engine, "demo", now=moment) == sql_backend.users
     before = _snapshot(sql_backend.engine)
-    assert seed_demo(sql_backend.engine, "demo") == sql_backend.users
+    assert seed_demo(sql_backend.engine, "demo", now=moment) == sql_backend.users
     assert _snapshot(sql_backend.engine) == before
 
 

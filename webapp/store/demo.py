@@ -1,7 +1,9 @@
 """The demo users and their accounts (docs/specs.md#the-embedded-default), seeded idempotently.
 
 Every id is derived from a fixed seed, so tests and docs can rely on it: the same
-`seed-demo` on any machine gives the same account ids, and running it again changes nothing.
+`seed-demo` on any machine gives the same account ids, and running it again changes nothing
+but the sync times. Those are set back from the moment of seeding, by a different age per
+institution, as a bank sync would have left them; the manual account was never synced.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import string
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -134,6 +137,16 @@ _BROKERAGE_POSITIONS = (
     _Position("VTI", "Vanguard Total Stock Market ETF", "etf", 40, 11584.00),
 )
 _HOME = ("Home", "property", "home", 485000.00)
+# How long before seeding each institution (or wallet network) last synced.
+_SYNC_AGES: dict[str, timedelta] = {
+    "American Express": timedelta(days=1, hours=3),
+    "Citi": timedelta(minutes=40),
+    "Chase": timedelta(hours=2),
+    "Wells Fargo": timedelta(hours=6),
+    "Bank of America": timedelta(hours=3),
+    "Robinhood": timedelta(minutes=25),
+    "Ethereum": timedelta(minutes=10),
+}
 _WALLET = ("Crypto wallet", "Ethereum", _Position("ETH", "Ether", "crypto", 1.5, 5250.00))
 
 
@@ -171,7 +184,12 @@ def _seed_user(connection: Connection, username: str, password: str) -> User:
 
 
 def _holding(
-    connection: Connection, user_id: int, ref: str, ref_id: int, position: _Position
+    connection: Connection,
+    user_id: int,
+    ref: str,
+    ref_id: int,
+    position: _Position,
+    synced_at: datetime,
 ) -> None:
     _upsert(
         connection,
@@ -183,11 +201,12 @@ def _holding(
             "quantity": position.quantity,
             "market_value": position.market_value,
             "currency": "USD",
+            "synced_at": synced_at,
         },
     )
 
 
-def _seed_plaid(connection: Connection, user: User) -> None:
+def _seed_plaid(connection: Connection, user: User, now: datetime) -> None:
     for institution, accounts in _PLAID[user.username].items():
         item = _upsert(
             connection,
@@ -218,12 +237,14 @@ def _seed_plaid(connection: Connection, user: User) -> None:
                     "available_balance": card.available,
                     "credit_limit": card.limit,
                     "currency": "USD",
+                    "synced_at": now - _SYNC_AGES[institution],
                 },
             )
 
 
-def _seed_demo_extras(connection: Connection, user: User) -> None:
+def _seed_demo_extras(connection: Connection, user: User, now: datetime) -> None:
     brokerage, name, cash = _BROKERAGE
+    synced = now - _SYNC_AGES[brokerage]
     account = _upsert(
         connection,
         snaptrade_accounts,
@@ -237,10 +258,11 @@ def _seed_demo_extras(connection: Connection, user: User) -> None:
             "total_value": round(cash + sum(p.market_value for p in _BROKERAGE_POSITIONS), 2),
             "cash_balance": cash,
             "currency": "USD",
+            "synced_at": synced,
         },
     )
     for position in _BROKERAGE_POSITIONS:
-        _holding(connection, user.id, "snaptrade_account_ref", account, position)
+        _holding(connection, user.id, "snaptrade_account_ref", account, position, synced)
     home, kind, subtype, value = _HOME
     _upsert(
         connection,
@@ -257,24 +279,36 @@ def _seed_demo_extras(connection: Connection, user: User) -> None:
         },
     )
     wallet_name, network, coin = _WALLET
+    synced = now - _SYNC_AGES[network]
     address = "0x" + format(_digest("wallet", user.username) >> 96, "040x")
     wallet = _upsert(
         connection,
         crypto_wallets,
         {"user_id": user.id, "network": network, "address": address},
-        {"name": wallet_name, "current_balance": coin.market_value, "currency": "USD"},
+        {
+            "name": wallet_name,
+            "current_balance": coin.market_value,
+            "currency": "USD",
+            "synced_at": synced,
+        },
     )
-    _holding(connection, user.id, "crypto_wallet_ref", wallet, coin)
+    _holding(connection, user.id, "crypto_wallet_ref", wallet, coin, synced)
 
 
-def seed_demo(engine: Engine, password: str = "demo") -> dict[str, User]:
-    """Create or refresh the demo users `demo` and `alex` and their accounts; return them."""
+def seed_demo(
+    engine: Engine, password: str = "demo", *, now: datetime | None = None
+) -> dict[str, User]:
+    """Create or refresh the demo users `demo` and `alex` and their accounts; return them.
+
+    Sync times are counted back from `now` (the moment of seeding unless given).
+    """
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
     seeded: dict[str, User] = {}
     with engine.begin() as connection:
         for username in DEMO_USERNAMES:
             user = _seed_user(connection, username, password)
-            _seed_plaid(connection, user)
+            _seed_plaid(connection, user, moment)
             if username == "demo":
-                _seed_demo_extras(connection, user)
+                _seed_demo_extras(connection, user, moment)
             seeded[username] = user
     return seeded

@@ -35,6 +35,12 @@ def _created_at() -> sa.Column[object]:
     )
 
 
+def _synced_at() -> sa.Column[object]:
+    # When a sync last wrote the row (UTC); NULL until one does. Sources show it as the
+    # figures' age, rather than the moment a question read them.
+    return sa.Column("synced_at", sa.DateTime(timezone=True))
+
+
 def _owner() -> sa.Column[int]:
     return sa.Column(
         "user_id",
@@ -99,6 +105,7 @@ plaid_accounts = sa.Table(
     sa.Column("credit_limit", _MONEY),
     sa.Column("currency", sa.String(3), nullable=False),
     _created_at(),
+    _synced_at(),
 )
 
 snaptrade_accounts = sa.Table(
@@ -115,6 +122,7 @@ snaptrade_accounts = sa.Table(
     sa.Column("cash_balance", _MONEY),
     sa.Column("currency", sa.String(3), nullable=False),
     _created_at(),
+    _synced_at(),
 )
 
 manual_accounts = sa.Table(
@@ -143,6 +151,7 @@ crypto_wallets = sa.Table(
     sa.Column("current_balance", _MONEY),
     sa.Column("currency", sa.String(3), nullable=False),
     _created_at(),
+    _synced_at(),
     sa.UniqueConstraint("user_id", "network", "address", name="uq_crypto_wallets_address"),
 )
 
@@ -163,6 +172,7 @@ holdings = sa.Table(
     sa.Column("market_value", _MONEY),
     sa.Column("currency", sa.String(3), nullable=False),
     _created_at(),
+    _synced_at(),
     sa.CheckConstraint(
         "(CASE WHEN plaid_account_ref IS NULL THEN 0 ELSE 1 END"
         " + CASE WHEN snaptrade_account_ref IS NULL THEN 0 ELSE 1 END"
