@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ..citations.account_ids import ID_COLUMNS
@@ -31,6 +31,8 @@ MAX_BLOCKS = 40
 # Never shown: `source` names a data provider, and ids are routing data, not reading matter.
 _HIDDEN_COLUMNS = frozenset({"source", "user_id", *ID_COLUMNS})
 _PARAGRAPHS = re.compile(r"\n\s*\n")
+# The views' column for when a row's data last synced (UTC; NULL for a manual account).
+SYNC_COLUMN = "synced_at"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +140,45 @@ def _web(tool: str, source: str, title: str, text: str, published: str | None) -
     )
 
 
+def _sync_time(value: object) -> datetime | None:
+    """Read one `synced_at` cell (ISO text from either database, or a datetime) as UTC."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    # SQLite keeps the UTC time without its offset.
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def synced_at(rows: Iterable[Mapping[str, object]], now: str) -> str | None:
+    """Return when the rows' data last synced: the OLDEST sync time among them.
+
+    A figure drawn from several rows is only as fresh as its stalest row. Rows that do not
+    carry the column at all (the query did not select it) keep `now`, the moment they were
+    read, as before; rows that carry it but hold no time (a manual account, never synced)
+    give None, since no moment can honestly be claimed for them.
+    """
+    carried, oldest = False, None
+    for row in rows:
+        if SYNC_COLUMN not in row:
+            continue
+        carried = True
+        moment = _sync_time(row[SYNC_COLUMN])
+        if moment is not None and (oldest is None or moment < oldest):
+            oldest = moment
+    if not carried:
+        return now
+    return oldest.isoformat() if oldest is not None else None
+
+
 def from_sql(result: SqlResultLike, now: str) -> list[Citable]:
-    """Cite SQL rows per account label (`silvia://your-account/<slug>`) or as the portfolio."""
+    """Cite SQL rows per account label (`silvia://your-account/<slug>`) or as the portfolio.
+
+    Each source is dated by its rows' sync time (`synced_at`), not by when they were read.
+    """
     citables = []
     for group in targets_for_sql(result.rows):
         kind = (
@@ -149,9 +188,16 @@ def from_sql(result: SqlResultLike, now: str) -> list[Citable]:
         )
         # Only the rows a block shows are written out; the target still covers every row.
         texts = tuple(_row_text(row) for row in group.rows[:MAX_BLOCKS])
+        updated_at = synced_at(group.rows, now)
         citables.append(
             Citable(
-                "execute_sql", group.source, group.title, texts, group.target, kind, updated_at=now
+                "execute_sql",
+                group.source,
+                group.title,
+                texts,
+                group.target,
+                kind,
+                updated_at=updated_at,
             )
         )
     return citables

@@ -15,9 +15,10 @@ TOOLS: list[dict[str, Any]] = [
         "description": (
             "Run one read-only SELECT over the user's own financial data. Views: "
             "account_details(source, source_account_id, account_name, institution_name, "
-            "account_type, account_subtype, current_balance, currency), holding_details and "
-            "public_holding_details(source, source_account_id, account_name, ticker, quantity, "
-            "market_value, currency)."
+            "account_type, account_subtype, current_balance, currency, synced_at), "
+            "holding_details and public_holding_details(source, source_account_id, "
+            "account_name, ticker, quantity, market_value, currency, synced_at). synced_at is "
+            "when the row's data last synced (UTC; NULL for a manual account)."
         ),
         "input_schema": {
             "type": "object",
@@ -83,7 +84,8 @@ How sources are cited:
 | search_web | the result's URL | the page |
 
 Whenever you read account_details, holding_details or public_holding_details per account,
-SELECT source and source_account_id too, so each citation can open the exact account.
+SELECT source and source_account_id too, so each citation can open the exact account, and
+synced_at, so each source shows how fresh its figures are.
 Never mention data providers or aggregators by name; name institutions and accounts only.
 Amounts are in the account's currency; credit card balances are amounts owed.
 """

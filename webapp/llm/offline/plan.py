@@ -1,7 +1,8 @@
 """What the offline engine asks the tools, as a model would, in one round.
 
 Accounts: `execute_sql` on `account_details`, always selecting `source` and
-`source_account_id` (as the system prompt asks), so each cited label opens its accounts.
+`source_account_id` (as the system prompt asks), so each cited label opens its accounts, and
+`synced_at`, so each source says when its figures last synced.
 When the question may name an institution or an account, the query keeps only the rows
 whose names match it best: the user's own names decide, not a list in the engine. Holdings:
 per account, or summed per ticker for the portfolio. Quotes: Finnhub in `execute_python`.
@@ -22,15 +23,17 @@ from .markets import without_data
 
 ACCOUNT_COLUMNS = (
     "source, source_account_id, account_name, institution_name, account_type, "
-    "account_subtype, current_balance, currency"
+    "account_subtype, current_balance, currency, synced_at"
 )
 HOLDING_COLUMNS = (
     "source, source_account_id, account_name, institution_name, ticker, security_name, "
-    "security_type, quantity, market_value, currency"
+    "security_type, quantity, market_value, currency, synced_at"
 )
+# A ticker summed over accounts is as fresh as its least recently synced holding.
 PORTFOLIO_QUERY = (
     "SELECT ticker, security_name, security_type, SUM(quantity) AS quantity,"
-    " SUM(market_value) AS market_value, currency FROM holding_details"
+    " SUM(market_value) AS market_value, currency, MIN(synced_at) AS synced_at"
+    " FROM holding_details"
     " GROUP BY ticker, security_name, security_type, currency"
     " ORDER BY market_value DESC, ticker"
 )
