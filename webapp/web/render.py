@@ -35,13 +35,13 @@ from ..packets.destinations import (
     document_target,
 )
 from ..packets.documents import SearchDoc
-from ..packets.links import browser_url, display_title, domain_of, time_ago
+from ..packets.links import browser_url, display_title, domain_of
 from ..packets.markers import CitationSegment, answer_segments
 from ..packets.select import select_sources
 from ..packets.state import ProcessedMessageState
 from .links import page_href
 from .markdown import placeholder, render_markdown, strip_placeholders
-from .snippet import snippet
+from .snippet import freshness, snippet
 
 FILE_NOTICE = "Preview isn't available yet"
 IconFor = Callable[[SearchDoc], str]
@@ -271,9 +271,7 @@ def source_row(
     library: Library | None = None,
 ) -> SourceRow:
     """Return one row of the sheet: icon, title, where · updated, and a snippet."""
-    ago = time_ago(doc.updated_at)
-    ago = "just now" if ago == "now" else ago
-    meta = " · ".join(part for part in (_where(doc), ago and f"Updated {ago}") if part)
+    meta = " · ".join(part for part in (_where(doc), freshness(doc.updated_at, doc.blurb)) if part)
     text = next((h for h in doc.match_highlights if h.strip()), doc.blurb)
     return SourceRow(
         title_of(doc), meta, snippet(text), icon_for(doc), opener_for(doc, labeler, dom_id, library)

@@ -2,16 +2,19 @@
 
 docs/specs.md, rule P15: the first highlight or the blurb, 200 characters. A passage may be
 markdown (read down to its words) or a tool's `key: value` lines (read as labels); only a
-search engine's `<hi>` emphasis becomes markup.
+search engine's `<hi>` emphasis becomes markup. `freshness` says how old a row's data is:
+"Synced 2 hours ago" for account data that carries its sync time, "Updated ..." otherwise.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from markupsafe import Markup, escape
 
+from ..packets.links import time_ago
 from .markdown import markdown_text
 from .money import format_money
 
@@ -28,6 +31,11 @@ _KEY = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"
 _PAIR = re.compile(rf"({_KEY}): (.*?)(?=\s+{_KEY}: |$)", re.DOTALL)
 _DEBT_TYPES = frozenset({"credit", "loan", "mortgage"})
 _MISSING = frozenset({"", "null", "none"})
+# A tool's row text carries its data's sync time as this field (the views' column).
+_SYNCED = re.compile(r"(?:^|\s)synced_at: (\S+)")
+# Times this close read alike, so rows written a moment apart never say "just now" and
+# "a second ago" side by side.
+JUST_NOW = timedelta(minutes=1)
 
 
 def _records(text: str) -> list[dict[str, str]]:
@@ -120,3 +128,34 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> Markup:
         if len(piece) > room:
             return Markup("{}…").format(Markup(out.rstrip()))
     return out
+
+
+def relative_time(updated_at: str | None, now: datetime | None = None) -> str | None:
+    """Return how long ago `updated_at` was, "just now" for anything within a minute."""
+    reference = now or datetime.now(UTC)
+    reference = reference.replace(tzinfo=UTC) if reference.tzinfo is None else reference
+    try:
+        then: datetime | None = datetime.fromisoformat((updated_at or "").strip())
+    except ValueError:
+        then = None
+    if then is not None:
+        then = then.replace(tzinfo=UTC) if then.tzinfo is None else then
+        if abs(reference - then) < JUST_NOW:
+            return "just now"
+    return time_ago(updated_at, reference)
+
+
+def freshness(updated_at: str | None, text: str, now: datetime | None = None) -> str | None:
+    """Return a row's "Synced 2 hours ago" or "Updated 3 days ago", or None with no time.
+
+    Account rows whose text carries `synced_at` are dated by the data's last sync (the turn
+    gives the source its rows' oldest sync time); rows that carry the field but hold no
+    time were never synced (a manual account). Other sources keep "Updated".
+    """
+    synced = _SYNCED.findall(text)
+    ago = relative_time(updated_at, now)
+    if synced and ago is not None:
+        return f"Synced {ago}"
+    if synced and all(value.lower() in _MISSING for value in synced):
+        return "Not synced"
+    return f"Updated {ago}" if ago is not None else None
