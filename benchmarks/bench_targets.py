@@ -15,6 +15,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from webapp.citations.account_ids import account_ref_from_row
 from webapp.citations.sources import (
@@ -146,10 +147,10 @@ def main() -> None:
             assert targets_for_sql(rows) == row_by_row(rows)
             t = fastest(
                 {
-                    "id-only": lambda rows=rows: id_only(rows),
-                    "floor": lambda rows=rows: grouped_floor(rows),
-                    "fast": lambda rows=rows: targets_for_sql(rows),
-                    "row by row": lambda rows=rows: row_by_row(rows),
+                    "id-only": partial(id_only, rows),
+                    "floor": partial(grouped_floor, rows),
+                    "fast": partial(targets_for_sql, rows),
+                    "row by row": partial(row_by_row, rows),
                 }
             )
             print(
@@ -164,9 +165,9 @@ def main() -> None:
         result = Result(tuple(rows[0]), tuple(rows))
         t = fastest(
             {
-                "floor": lambda rows=rows: grouped_floor(rows),
-                "targets": lambda rows=rows: targets_for_sql(rows),
-                "from_sql": lambda result=result: from_sql(result, "2026-11-29T00:00:00Z"),
+                "floor": partial(grouped_floor, rows),
+                "targets": partial(targets_for_sql, rows),
+                "from_sql": partial(from_sql, result, "2026-11-29T00:00:00Z"),
             }
         )
         print(

@@ -438,7 +438,7 @@ def test_deleting_a_session_with_a_running_answer_stops_its_runner(tmp_path: Pat
             cancelled.append((message, ended))
             return ended
 
-        service.cancel = cancel  # type: ignore[method-assign]
+        service.cancel = cancel  # type: ignore[method-assign,assignment]
         deleted = demo.http.delete(f"/api/chat/sessions/{session_id}")
         # The paced reply would take a minute; a stopped runner ends long before.
         service.wait_idle(30)

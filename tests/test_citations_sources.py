@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 import pytest
@@ -215,7 +215,7 @@ def test_sql_rows_of_any_json_never_raise_and_cite_only_their_own_ids(
 
 # The seed's rules applied one row at a time, as plainly as they read: the oracle the
 # one-pass `targets_for_sql` must match exactly, row order, titles and pooling included.
-def reference_targets(rows: list[Mapping[str, object]]) -> list[SqlGroup]:
+def reference_targets(rows: Sequence[Mapping[str, object]]) -> list[SqlGroup]:
     groups: dict[str, tuple[str, list[Mapping[str, object]]]] = {}
     for one in rows:
         label = row_label(one)
@@ -317,7 +317,7 @@ def test_an_id_seen_without_then_with_its_provider_is_one_account() -> None:
         row("Checking", "crypto", AMEX),
         row("Checking", None, None),
         row("Checking", "plaid", "42"),
-        row("Checking", 3, AMEX),
+        row("Checking", 3, AMEX),  # type: ignore[arg-type]
     ],
     ids=["crypto", "no-id", "digits-only", "source-not-a-string"],
 )

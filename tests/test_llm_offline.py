@@ -277,7 +277,7 @@ def test_answer_cites_search_results_by_their_request_index() -> None:
             "currency": "USD",
         },
     )
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": [earlier, {"type": "text", "text": "context"}]},
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": "What is my checking balance?"},
@@ -303,7 +303,7 @@ def test_answer_cites_search_results_by_their_request_index() -> None:
 
 
 def test_a_tool_error_is_reported_plainly() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "What is my checking balance?"},
         {
             "role": "assistant",

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -50,11 +50,12 @@ def snapshot() -> SnapshotMarket:
 
 @pytest.mark.parametrize("ticker", TICKERS, ids=TICKERS)
 def test_the_snapshot_has_finnhub_shapes_that_agree(snapshot: SnapshotMarket, ticker: str) -> None:
-    quote, profile = snapshot.quote(ticker), snapshot.profile(ticker)
+    quote = cast(dict[str, Any], snapshot.quote(ticker))
+    profile = snapshot.profile(ticker)
     candles = snapshot.candles(ticker, "D", 0, 2**32)
     assert set(quote) == QUOTE_KEYS and set(profile) == PROFILE_KEYS
     assert profile["ticker"] == ticker and candles["s"] == "ok"
-    series = {k: candles[k] for k in "chlotv"}
+    series: dict[str, Any] = {k: candles[k] for k in "chlotv"}
     assert all(isinstance(v, list) and len(v) == 30 for v in series.values())
     assert series["t"] == sorted(series["t"]) and len(set(series["t"])) == 30
     for o, h, low, c in zip(series["o"], series["h"], series["l"], series["c"], strict=True):

@@ -113,7 +113,7 @@ def test_a_write_lock_held_past_every_retry_resumes_the_turn(
         # Another program holds the file's write lock longer than a write keeps retrying.
         blocker = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=30)
         blocker.execute("BEGIN IMMEDIATE")
-        time.sleep(service.store.WRITE_RETRY_SECONDS + 3)
+        time.sleep(service.store.WRITE_RETRY_SECONDS + 3)  # type: ignore[attr-defined]
         blocker.rollback()
         blocker.close()
         stored = _wait_for(lambda: _settled(client, session_id))

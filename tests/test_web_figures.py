@@ -173,7 +173,7 @@ def test_shares_refuse_what_has_no_whole(values: list[int]) -> None:
 
 
 def test_allocation_charts_positive_holdings_largest_first_per_currency() -> None:
-    holdings = [
+    holdings: list[dict[str, Any]] = [
         {"ticker": "AAA", "market_value": 100, "currency": "USD"},
         {"ticker": "BBB", "market_value": 300, "currency": "USD"},
         {

@@ -138,7 +138,7 @@ def test_a_closed_stream_stops_reading_events() -> None:
     )
     stream = answer_stream(iter(events), render, fragments)
     assert next(stream).startswith("event: answer")
-    stream.close()
+    stream.close()  # type: ignore[attr-defined]
     assert events.closed.wait(2)
 
 

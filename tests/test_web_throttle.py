@@ -80,7 +80,7 @@ def test_a_throttled_sign_in_is_refused_without_checking_the_password(
     client: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     checked: list[str] = []
-    real = auth.authenticate
+    real = auth.authenticate  # type: ignore[attr-defined]
 
     def counting(engine: sa.Engine, username: object, password: object) -> object:
         checked.append(str(username))

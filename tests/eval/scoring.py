@@ -200,13 +200,15 @@ class Evaluator:
                 and sorted(a["accountId"] for a in target.get("accounts", [])) == wanted
             )
         if "label" in spec:
-            return source == "silvia://your-account/" + spec["label"].lower().replace(" ", "-")
+            return bool(
+                source == "silvia://your-account/" + spec["label"].lower().replace(" ", "-")
+            )
         if "ticker" in spec:
-            return target == {"kind": "market_data", "ticker": spec["ticker"]}
+            return bool(target == {"kind": "market_data", "ticker": spec["ticker"]})
         if "portfolio" in spec:
-            return target == {"kind": "portfolio"}
+            return bool(target == {"kind": "portfolio"})
         if "url" in spec:
-            return target == {"kind": "web", "url": spec["url"]}
+            return bool(target == {"kind": "web", "url": spec["url"]})
         if "document" in spec:
             expected = document_citation(spec["document"])
             return (source, target) == expected

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,7 @@ class MemorySink:
 
 @dataclass(frozen=True)
 class Rows:
-    rows: tuple[dict[str, object], ...]
+    rows: tuple[Mapping[str, object], ...]
     columns: tuple[str, ...] = ()
     truncated: bool = False
 
