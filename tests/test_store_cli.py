@@ -74,10 +74,8 @@ def test_seed_demo_twice_leaves_the_same_data(
     assert demo is not None and len(list_accounts(engine, demo.id)) == 9
 
 
-def test_seed_demo_honours_demo_password(
-    runner: FlaskCliRunner, app: Flask, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DEMO_PASSWORD", "correct horse")
+def test_seed_demo_honours_demo_password(runner: FlaskCliRunner, app: Flask) -> None:
+    app.config["DEMO_PASSWORD"] = "correct horse"  # webapp.settings reads it from the environment
     result = runner.invoke(args=["seed-demo"])
     assert result.exit_code == 0, result.output
     engine = get_engine(app)

@@ -14,6 +14,7 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from webapp.citations.account_ids import account_path
+from webapp.services import override_services
 from webapp.store.accounts import list_accounts, list_holdings
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
@@ -310,7 +311,7 @@ def test_an_old_quote_from_the_live_source_is_not_called_live(
     app: Flask, demo: FlaskClient
 ) -> None:
     stamp = int(datetime(2024, 3, 8, 21, 0, tzinfo=UTC).timestamp())
-    app.extensions["webapp.market"] = FrozenLive(stamp)
+    override_services(app, market=FrozenLive(stamp))
     page = soup(demo.get("/markets/EXMP"))
     warning = text(page, ".quote-warning")
     assert warning.startswith("Not a live price.") and "8 Mar 2024 at 21:00 UTC" in warning

@@ -26,9 +26,9 @@ from webapp.favicons.fetch import (
     requests_get,
     sniff_image,
 )
+from webapp.services import override_services
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
-from webapp.web.favicon import set_favicon_service
 
 ICO = b"\x00\x00\x01\x00\x01\x00\x10\x10" + b"\x00" * 40
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
@@ -405,7 +405,7 @@ def test_the_route_serves_the_generic_icon_for_anything_refused(
     app: Flask, client: FlaskClient, path: str
 ) -> None:
     web = FakeWeb({})
-    set_favicon_service(app, service(web, lambda host: []))
+    override_services(app, favicons=service(web, lambda host: []))
     sign_in(app, client)
     response = client.get(path)
     assert response.status_code == 200
@@ -419,7 +419,7 @@ def test_the_route_serves_a_fetched_icon_with_long_cache_headers(
     app: Flask, client: FlaskClient
 ) -> None:
     web = FakeWeb({"https://www.irs.gov/favicon.ico": icon_page()})
-    set_favicon_service(app, service(web))
+    override_services(app, favicons=service(web))
     sign_in(app, client)
     response = client.get("/favicon/www.irs.gov")
     assert response.status_code == 200 and response.data == ICO

@@ -24,9 +24,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from webapp.favicons.fetch import MAX_BYTES, FaviconService, Fetched, requests_get
+from webapp.services import override_services
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
-from webapp.web.favicon import set_favicon_service
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
 PUBLIC = "93.184.215.14"
@@ -210,7 +210,7 @@ def test_waiting_for_another_fetch_is_bounded() -> None:
 def test_the_route_serves_the_generic_icon_for_a_dripping_host(
     app: Flask, client: FlaskClient, dripping: DripServer
 ) -> None:
-    set_favicon_service(app, slow_service(dripping))
+    override_services(app, favicons=slow_service(dripping))
     user = authenticate(get_engine(app), "demo", "demo")
     assert user is not None
     with client.session_transaction() as session:

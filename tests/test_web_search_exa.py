@@ -11,7 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from flask import Flask
 
+from webapp import create_app
+from webapp.services import close_services, services
 from webapp.tools.web_index import LocalWebIndex, WebSearchError
 from webapp.tools.web_search import ExaSearch, default_provider, search_web
 
@@ -138,13 +141,11 @@ def test_bad_input_is_refused_before_any_request(exa: FakeExa, query: str, limit
     assert exa.requests == []
 
 
-def test_search_web_uses_exa_when_the_key_is_set(
-    exa: FakeExa, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_search_web_uses_exa_when_the_key_is_set(exa: FakeExa, app: Flask) -> None:
     exa.body = json.dumps(RESULTS).encode()
-    monkeypatch.setenv("EXA_API_KEY", "env-key")
-    monkeypatch.setenv("EXA_BASE_URL", exa.url)
-    results = search_web("roth", limit=2)
+    configured = create_app({**app.config, "EXA_API_KEY": "env-key", "EXA_BASE_URL": exa.url})
+    results = search_web("roth", limit=2, provider=services(configured).web)
+    close_services(configured)
     assert [r.url for r in results][0] == "https://www.example.gov/roth"
     assert exa.requests[0]["headers"]["x-api-key"] == "env-key"
 

@@ -10,24 +10,12 @@ from typing import Any
 
 from flask import Flask
 
+from . import settings
+from .services import install as install_services
+from .services import installed, services
 from .store.app_db import init_app as init_store
 from .tools.python.claim import sweep_leftovers
-from .web import accounts, api, auth, chat, extension, favicon, library, proxy, responses
-
-# The settings read from the environment into the app's config (README.md, Configuration).
-ENVIRONMENT_SETTINGS = (
-    "DATABASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_MODEL",
-    "REDIS_URL",
-    "TURN_LEASE_SECONDS",
-    "TURN_DEADLINE_SECONDS",
-    "MAX_TURNS_PER_USER",
-    "MAX_STREAMS_PER_USER",
-    "FORWARDED_ALLOW_IPS",
-    "TOOL_RESULT_MAX_BYTES",
-)
+from .web import accounts, api, auth, chat, favicon, library, proxy, responses
 
 
 def _secret_key(instance: Path) -> str:
@@ -49,7 +37,8 @@ def _secret_key(instance: Path) -> str:
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
-    """Build the application: defaults, then the environment, then `test_config`."""
+    """Build the application: each setting's default, then the environment, then
+    `test_config` (`webapp.settings`); its services are made on first use."""
     app = Flask(
         __name__,
         instance_relative_config=True,
@@ -58,21 +47,17 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     )
     instance = Path(app.instance_path)
     instance.mkdir(parents=True, exist_ok=True)
-    app.config.from_mapping(
-        DATABASE_URL=f"sqlite:///{instance / 'webapp.sqlite'}",
-        MAX_CONTENT_LENGTH=64 * 1024,
-    )
-    for name in ENVIRONMENT_SETTINGS:
-        if os.environ.get(name):
-            app.config[name] = os.environ[name]
     if test_config is not None:
-        app.config.from_mapping(test_config)
-    if not app.config.get("SECRET_KEY"):
-        app.config["SECRET_KEY"] = os.environ.get("SECRET_KEY") or _secret_key(instance)
+        app.config.from_mapping(test_config)  # Flask's own keys (TESTING, ...) as given
+    app.config.from_mapping(settings.load(test_config))
+    if not app.config["DATABASE_URL"]:
+        app.config["DATABASE_URL"] = f"sqlite:///{instance / 'webapp.sqlite'}"
+    if not app.config["SECRET_KEY"]:
+        app.config["SECRET_KEY"] = _secret_key(instance)
 
+    install_services(app)
     init_store(app)
     proxy.init_app(app)
-    extension.init_app(app)
     responses.init_app(app)
     auth.init_app(app)
     app.register_blueprint(api.bp)
@@ -88,11 +73,13 @@ def start_worker(app: object) -> None:
     """Start a serving process's background jobs (gunicorn.conf.py calls this per worker)."""
     # First, what sandboxed runs of a process that died (a killed worker) left behind.
     sweep_leftovers()
-    if isinstance(app, Flask) and extension.owns(app):
-        extension.chat_service(app).start_background()
+    if isinstance(app, Flask) and installed(app):
+        chat_service = services(app).chat
+        chat_service.resume_stale_once()
+        chat_service.start_background()
 
 
 def stop_worker(app: object) -> None:
     """Stop what `start_worker` started."""
-    if isinstance(app, Flask) and extension.owns(app):
-        extension.chat_service(app).stop_background()
+    if isinstance(app, Flask) and installed(app):
+        services(app).chat.stop_background()

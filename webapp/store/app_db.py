@@ -1,10 +1,7 @@
-"""The store as a Flask extension: one engine per app, and the `init-db`, `seed-demo`,
-`create-token` and `create-user` commands (`flask --app webapp ...`)."""
+"""The store for Flask: the app's engine (one of its services), and the `init-db`,
+`seed-demo`, `create-token` and `create-user` commands (`flask --app webapp ...`)."""
 
 from __future__ import annotations
-
-import os
-import threading
 
 import click
 from flask import Flask, current_app
@@ -12,8 +9,9 @@ from flask.cli import with_appcontext
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from ..services import close_services, services
 from .demo import seed_demo
-from .engine import DatabaseURLError, create_store_engine
+from .engine import DatabaseURLError
 from .migrate import upgrade_database
 from .users import (
     InvalidUsernameError,
@@ -23,29 +21,15 @@ from .users import (
     is_valid_username,
 )
 
-_EXTENSION = "webapp.store"
-_lock = threading.Lock()
-
 
 def get_engine(app: Flask | None = None) -> Engine:
-    """Return the app's engine, made on first use from `DATABASE_URL` and kept on the app."""
-    flask_app: Flask = app if app is not None else current_app._get_current_object()  # type: ignore[attr-defined]
-    engine = flask_app.extensions.get(_EXTENSION)
-    if engine is None:
-        with _lock:
-            engine = flask_app.extensions.get(_EXTENSION)
-            if engine is None:
-                engine = create_store_engine(str(flask_app.config["DATABASE_URL"]))
-                flask_app.extensions[_EXTENSION] = engine
-    assert isinstance(engine, Engine)
-    return engine
+    """Return the app's engine (the current app's by default), made on first use."""
+    return services(app).engine
 
 
 def close_engine(app: Flask) -> None:
-    """Close the app's engine and its pooled connections, if one was made."""
-    engine = app.extensions.pop(_EXTENSION, None)
-    if isinstance(engine, Engine):
-        engine.dispose()
+    """Close the app's engine and its pooled connections; the next use makes new ones."""
+    close_services(app)
 
 
 def _engine_or_fail() -> Engine:
@@ -66,10 +50,10 @@ def init_db_command() -> None:
 @click.command("seed-demo")
 @with_appcontext
 def seed_demo_command() -> None:
-    """Create or refresh the demo users and their accounts (password: $DEMO_PASSWORD or demo)."""
+    """Create or refresh the demo users and their accounts (password: DEMO_PASSWORD)."""
     engine = _engine_or_fail()
     upgrade_database(engine)
-    seeded = seed_demo(engine, os.environ.get("DEMO_PASSWORD") or "demo")
+    seeded = seed_demo(engine, str(current_app.config["DEMO_PASSWORD"]))
     click.echo(f"Demo users ready: {', '.join(seeded)}.")
 
 

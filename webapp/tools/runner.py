@@ -22,6 +22,7 @@ from sqlalchemy.engine import Engine
 from ..citations.urls import marker_safe_link
 from ..turn.citable import Citable, from_document, from_python, from_sql, from_web_results
 from ..turn.runner import ToolOutcome
+from .python.market import MarketData
 from .python.results import SandboxError
 from .python.run import run_python
 from .readers import FolderListing, ReaderError, read_document
@@ -186,8 +187,10 @@ class LocalTools:
     user_id: int
     # Folders the Python sandbox must not see besides its defaults (the app's instance folder).
     hide: tuple[str, ...] = ()
-    # Where search_web searches: None for the configured default (Exa or the local index).
+    # Where search_web and execute_python search, and execute_python's market data: the
+    # app's (`webapp.services`); None for the bundled local index and snapshot.
     web: WebSearchProvider | None = None
+    market: MarketData | None = None
     # The most text one call's result may hand the model (TOOL_RESULT_MAX_BYTES).
     max_bytes: int = DEFAULT_TOOL_RESULT_MAX_BYTES
     # Set when the turn is stopped (cancelled, past its deadline): a sandbox ends at once.
@@ -262,6 +265,8 @@ class LocalTools:
             hide=self.hide,
             cancel=self.stopped,
             output_limit=min(PYTHON_OUTPUT_BYTES, self.max_bytes),
+            market=self.market,
+            search=self.web,
         )
         citables = from_python(result.stdout, result.finnhub, result.articles, _stamp())
         out = _Result(citables, is_error=result.error is not None and not citables)

@@ -7,7 +7,6 @@ implemented here; `EXA_BASE_URL` points it elsewhere, as the tests do with a loo
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -127,12 +126,14 @@ class ExaSearch:
         return [result for result in results if result is not None][:limit]
 
 
-def default_provider(environ: Mapping[str, str] | None = None) -> WebSearchProvider:
-    """Return Exa when `EXA_API_KEY` is set, else the bundled local index."""
-    env = os.environ if environ is None else environ
-    key = env.get("EXA_API_KEY", "").strip()
+def default_provider(config: Mapping[str, object] | None = None) -> WebSearchProvider:
+    """Return Exa when the app's config (`webapp.settings`) sets `EXA_API_KEY`, else the
+    bundled local index (also with no config at all)."""
+    given = config or {}
+    key = str(given.get("EXA_API_KEY") or "").strip()
     if key:
-        return ExaSearch(key, base_url=env.get("EXA_BASE_URL", "").strip() or EXA_BASE_URL)
+        base = str(given.get("EXA_BASE_URL") or "").strip() or EXA_BASE_URL
+        return ExaSearch(key, base_url=base)
     return default_index()
 
 

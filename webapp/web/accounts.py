@@ -11,14 +11,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, abort, current_app, render_template
+from flask import Blueprint, abort, render_template
 
 from ..citations.account_ids import is_account_id
 from ..packets.destinations import AccountPage, MarketPage
+from ..services import services
 from ..store.accounts import find_account, list_accounts, list_holdings
 from ..store.app_db import get_engine
 from ..store.values import JsonValue
-from ..tools.python.market import FinnhubLive, MarketData, MarketDataError, default_market
+from ..tools.python.market import FinnhubLive, MarketData, MarketDataError
 from .allocation import allocations
 from .auth import current_user, login_required
 from .balances import balance_sheet, side_of
@@ -122,10 +123,7 @@ def portfolio() -> str:
 
 
 def _market() -> MarketData:
-    data = current_app.extensions.get("webapp.market")
-    if data is None:
-        data = current_app.extensions["webapp.market"] = default_market()
-    return data
+    return services().market
 
 
 def _number(value: object) -> float | None:

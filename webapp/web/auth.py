@@ -27,8 +27,9 @@ from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.wrappers import Response as BaseResponse
 
+from ..services import services
 from ..store.app_db import get_engine
-from ..store.throttle import DatabaseFailureLog, FailureLog, RedisFailureLog, SignInThrottle
+from ..store.throttle import FailureLog, SignInThrottle
 from ..store.users import (
     User,
     authenticate,
@@ -45,7 +46,6 @@ R = TypeVar("R")
 bp = Blueprint("auth", __name__)
 csrf = CSRFProtect()
 
-_REDIS_FAILURE_LOG = "webapp.sign_in_failures.redis"
 BAD_LOGIN = "Incorrect username or password."
 # Only this origin: no CDN, font or tracker, and nothing inline that an injection could use.
 
@@ -176,13 +176,7 @@ def login() -> str | BaseResponse:
 def _failure_log() -> FailureLog:
     """Return where failed sign-ins are counted: Redis when `REDIS_URL` is set, else the
     app's database; either way every worker and host shares the counts."""
-    url = current_app.config.get("REDIS_URL")
-    if not url:
-        return DatabaseFailureLog(get_engine())
-    log = current_app.extensions.get(_REDIS_FAILURE_LOG)
-    if not isinstance(log, RedisFailureLog):
-        log = current_app.extensions.setdefault(_REDIS_FAILURE_LOG, RedisFailureLog(str(url)))
-    return log
+    return services().sign_in_failures
 
 
 def too_many_failures(retry_after: int) -> str:

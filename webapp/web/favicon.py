@@ -5,31 +5,17 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from flask import Blueprint, Flask, Response, current_app
+from flask import Blueprint, Response, current_app
 
-from ..favicons.fetch import FaviconService
+from ..services import services
 from .auth import login_required
 
 bp = Blueprint("favicon", __name__)
 
-_EXTENSION = "webapp.favicon"
 ICON_MAX_AGE = 24 * 3600
 GENERIC_MAX_AGE = 3600
 # An icon is an image and nothing else, even when opened on its own.
 _ICON_POLICY = "default-src 'none'; img-src 'self'; style-src 'none'; sandbox"
-
-
-def set_favicon_service(app: Flask, service: FaviconService) -> None:
-    """Use `service` for the app's icons (tests inject a resolver and a fetcher)."""
-    app.extensions[_EXTENSION] = service
-
-
-def favicon_service() -> FaviconService:
-    """Return the app's icon service, made on first use."""
-    service = current_app.extensions.get(_EXTENSION)
-    if not isinstance(service, FaviconService):
-        service = current_app.extensions[_EXTENSION] = FaviconService()
-    return service
 
 
 @cache
@@ -49,7 +35,9 @@ def _icon_response(body: bytes, content_type: str, max_age: int) -> Response:
 @login_required
 def icon(host: str) -> Response:
     """Serve the host's icon, or the generic icon for anything refused or missing."""
-    found = favicon_service().icon(host)
+    # With FAVICON_FETCH off there is no fetcher: nothing is resolved or fetched.
+    favicons = services().favicons
+    found = favicons.icon(host) if favicons is not None else None
     if found is None:
         generic = _generic_bytes(current_app.static_folder or "static")
         return _icon_response(generic, "image/svg+xml", GENERIC_MAX_AGE)

@@ -7,7 +7,6 @@ never holds the API key (docs/specs.md#tools-and-data; https://finnhub.io/docs/a
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from collections.abc import Mapping
@@ -155,11 +154,12 @@ class FinnhubLive:
         return self._get("stock/candle", params)
 
 
-def default_market(environ: Mapping[str, str] | None = None) -> MarketData:
-    """Return live Finnhub when `FINNHUB_API_KEY` is set, else the bundled snapshot."""
-    env = os.environ if environ is None else environ
-    key = env.get("FINNHUB_API_KEY", "").strip()
+def default_market(config: Mapping[str, object] | None = None) -> MarketData:
+    """Return live Finnhub when the app's config (`webapp.settings`) sets `FINNHUB_API_KEY`,
+    else the bundled snapshot (also with no config at all)."""
+    given = config or {}
+    key = str(given.get("FINNHUB_API_KEY") or "").strip()
     if key:
-        base = env.get("FINNHUB_BASE_URL", "").strip() or FINNHUB_BASE_URL
+        base = str(given.get("FINNHUB_BASE_URL") or "").strip() or FINNHUB_BASE_URL
         return FinnhubLive(key, base_url=base)
     return SnapshotMarket()
