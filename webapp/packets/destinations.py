@@ -46,10 +46,12 @@ _PROVIDER_WORD = re.compile(r"plaid|snaptrade|manual", re.IGNORECASE)
 
 @dataclass(frozen=True, slots=True)
 class WebPage:
-    """Open `url`, a checked absolute http(s) URL, in a new browser tab."""
+    """Open `url`, a checked absolute http(s) URL, in a new browser tab, at `cite` (the cited
+    words) where there are some."""
 
     kind: ClassVar[Literal["web"]] = "web"
     url: str
+    cite: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,10 @@ def cite_words(text: str) -> str | None:
     return words or None
 
 
+def _cited(doc: SearchDoc) -> str | None:
+    return next((words for text in doc.match_highlights if (words := cite_words(text))), None)
+
+
 def _library_path(path: str) -> bool:
     # The reader checks every path it is given; the core hands out none that go anywhere else.
     segments = path.split("/")
@@ -201,8 +207,7 @@ def _library(
                 break
     if not path or not _library_path(path):
         return None
-    cite = next((words for text in doc.match_highlights if (words := cite_words(text))), None)
-    return LibraryPage(corpus, path, cite, url)
+    return LibraryPage(corpus, path, _cited(doc), url)
 
 
 def _from_target(
@@ -215,14 +220,14 @@ def _from_target(
     match doc.target:
         case WebTarget(url=url):
             found = browser_url(doc.link) or browser_url(url)
-            return WebPage(found) if found else None
+            return WebPage(found, _cited(doc)) if found else None
         case (
             TaxReferenceTarget(url=url)
             | CardDocumentTarget(url=url)
             | MortgageReferenceTarget(url=url)
         ) if url:
             found = _document_url(doc, url)
-            return WebPage(found) if found else None
+            return WebPage(found, _cited(doc)) if found else None
         case AccountTarget(account_id=account_id) if _spellable(account_id):
             return AccountPage(account_id)
         case AccountsTarget() as accounts:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, quote, urlsplit
 
 import humanize
 
@@ -59,6 +59,35 @@ def _split(link: object) -> SplitResult | None:
 def browser_url(link: object) -> str | None:
     """Return `link` when it is an absolute http(s) URL with a host, else None."""
     return link if isinstance(link, str) and _split(link) is not None else None
+
+
+# A text fragment names a passage by its first and last words when it is longer than this.
+FRAGMENT_EDGE_WORDS = 4
+# Quote marks and ellipses a cited snippet may carry at its ends, which the page need not have.
+_FRAGMENT_TRIM = "\"'“”‘’«»…. "
+
+
+def _fragment_term(words: list[str]) -> str:
+    # Percent-encoded, and so are the directive's own delimiters: `-`, `,` and `&`.
+    return quote(" ".join(words), safe="").replace("-", "%2D")
+
+
+def with_text_fragment(url: str, cited: str | None) -> str:
+    """Return `url` opening at the cited passage: a text fragment (`#:~:text=`) from `cited`.
+
+    A long passage is named by its first and last few words (`text=start,end`), which still
+    match when the snippet was cut or reflowed in between. Browsers without text fragments
+    ignore the directive; one that finds no match opens the page at its top.
+    """
+    words = (cited or "").strip(_FRAGMENT_TRIM).split()
+    if not words:
+        return url
+    if len(words) > 2 * FRAGMENT_EDGE_WORDS:
+        start, end = words[:FRAGMENT_EDGE_WORDS], words[-FRAGMENT_EDGE_WORDS:]
+        directive = f"{_fragment_term(start)},{_fragment_term(end)}"
+    else:
+        directive = _fragment_term(words)
+    return f"{url}{'' if '#' in url else '#'}:~:text={directive}"
 
 
 def domain_of(link: object) -> str | None:

@@ -29,13 +29,14 @@ from ..packets.destinations import (
     LibraryPage,
     LibraryPathFinder,
     MarketPage,
+    NoTarget,
     PortfolioPage,
     SourceTarget,
     WebPage,
     document_target,
 )
 from ..packets.documents import SearchDoc
-from ..packets.links import browser_url, display_title, domain_of
+from ..packets.links import browser_url, display_title, domain_of, with_text_fragment
 from ..packets.markers import CitationSegment, answer_segments
 from ..packets.select import select_sources
 from ..packets.state import ProcessedMessageState
@@ -70,8 +71,8 @@ def _href(target: WebPage | AppPage | None) -> str | None:
     match target:
         case None:
             return None
-        case WebPage(url=url):
-            return url
+        case WebPage(url=url, cite=cite):
+            return with_text_fragment(url, cite)
     return page_href(target)
 
 
@@ -222,7 +223,8 @@ def opener_for(
     finder = library.path_for if library is not None else None
     target = document_target(doc, account_label=labeler, library_path=finder)
     if isinstance(target, LibraryPage) and library is None:
-        return target_opener(WebPage(target.url), dom_id) if target.url else Opener("none")
+        opens = WebPage(target.url, target.cite) if target.url else NoTarget()
+        return target_opener(opens, dom_id)
     return target_opener(target, dom_id)
 
 
@@ -234,9 +236,9 @@ def target_opener(target: SourceTarget, dom_id: str) -> Opener:
             return Opener("page", target, original=browser_url(url))
         case AccountPage() | MarketPage() | PortfolioPage():
             return Opener("page", target)
-        case WebPage(url=url):
+        case WebPage(url=url, cite=cite):
             link = browser_url(url)
-            return Opener("browser", WebPage(link)) if link else Opener("none")
+            return Opener("browser", WebPage(link, cite)) if link else Opener("none")
         case AccountsPage(choices=choices):
             links = tuple(ChooserLink(c.label, AccountPage(c.account_id)) for c in choices)
             return Opener("chooser", options=links, dom_id=dom_id)
