@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 from urllib.parse import quote
@@ -97,6 +97,16 @@ class Listener(Protocol):
         """Wake local readers on other processes' news until `stop` is set."""
 
 
+def _reconnecting(listen: Callable[[], None], stop: threading.Event, what: str) -> None:
+    """Run `listen` again after each failure (it wakes everyone as it connects) until `stop`."""
+    while not stop.is_set():
+        try:
+            listen()
+        except Exception as exc:
+            log.warning("%s failed (%s); retrying", what, type(exc).__name__)
+            stop.wait(RECONNECT_SECONDS)
+
+
 class PostgresListener:
     """`LISTEN` on the events channel; the writers' `pg_notify` rides in their transaction."""
 
@@ -109,17 +119,15 @@ class PostgresListener:
     def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
         import psycopg
 
-        while not stop.is_set():
-            try:
-                with psycopg.connect(self._url, autocommit=True) as conn:
-                    conn.execute(f"LISTEN {EVENTS_CHANNEL}")
-                    wakeups.wake_all()
-                    while not stop.is_set():
-                        for note in conn.notifies(timeout=RECONNECT_SECONDS):
-                            wakeups.wake(note.payload)
-            except Exception as exc:
-                log.warning("listening for answer events failed (%s); retrying", type(exc).__name__)
-                stop.wait(RECONNECT_SECONDS)
+        def listen() -> None:
+            with psycopg.connect(self._url, autocommit=True) as conn:
+                conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+                wakeups.wake_all()
+                while not stop.is_set():
+                    for note in conn.notifies(timeout=RECONNECT_SECONDS):
+                        wakeups.wake(note.payload)
+
+        _reconnecting(listen, stop, "listening for answer events")
 
 
 class RedisListener:
@@ -140,21 +148,19 @@ class RedisListener:
     def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
         import redis
 
-        while not stop.is_set():
-            try:
-                client = redis.Redis.from_url(
-                    self._url, socket_connect_timeout=5, socket_timeout=RECONNECT_SECONDS * 5
-                )
-                with client.pubsub(ignore_subscribe_messages=True) as pubsub:  # type: ignore[no-untyped-call]
-                    pubsub.subscribe(EVENTS_CHANNEL)
-                    wakeups.wake_all()
-                    while not stop.is_set():
-                        note = pubsub.get_message(timeout=RECONNECT_SECONDS)
-                        if note is not None and isinstance(note.get("data"), bytes):
-                            wakeups.wake(note["data"].decode("ascii", "replace"))
-            except Exception as exc:
-                log.warning("listening on Redis failed (%s); retrying", type(exc).__name__)
-                stop.wait(RECONNECT_SECONDS)
+        def listen() -> None:
+            client = redis.Redis.from_url(
+                self._url, socket_connect_timeout=5, socket_timeout=RECONNECT_SECONDS * 5
+            )
+            with client.pubsub(ignore_subscribe_messages=True) as pubsub:  # type: ignore[no-untyped-call]
+                pubsub.subscribe(EVENTS_CHANNEL)
+                wakeups.wake_all()
+                while not stop.is_set():
+                    note = pubsub.get_message(timeout=RECONNECT_SECONDS)
+                    if note is not None and isinstance(note.get("data"), bytes):
+                        wakeups.wake(note["data"].decode("ascii", "replace"))
+
+        _reconnecting(listen, stop, "listening on Redis")
 
 
 class SqlitePoller:
