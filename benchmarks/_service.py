@@ -30,21 +30,18 @@ from pathlib import Path
 import _client as client
 from _procfs import children, start_time
 
+from webapp.settings import SETTINGS
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 BIN = Path(os.path.abspath(sys.executable)).parent  # the venv: never resolve its symlinks
 FLOOR_APP = "_floor:create_app()"
 SECRET_KEY = "bench-service-" + secrets.token_hex(8)
-# Settings of the environment that would change what the app does; each run sets its own.
+# Settings of the environment that would change what the app does (the app's settings table,
+# and gunicorn's own); each run sets its own.
 APP_SETTINGS = (
-    "DATABASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_MODEL",
-    "REDIS_URL",
+    *(setting.name for setting in SETTINGS if setting.where == "app"),
     "PORT",
-    "FINNHUB_API_KEY",
-    "EXA_API_KEY",
     "GUNICORN_CMD_ARGS",
 )
 SHOWN_SETTINGS = (
