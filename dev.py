@@ -114,8 +114,15 @@ def test(extra: list[str]) -> None:
     if extra:
         _run(*pytest, *extra)
         return
-    _run(*pytest, "-n", "auto", "--dist", "loadgroup", "-m", "not machine")
-    _run(*pytest, "-m", "machine")
+    failed: subprocess.CalledProcessError | None = None
+    parallel = ("-n", "auto", "--dist", "loadgroup", "-m", "not machine")
+    for selection in (parallel, ("-m", "machine")):
+        try:
+            _run(*pytest, *selection)
+        except subprocess.CalledProcessError as exc:  # report both runs' failures, then stop
+            failed = failed or exc
+    if failed is not None:
+        raise failed
 
 
 def main(argv: list[str]) -> None:
