@@ -25,9 +25,13 @@ def new_chat(page: Page) -> None:
     page.wait_for_function("window.__beforeNewChat === undefined")
     expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
     expect(page.locator(".message")).to_have_count(0)
+    # The new page's scripts and styles too: Enter sends only once app.js runs.
+    page.wait_for_load_state()
 
 
 def ask(page: Page, question: str) -> None:
+    """Type `question` and press Enter, once the page has loaded (before, Enter is a newline)."""
+    page.wait_for_load_state()
     box = page.get_by_label("Message")
     box.fill(question)
     box.press("Enter")

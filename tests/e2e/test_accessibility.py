@@ -91,6 +91,7 @@ def audit(a11y_screenshots: Path, look: str) -> Iterator[Callable[[Page, str], N
 def signed_in(page: Page) -> Page:
     sign_in(page)
     expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
+    page.wait_for_load_state()  # its styles too, before anything is measured
     return page
 
 
