@@ -63,3 +63,10 @@ def test_a_sandboxed_python_run_lets_other_greenlets_run(sqlite_url: str) -> Non
 def test_turns_run_side_by_side_as_greenlets_and_complete(sqlite_url: str) -> None:
     result = probe("turns", sqlite_url)
     assert result["result"] == ["complete"] * 3 and result["ticks"] >= 1
+
+
+def test_stopping_an_answer_wakes_its_reader_and_raises_nothing() -> None:
+    # A stop closes the model from another greenlet while the reader waits on the socket;
+    # closing the response under the reader was a reentrant call (RuntimeError) before.
+    result = probe("claude_stop", "unused")
+    assert result["result"] == "The answer was stopped."

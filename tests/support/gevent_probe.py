@@ -90,7 +90,7 @@ def _turns(url: str) -> object:
     ]
     asked = []
     for question in questions:
-        session_id = create_session(engine, user.id)["id"]
+        session_id = create_session(engine, user.id).id
         asked.append((session_id, service.ask(user.id, session_id, question)))
     statuses = []
     for session_id, message_id in asked:
@@ -102,7 +102,37 @@ def _turns(url: str) -> object:
     return statuses
 
 
+def _claude_stop(_url: str) -> object:
+    """A turn stopped mid-answer: another greenlet closes the model while its reader waits."""
+    from tests.support.fake_claude import FakeClaude, Paced, text_reply
+    from webapp.llm.base import ModelError, ModelRequest
+    from webapp.llm.claude import ClaudeModel
+
+    slow = Paced(text_reply(("A long answer. " * 20, [])), 30.0)
+    with FakeClaude([slow]) as fake:
+        model = ClaudeModel("sk-probe", base_url=fake.url, model="claude-probe")
+        events = model.stream(ModelRequest(system="", messages=[], tools=[], max_tokens=64))
+        next(events)  # the answer has begun; the next event is 30 s away
+        ended: list[str] = []
+
+        def read() -> None:
+            try:
+                list(events)
+            except ModelError as exc:
+                ended.append(str(exc))
+
+        reader = gevent.spawn(read)
+        gevent.sleep(0.1)  # the reader is now blocked on the socket
+        try:
+            model.close()
+        except Exception as exc:  # what a stop must never do
+            return f"close raised {type(exc).__name__}: {exc}"
+        reader.join(timeout=20)
+        return ended[0] if ended else "the reader did not end"
+
+
 CASES: dict[str, Callable[[str], object]] = {
+    "claude_stop": _claude_stop,
     "psycopg": _psycopg,
     "pool": _pool,
     "sqlite_tool": _sqlite_tool,

@@ -9,10 +9,12 @@ bounded as a whole (`round_seconds`), pings included. Any other failure is an `M
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import logging
 import math
 import random
+import socket
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -95,11 +97,17 @@ class ClaudeModel:
         self._closed = False
 
     def close(self) -> None:
-        """Close the connection pool, and abandon a response being read (a cancelled turn)."""
+        """Close the connection pool, and abandon a response being read (a cancelled turn).
+
+        A stop comes from another greenlet or thread than the one reading, so the response is
+        not closed here (its reader holds the buffer: closing it under the reader is a
+        reentrant call); its socket is shut down instead, and the reader, woken with nothing
+        more to read, closes the response itself and reports the stop.
+        """
         self._closed = True
         response = self._response
         if response is not None:
-            response.close()
+            _shut_down(response)
         self._session.close()
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
@@ -195,6 +203,21 @@ class ClaudeModel:
                 raise _Retry(reason, None) from None
             raise ModelError(reason) from None
         raise ModelError("Claude's stream ended before message_stop.")
+
+
+def _shut_down(response: requests.Response) -> None:
+    """Shut down the connection under `response` while it is open; else there is no reader."""
+    try:
+        fd = response.raw.fileno()
+    except (OSError, ValueError):  # already closed, or no file under it
+        return
+    # A duplicate of the descriptor: shutting it down ends the connection for the reader too,
+    # and closing the duplicate leaves the reader's own descriptor to the reader.
+    with (
+        contextlib.suppress(OSError),
+        socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM) as sock,
+    ):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _load(data: str) -> dict[str, Any]:
