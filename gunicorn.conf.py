@@ -20,6 +20,11 @@ worker_connections = int(os.environ.get("WORKER_CONNECTIONS", "5000"))
 # over at once (see `worker_exit`), so no answer waits for it.
 graceful_timeout = 30
 keepalive = 5
+# gunicorn 25+ opens a control socket, by default at one path per user
+# (~/.gunicorn/gunicorn.ctl) that every gunicorn of that user shares, so two of them (a
+# deploy's old and new master, or tests side by side) would take it from each other. Nothing
+# here uses the control interface (`gunicornc`); signals do the reloads.
+control_socket_disable = True
 
 
 def post_worker_init(worker: Any) -> None:
