@@ -59,6 +59,19 @@ def test_the_accounts_page_lists_the_users_accounts(app: Flask, demo: FlaskClien
     assert_no_provider(response)
 
 
+def test_each_account_says_when_its_data_last_synced(app: Flask, demo: FlaskClient) -> None:
+    cards = {
+        card.select_one(".account-name").get_text(): card.get_text(" ", strip=True)
+        for card in soup(demo.get("/accounts")).select(".account-card")
+    }
+    # Seeded as the bank would have synced them: Chase 2 hours ago; the house typed in by hand.
+    assert "Synced 2 hours ago" in cards["Sapphire Preferred"]
+    assert "Entered by hand" in cards["Home"] and "Synced" not in cards["Home"]
+    home = next(a for a in accounts_of(app, "demo") if a["account_name"] == "Home")
+    page = soup(demo.get(account_path(str(home["source_account_id"]))))
+    assert "Entered by hand" in page.select_one("h1 + p").get_text()
+
+
 @pytest.mark.parametrize(
     "name", ["Sapphire Preferred", "Individual", "Home"], ids=["plaid-card", "brokerage", "manual"]
 )

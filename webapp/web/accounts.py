@@ -26,6 +26,7 @@ from .balances import balance_sheet, side_of
 from .links import add_converter, page_href
 from .money import format_money, format_percent
 from .quote_age import quote_age
+from .snippet import relative_time
 
 bp = Blueprint("accounts", __name__)
 # Before the routes below: their rules name the converter.
@@ -56,6 +57,10 @@ def _account_view(account: Mapping[str, JsonValue]) -> dict[str, Any]:
     account_id = account.get("source_account_id")
     is_id = isinstance(account_id, str) and is_account_id(account_id)
     view["side"] = side_of(account.get("account_type"))
+    synced_at = account.get("synced_at")
+    ago = relative_time(synced_at) if isinstance(synced_at, str) else None
+    # A manual account is typed in by hand: it has no sync to date it.
+    view["synced"] = f"Synced {ago}" if ago else "Entered by hand"
     view["href"] = (
         page_href(AccountPage(account_id)) if is_id and isinstance(account_id, str) else None
     )
