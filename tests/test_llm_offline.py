@@ -19,6 +19,7 @@ from webapp.llm.offline.plan import account_query, plan
 from webapp.llm.offline.prose import Source, document_answer, units_of
 from webapp.llm.offline.words import amounts, money, years
 from webapp.llm.stream import MessageAccumulator
+from webapp.tools.python.market import FinnhubLive
 from webapp.tools.web_index import LocalWebIndex
 from webapp.tools.web_search import search_web
 
@@ -113,6 +114,16 @@ def test_amounts_and_years() -> None:
 def names(question: str) -> list[str]:
     asked = understand(question)
     return [call.name for call in plan(asked, [] if asked.intents else library().rank(question))]
+
+
+def test_a_ticker_the_snapshot_lacks_is_quoted_when_the_market_data_is_live() -> None:
+    asked = understand("What is TSLA trading at?")
+    # The bundled snapshot has no TSLA: the answer says so, with no tool call.
+    assert plan(asked, []) == []
+    # Live market data (FINNHUB_API_KEY set) covers it: the quote tool is asked.
+    live = FinnhubLive("finnhub-key", base_url="http://127.0.0.1:9")
+    (call,) = plan(asked, [], market=live)
+    assert call.name == "execute_python" and "TSLA" in call.input["code"]
 
 
 @pytest.mark.parametrize(

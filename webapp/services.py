@@ -115,7 +115,7 @@ def language_model(app: Flask) -> Model:
     """Return Claude when `ANTHROPIC_API_KEY` is set, else the offline engine."""
     key = app.config["ANTHROPIC_API_KEY"]
     if not key:
-        return OfflineModel()
+        return OfflineModel(services(app).market)
     return ClaudeModel(
         str(key),
         base_url=str(app.config["ANTHROPIC_BASE_URL"]),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 
-from ...tools.python.market import SnapshotMarket, default_market
+from ...tools.python.market import MarketData, SnapshotMarket
 from .ask import Question
 from .cite import Block, Result, cite, number
 from .figures import Row
@@ -24,9 +24,10 @@ _QUOTE = re.compile(
 _PROFILE = re.compile(r"^(?P<name>.+?) \((?P<ticker>[^)]+)\) trades on")
 
 
-def without_data(tickers: tuple[str, ...]) -> tuple[str, ...]:
-    """Return the tickers the market data has nothing on (none when it is live)."""
-    market = default_market()
+def without_data(tickers: tuple[str, ...], market: MarketData | None = None) -> tuple[str, ...]:
+    """Return the tickers `market` (the bundled snapshot unless given) has nothing on: none
+    when it is live."""
+    market = SnapshotMarket() if market is None else market
     if not isinstance(market, SnapshotMarket):
         return ()
     return tuple(t for t in tickers if t not in market.symbols)

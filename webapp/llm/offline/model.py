@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ...tools.python.market import MarketData
 from ..base import ModelRequest
 from .ask import understand
 from .cite import Block, Result
@@ -157,7 +158,11 @@ def _message_end(stop_reason: str) -> Iterator[dict[str, Any]]:
 
 
 class OfflineModel:
-    """Answer deterministically from the tools, citing what they returned."""
+    """Answer deterministically from the tools, citing what they returned; `market` is the
+    market data its quote tool reads (the bundled snapshot unless given)."""
+
+    def __init__(self, market: MarketData | None = None) -> None:
+        self._market = market
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         """Yield tool calls for a new question, then an answer citing the results."""
@@ -171,13 +176,13 @@ class OfflineModel:
             # No document is about "my <something>": perhaps an account of that name.
             question = replace(question, intents=("balances",))
         if turn.rounds == 0:
-            calls = plan(question, hits)
+            calls = plan(question, hits, market=self._market)
             if calls:
                 yield from _events_for_tools(calls, 0)
             else:
-                yield from _events_for_text([(direct_reply(question, hits), [])])
+                yield from _events_for_text([(direct_reply(question, hits, self._market), [])])
             return
-        yield from _events_for_text(write_answer(question, turn.results, hits, books))
+        yield from _events_for_text(write_answer(question, turn.results, hits, books, self._market))
 
     def close(self) -> None:
         """Hold nothing: nothing to release."""

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ...tools.python.market import MarketData
 from .ask import Kind, Question
 from .library import DocHit, Library, library
 from .markets import without_data
@@ -133,15 +134,22 @@ def article_code(titles: list[str]) -> str:
     )
 
 
-def plan(question: Question, hits: list[DocHit], books: Library | None = None) -> list[ToolCall]:
-    """Return the tool calls for a question (none: the engine answers at once)."""
+def plan(
+    question: Question,
+    hits: list[DocHit],
+    books: Library | None = None,
+    market: MarketData | None = None,
+) -> list[ToolCall]:
+    """Return the tool calls for a question (none: the model answers at once); quotes are
+    asked of `market` for the tickers it covers."""
     calls: list[ToolCall] = []
     intents = set(question.intents)
     if intents & {"net_worth", "debts", "utilization", "cash", "balances"}:
         calls.append(ToolCall("execute_sql", {"query": account_query(question)}))
     if intents & {"holdings", "allocation"}:
         calls.append(ToolCall("execute_sql", {"query": holding_query(question)}))
-    quotable = tuple(t for t in question.tickers if t not in without_data(question.tickers))
+    missing = without_data(question.tickers, market)
+    quotable = tuple(t for t in question.tickers if t not in missing)
     if "quote" in intents and quotable:
         calls.append(ToolCall("execute_python", {"code": quote_code(quotable)}))
     if (calls and not question.advice) or "small_talk" in intents:

@@ -3,6 +3,7 @@ or passages; short plain replies, with no sources, to small talk and to what it 
 
 from __future__ import annotations
 
+from ...tools.python.market import MarketData
 from .ask import GENERIC, Question
 from .cite import Block, Result
 from .figures import balances, cash, debts, net_worth, rows_of, utilization
@@ -54,7 +55,7 @@ def small_talk(text: str) -> str:
     return f"Hi! I can answer questions about {CAN_DO}. What would you like to know?"
 
 
-def direct_reply(question: Question, hits: list[DocHit]) -> str:
+def direct_reply(question: Question, hits: list[DocHit], market: MarketData | None = None) -> str:
     """The reply to a question that needs no tool: small talk, or what is out of reach."""
     if "small_talk" in question.intents:
         return small_talk(question.text)
@@ -63,7 +64,7 @@ def direct_reply(question: Question, hits: list[DocHit]) -> str:
     if "quote" in question.intents and not question.tickers:
         return NO_TICKER
     if "quote" in question.intents:
-        return no_data(without_data(question.tickers))[0]
+        return no_data(without_data(question.tickers, market))[0]
     return OUT_OF_SCOPE
 
 
@@ -107,7 +108,11 @@ def _joined(sections: list[list[Block]]) -> list[Block]:
 
 
 def write_answer(
-    question: Question, results: list[Result], hits: list[DocHit], library: Library
+    question: Question,
+    results: list[Result],
+    hits: list[DocHit],
+    library: Library,
+    market: MarketData | None = None,
 ) -> list[Block]:
     """Write the answer's text blocks, each with the citations that back it."""
     errors = [str(r.block["error"]) for r in results if r.index is None]
@@ -124,13 +129,13 @@ def write_answer(
             for i in question.intents[: question.intents.index(intent)]
         ):
             sections.append(holdings(question, [r for r in rows if "ticker" in r.values]))
-    market = [
+    quotes = [
         r
         for r in cited
         if r.tool == "execute_python" and r.source.startswith("silvia://market-data/finnhub/")
     ]
-    sections += [[quote(result)] for result in market]
-    missing = without_data(question.tickers) if "quote" in question.intents else ()
+    sections += [[quote(result)] for result in quotes]
+    missing = without_data(question.tickers, market) if "quote" in question.intents else ()
     if missing:
         sections.append([no_data(missing)])
     documents = [
