@@ -63,7 +63,7 @@ def run(url: str, config: dict[str, Any], questions: list[str]) -> list[tuple[in
     service = chat_service(app)
     results = []
     for question in questions:
-        session_id = create_session(engine, user.id)["id"]
+        session_id = create_session(engine, user.id).id
         before = commits
         message_id = service.ask(user.id, session_id, question)
         events = [e for e in service.events(user.id, session_id, message_id) if e is not None]

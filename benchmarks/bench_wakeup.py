@@ -52,7 +52,7 @@ def percentile(values: list[float], p: float) -> float:
 def running_answer(engine: Engine) -> tuple[int, str, str]:
     user = authenticate(engine, "demo", "demo")
     assert user is not None
-    session_id = create_session(engine, user.id)["id"]
+    session_id = create_session(engine, user.id).id
     _, message_id = store.start_message(engine, user.id, session_id, "bench", LEASE, "bench")
     return user.id, session_id, message_id
 

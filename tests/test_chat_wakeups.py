@@ -32,7 +32,7 @@ WAIT = 10.0  # generous: only a missing wake-up takes this long
 def running_answer(engine: Engine) -> tuple[int, str, str]:
     user = authenticate(engine, "demo", "demo")
     assert user is not None
-    session_id = create_session(engine, user.id)["id"]
+    session_id = create_session(engine, user.id).id
     _, message_id = store.start_message(engine, user.id, session_id, "Hi", LEASE, "writer")
     return user.id, session_id, message_id
 

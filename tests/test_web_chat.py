@@ -59,7 +59,7 @@ def csrf(client: FlaskClient) -> str:
 
 
 def new_chat(app: Flask, username: str = "demo") -> str:
-    return str(create_session(get_engine(app), user_id(app, username))["id"])
+    return create_session(get_engine(app), user_id(app, username)).id
 
 
 def used_chat(app: Flask, username: str = "demo") -> str:
@@ -511,8 +511,7 @@ def ask_with_key(
 
 def exchanges(app: Flask, session_id: str) -> list[tuple[str, str]]:
     return [
-        (m["role"], m["content"])
-        for m in session_messages(get_engine(app), user_id(app), session_id)
+        (m.role, m.content) for m in session_messages(get_engine(app), user_id(app), session_id)
     ]
 
 
@@ -540,7 +539,7 @@ def test_a_form_sent_twice_without_js_asks_once_and_shows_the_answer(
         first = ask_with_key(demo, session_id, QUESTION, key, htmx=False)
         second = ask_with_key(demo, session_id, QUESTION, key, htmx=False)
     assert first.status_code == 302 and first.location == f"/chat/{session_id}"
-    answer_id = session_messages(get_engine(app), user_id(app), session_id)[1]["id"]
+    answer_id = session_messages(get_engine(app), user_id(app), session_id)[1].id
     assert second.status_code == 302
     assert second.location == f"/chat/{session_id}#message-{answer_id}"
     # Resubmitted once the answer has finished: still once.
@@ -639,7 +638,7 @@ def test_a_streaming_answer_has_a_stop_button_that_works_without_js(
     assert retry.select_one("button").get_text() == "Retry"
     assert retry.select_one('input[name="csrf_token"]')["value"]
     stored = session_messages(get_engine(app), user_id(app), session_id)[1]
-    assert stored["status"] == "cancelled" and stored["content"] == "Partial answer"
+    assert stored.status == "cancelled" and stored.content == "Partial answer"
 
 
 def test_stop_with_htmx_answers_no_content_and_the_stream_shows_it_stopped(
@@ -717,15 +716,15 @@ def test_retry_asks_the_same_question_again(app: Flask, demo: FlaskClient, htmx:
         assert response.status_code == 302 and response.location == f"/chat/{session_id}"
         assert twice.status_code == 302 and "#message-" in twice.location
     messages = session_messages(get_engine(app), user_id(app), session_id)
-    assert [(m["role"], m["content"]) for m in messages][::2] == [("user", "What do I owe?")] * 2
-    assert [m["status"] for m in messages][1::2] == ["cancelled", "complete"]
+    assert [(m.role, m.content) for m in messages][::2] == [("user", "What do I owe?")] * 2
+    assert [m.status for m in messages][1::2] == ["cancelled", "complete"]
 
 
 def test_only_a_stopped_or_failed_answer_can_be_retried(app: Flask, demo: FlaskClient) -> None:
     session_id = new_chat(app)
     with idle_after(app):
         ask(demo, session_id, QUESTION, htmx=False)
-    answer_id = session_messages(get_engine(app), user_id(app), session_id)[1]["id"]
+    answer_id = session_messages(get_engine(app), user_id(app), session_id)[1].id
     url = f"/chat/{session_id}/messages/{answer_id}/retry"
     response = demo.post(url, data={"csrf_token": csrf(demo)}, headers={"HX-Request": "true"})
     assert response.status_code == 409
@@ -756,9 +755,9 @@ def test_stop_and_retry_need_the_csrf_token_and_the_users_own_answer(
         f"/chat/{mine}/messages/nope/{action}",
     ):
         assert demo.post(path, data={"csrf_token": token}).status_code == 404, path
-    statuses = [m["status"] for m in session_messages(get_engine(app), user_id(app), mine)]
+    statuses = [m.status for m in session_messages(get_engine(app), user_id(app), mine)]
     assert statuses == ["complete", "running"]
-    alex = [m["status"] for m in session_messages(get_engine(app), user_id(app, "alex"), theirs)]
+    alex = [m.status for m in session_messages(get_engine(app), user_id(app, "alex"), theirs)]
     assert alex == ["complete", "running"]
 
 
@@ -807,7 +806,7 @@ def test_renaming_without_js_returns_to_the_open_chat(app: Flask, demo: FlaskCli
     rename, _ = sidebar_forms(soup(demo.get(f"/chat/{second}")), first)
     response = post_form(demo, rename, title="  Taxes  ")
     assert response.status_code == 302 and response.location == f"/chat/{second}"
-    assert get_session(get_engine(app), user_id(app), first)["title"] == "Taxes"
+    assert get_session(get_engine(app), user_id(app), first).title == "Taxes"
     page = soup(demo.get(f"/chat/{first}"))
     assert page.select_one("title").get_text() == "Taxes · Finance Chat"
 
@@ -840,7 +839,7 @@ def test_a_bad_title_gets_a_clear_message(app: Flask, demo: FlaskClient, title: 
     plain = post_form(demo, rename, title=title)
     assert plain.status_code == 302
     assert soup(demo.get(plain.location)).select_one(".notice").get_text()
-    assert get_session(get_engine(app), user_id(app), session_id)["title"] == "New chat"
+    assert get_session(get_engine(app), user_id(app), session_id).title == "New chat"
 
 
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain-form"])
@@ -883,8 +882,8 @@ def test_deleting_the_open_chat_goes_to_the_latest_other_chat_or_a_new_one(
     assert delete_open(latest) == f"/chat/{older}"
     where = delete_open(older)
     remaining = list_sessions(get_engine(app), user_id(app))
-    assert [s["id"] for s in remaining] == [where.rsplit("/", 1)[1]]
-    assert remaining[0]["title"] == "New chat"
+    assert [s.id for s in remaining] == [where.rsplit("/", 1)[1]]
+    assert remaining[0].title == "New chat"
 
 
 def test_deleting_a_chat_stops_its_running_answer(app: Flask, demo: FlaskClient) -> None:
@@ -922,8 +921,8 @@ def test_rename_and_delete_need_the_csrf_token_and_the_users_own_chat(
             data={"csrf_token": token, "title": "Mine now", "open": mine},
         )
         assert response.status_code == 404
-    assert get_session(get_engine(app), user_id(app, "alex"), theirs)["title"] == "New chat"
-    assert get_session(get_engine(app), user_id(app), mine)["title"] == "New chat"
+    assert get_session(get_engine(app), user_id(app, "alex"), theirs).title == "New chat"
+    assert get_session(get_engine(app), user_id(app), mine).title == "New chat"
 
 
 def test_without_javascript_the_sources_bar_is_a_link_to_a_page_of_the_sources(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from bs4 import BeautifulSoup
@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 
 from tests.support.apps import idle_after
 from tests.test_web_auth import csrf_from, login
-from webapp.chat.store import SHORT_TITLE_CHARS, create_session, short_title
+from webapp.chat.store import SHORT_TITLE_CHARS, SessionRow, create_session, short_title
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 from webapp.web.history import by_day
@@ -54,16 +54,21 @@ def test_a_long_question_is_cut_at_a_word_never_inside_one() -> None:
 def test_chats_are_grouped_under_the_day_they_were_last_used() -> None:
     today = date(2026, 11, 30)
     sessions = [
-        {"id": "a", "updated_at": "2026-11-30T09:00:00+00:00"},
-        {"id": "b", "updated_at": "2026-11-30T01:00:00+00:00"},
-        {"id": "c", "updated_at": "2026-11-29T23:00:00+00:00"},
-        {"id": "d", "updated_at": "2026-11-26T12:00:00+00:00"},
-        {"id": "e", "updated_at": "2026-10-02T12:00:00+00:00"},
+        SessionRow(id, "Chat", at, at)
+        for id, at in [
+            ("a", datetime(2026, 11, 30, 9, tzinfo=UTC)),
+            ("b", datetime(2026, 11, 30, 1, tzinfo=UTC)),
+            ("c", datetime(2026, 11, 29, 23, tzinfo=UTC)),
+            # 01:00 on the 30th, three hours east of UTC, is the 29th in UTC.
+            ("x", datetime(2026, 11, 30, 1, tzinfo=timezone(timedelta(hours=3)))),
+            ("d", datetime(2026, 11, 26, 12, tzinfo=UTC)),
+            ("e", datetime(2026, 10, 2, 12, tzinfo=UTC)),
+        ]
     ]
-    grouped = [(label, [s["id"] for s in items]) for label, items in by_day(sessions, today)]
+    grouped = [(label, [s.id for s in items]) for label, items in by_day(sessions, today)]
     assert grouped == [
         ("Today", ["a", "b"]),
-        ("Yesterday", ["c"]),
+        ("Yesterday", ["c", "x"]),
         ("Previous 7 days", ["d"]),
         ("October 2026", ["e"]),
     ]
@@ -80,7 +85,7 @@ def test_empty_chats_stay_out_of_the_history_but_the_open_one(
     engine = get_engine(app)
     user = authenticate(engine, "demo", "demo")
     assert user is not None
-    empty = create_session(engine, user.id)["id"]
+    empty = create_session(engine, user.id).id
     with idle_after(app):
         asked = client.post(
             f"/chat/{empty}/messages",
@@ -91,7 +96,7 @@ def test_empty_chats_stay_out_of_the_history_but_the_open_one(
             },
         )
         assert asked.status_code == 302
-    other_empty = create_session(engine, user.id)["id"]
+    other_empty = create_session(engine, user.id).id
     on_answered = client.get(f"/chat/{empty}").get_data(as_text=True)
     on_new = client.get(f"/chat/{other_empty}").get_data(as_text=True)
     assert _titles(on_answered) == ["What do I owe on my credit cards"]

@@ -225,7 +225,7 @@ class ChatService:
         """
         running = store.running_message(self.engine, user_id, session_id)
         if running is not None:
-            self._resume_if_expired(user_id, running["id"], running["lease_until"])
+            self._resume_if_expired(user_id, running.id, running.lease_until)
             raise SessionBusy
         history = store.text_history(self.engine, user_id, session_id)
         owner = store.new_id()

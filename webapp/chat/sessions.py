@@ -12,14 +12,13 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from . import store
 from .service import ChatService
-from .store import TITLE_CHARS, SessionBusy
+from .store import TITLE_CHARS, SessionBusy, SessionRow
 from .tables import (
     ai_chat_logs,
     chat_checkpoints,
@@ -70,9 +69,7 @@ def clean_key(value: str) -> str:
     return value
 
 
-def rename_session(
-    engine: Engine, user_id: int, session_id: str, title: str
-) -> dict[str, Any] | None:
+def rename_session(engine: Engine, user_id: int, session_id: str, title: str) -> SessionRow | None:
     """Give one of the user's chats a new title (already cleaned); None if it is not theirs."""
 
     def work(conn: sa.Connection) -> bool:
@@ -124,7 +121,7 @@ def remove_session(service: ChatService, user_id: int, session_id: str) -> bool:
     """Stop the chat's running answer (its runner stops), then delete the chat."""
     running = store.running_message(service.engine, user_id, session_id)
     if running is not None:
-        service.cancel(user_id, session_id, str(running["id"]))
+        service.cancel(user_id, session_id, running.id)
     return delete_session(service.engine, user_id, session_id)
 
 
@@ -133,9 +130,9 @@ def question_before(engine: Engine, user_id: int, session_id: str, answer_id: st
     messages = store.session_messages(engine, user_id, session_id)
     question = None
     for message in messages:
-        if message["id"] == answer_id:
-            return question if message["role"] == "assistant" else None
-        question = str(message["content"]) if message["role"] == "user" else None
+        if message.id == answer_id:
+            return question if message.role == "assistant" else None
+        question = message.content if message.role == "user" else None
     return None
 
 

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..store.values import JsonValue
 from ..turn.emit import SinkClosed
 from .tables import (
     ai_chat_logs,
@@ -91,29 +92,107 @@ def write(
         delay = min(delay * 2, 0.5)
 
 
-def _iso(value: object) -> object:
-    if isinstance(value, datetime):
-        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return aware.isoformat()
-    return value
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """One of a user's chats, as the API and the sidebar show it."""
+
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+    def as_json(self) -> dict[str, str]:
+        """Return the API's JSON for the chat, times in ISO 8601."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+        }
 
 
-def _row(row: sa.Row[*tuple[Any, ...]]) -> dict[str, Any]:
-    return {key: _iso(value) for key, value in row._mapping.items()}
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    """One message of a chat: a question (`role` "user") or an answer ("assistant").
+
+    `citations` and `inline_citations` are the answer's JSON as its turn wrote it (None
+    for a question).
+    """
+
+    id: str
+    session_id: str
+    role: str
+    content: str
+    citations: JsonValue
+    inline_citations: JsonValue
+    status: str
+    error: str | None
+    created_at: datetime
+    completed_at: datetime | None
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """Return the API's JSON for the message (its chat is the one it is listed in)."""
+        return {
+            "id": self.id,
+            "role": self.role,
+            "content": self.content,
+            "citations": self.citations,
+            "inline_citations": self.inline_citations,
+            "status": self.status,
+            "error": self.error,
+            "created_at": self.created_at.isoformat(),
+            "completed_at": self.completed_at.isoformat() if self.completed_at else None,
+        }
 
 
-def create_session(engine: Engine, user_id: int, title: str = "New chat") -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class RunningAnswer:
+    """A chat's answer in progress, with the lease its runner holds."""
+
+    id: str
+    lease_until: datetime | None
+
+
+def _session(row: sa.Row[*tuple[Any, ...]]) -> SessionRow:
+    return SessionRow(
+        id=str(row.id),
+        title=str(row.title),
+        created_at=_utc(row.created_at),
+        updated_at=_utc(row.updated_at),
+    )
+
+
+def _message(row: sa.Row[*tuple[Any, ...]]) -> MessageRow:
+    return MessageRow(
+        id=str(row.id),
+        session_id=str(row.session_id),
+        role=str(row.role),
+        content=str(row.content),
+        citations=row.citations,
+        inline_citations=row.inline_citations,
+        status=str(row.status),
+        error=row.error,
+        created_at=_utc(row.created_at),
+        completed_at=_aware(row.completed_at),
+    )
+
+
+def create_session(engine: Engine, user_id: int, title: str = "New chat") -> SessionRow:
     """Create an empty chat session for the user."""
-    values = {
-        "id": new_id(),
-        "user_id": user_id,
-        "title": title[:TITLE_CHARS] or "New chat",
-        "created_at": now(),
-        "updated_at": now(),
-    }
+    created = SessionRow(
+        id=new_id(), title=title[:TITLE_CHARS] or "New chat", created_at=now(), updated_at=now()
+    )
     with engine.begin() as conn:
-        conn.execute(chat_sessions.insert().values(values))
-    return {k: _iso(v) for k, v in values.items() if k != "user_id"}
+        conn.execute(
+            chat_sessions.insert().values(
+                id=created.id,
+                user_id=user_id,
+                title=created.title,
+                created_at=created.created_at,
+                updated_at=created.updated_at,
+            )
+        )
+    return created
 
 
 SHORT_TITLE_CHARS = 48
@@ -145,21 +224,24 @@ def short_title(question: str) -> str | None:
     return text[0].upper() + text[1:]
 
 
+_SESSION_COLUMNS = (
+    chat_sessions.c.id,
+    chat_sessions.c.title,
+    chat_sessions.c.created_at,
+    chat_sessions.c.updated_at,
+)
+
+
 def list_sessions(
     engine: Engine, user_id: int, *, keep_empty: str | None = "*"
-) -> list[dict[str, Any]]:
+) -> list[SessionRow]:
     """Return the user's sessions, most recently used first.
 
     `keep_empty` is the one empty chat still listed (the open one), or None for none; the
     default "*" lists every chat (the API).
     """
     query = (
-        sa.select(
-            chat_sessions.c.id,
-            chat_sessions.c.title,
-            chat_sessions.c.created_at,
-            chat_sessions.c.updated_at,
-        )
+        sa.select(*_SESSION_COLUMNS)
         .where(chat_sessions.c.user_id == user_id)
         .order_by(chat_sessions.c.updated_at.desc(), chat_sessions.c.id)
     )
@@ -167,24 +249,22 @@ def list_sessions(
         asked = sa.exists().where(ai_chat_logs.c.session_id == chat_sessions.c.id)
         query = query.where(sa.or_(asked, chat_sessions.c.id == (keep_empty or "")))
     with engine.connect() as conn:
-        return [_row(r) for r in conn.execute(query)]
+        return [_session(r) for r in conn.execute(query)]
 
 
-def get_session(engine: Engine, user_id: int, session_id: str) -> dict[str, Any] | None:
+def get_session(engine: Engine, user_id: int, session_id: str) -> SessionRow | None:
     """Return one of the user's sessions, or None (also for another user's)."""
-    query = sa.select(
-        chat_sessions.c.id,
-        chat_sessions.c.title,
-        chat_sessions.c.created_at,
-        chat_sessions.c.updated_at,
-    ).where(chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id)
+    query = sa.select(*_SESSION_COLUMNS).where(
+        chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id
+    )
     with engine.connect() as conn:
         row = conn.execute(query).first()
-    return _row(row) if row else None
+    return _session(row) if row else None
 
 
 _MESSAGE_COLUMNS = (
     ai_chat_logs.c.id,
+    ai_chat_logs.c.session_id,
     ai_chat_logs.c.role,
     ai_chat_logs.c.content,
     ai_chat_logs.c.citations,
@@ -196,20 +276,20 @@ _MESSAGE_COLUMNS = (
 )
 
 
-def session_messages(engine: Engine, user_id: int, session_id: str) -> list[dict[str, Any]]:
-    """Return a session's messages in order, raw from their rows."""
+def session_messages(engine: Engine, user_id: int, session_id: str) -> list[MessageRow]:
+    """Return a session's messages in order."""
     query = (
         sa.select(*_MESSAGE_COLUMNS)
         .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id)
         .order_by(ai_chat_logs.c.created_at, ai_chat_logs.c.role.desc())
     )
     with engine.connect() as conn:
-        return [_row(r) for r in conn.execute(query)]
+        return [_message(r) for r in conn.execute(query)]
 
 
 def get_message(
     engine: Engine, user_id: int, session_id: str, message_id: str
-) -> dict[str, Any] | None:
+) -> MessageRow | None:
     """Return one of the user's messages in a session, or None."""
     query = sa.select(*_MESSAGE_COLUMNS).where(
         ai_chat_logs.c.id == message_id,
@@ -218,17 +298,17 @@ def get_message(
     )
     with engine.connect() as conn:
         row = conn.execute(query).first()
-    return _row(row) if row else None
+    return _message(row) if row else None
 
 
-def find_message(engine: Engine, user_id: int, message_id: str) -> dict[str, Any] | None:
-    """Return one of the user's messages by its id alone (with its session's id), or None."""
-    query = sa.select(ai_chat_logs.c.session_id, *_MESSAGE_COLUMNS).where(
+def find_message(engine: Engine, user_id: int, message_id: str) -> MessageRow | None:
+    """Return one of the user's messages by its id alone, or None."""
+    query = sa.select(*_MESSAGE_COLUMNS).where(
         ai_chat_logs.c.id == message_id, ai_chat_logs.c.user_id == user_id
     )
     with engine.connect() as conn:
         row = conn.execute(query).first()
-    return _row(row) if row else None
+    return _message(row) if row else None
 
 
 def text_history(engine: Engine, user_id: int, session_id: str) -> list[dict[str, str]]:
@@ -236,10 +316,10 @@ def text_history(engine: Engine, user_id: int, session_id: str) -> list[dict[str
     history: list[dict[str, str]] = []
     pending: dict[str, str] | None = None
     for message in session_messages(engine, user_id, session_id):
-        if message["role"] == "user":
-            pending = {"role": "user", "content": message["content"]}
-        elif pending is not None and message["status"] == "complete" and message["content"]:
-            history += [pending, {"role": "assistant", "content": message["content"]}]
+        if message.role == "user":
+            pending = {"role": "user", "content": message.content}
+        elif pending is not None and message.status == "complete" and message.content:
+            history += [pending, {"role": "assistant", "content": message.content}]
             pending = None
     return history
 
@@ -351,7 +431,7 @@ def _running_count(conn: sa.Connection, user_id: int) -> int:
     return int(conn.execute(query).scalar() or 0)
 
 
-def running_message(engine: Engine, user_id: int, session_id: str) -> dict[str, Any] | None:
+def running_message(engine: Engine, user_id: int, session_id: str) -> RunningAnswer | None:
     """Return the session's answer in progress (with its lease), if any."""
     query = sa.select(ai_chat_logs.c.id, ai_chat_logs.c.lease_until).where(
         ai_chat_logs.c.session_id == session_id,
@@ -360,7 +440,7 @@ def running_message(engine: Engine, user_id: int, session_id: str) -> dict[str, 
     )
     with engine.connect() as conn:
         row = conn.execute(query).first()
-    return {"id": row.id, "lease_until": _aware(row.lease_until)} if row else None
+    return RunningAnswer(str(row.id), _aware(row.lease_until)) if row else None
 
 
 def message_state(
@@ -386,9 +466,13 @@ def stale_messages(engine: Engine) -> list[tuple[int, str]]:
         return [(int(r.user_id), str(r.id)) for r in conn.execute(query)]
 
 
-def _aware(value: datetime | None) -> datetime | None:
+def _utc(value: datetime) -> datetime:
     # SQLite hands timestamps back without their zone; they were written in UTC.
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return _utc(value) if value is not None else None
 
 
 def _hold(conn: sa.Connection, message_id: str, owner: str, lease: timedelta) -> None:
@@ -451,13 +535,17 @@ def append_event(
 
 def events_after(engine: Engine, message_id: str, after: int) -> list[StoredEvent]:
     """Return the stream's events after sequence number `after`, in order."""
+    with engine.connect() as conn:
+        return _events_after(conn, message_id, after)
+
+
+def _events_after(conn: sa.Connection, message_id: str, after: int) -> list[StoredEvent]:
     query = (
         sa.select(chat_events.c.seq, chat_events.c.event, chat_events.c.data)
         .where(chat_events.c.message_id == message_id, chat_events.c.seq > after)
         .order_by(chat_events.c.seq)
     )
-    with engine.connect() as conn:
-        return [StoredEvent(r.seq, r.event, r.data) for r in conn.execute(query)]
+    return [StoredEvent(r.seq, r.event, r.data) for r in conn.execute(query)]
 
 
 def last_seq(engine: Engine, message_id: str) -> int:
@@ -599,12 +687,7 @@ def end_running(
         )
         if not ended.rowcount:
             return False
-        query = (
-            sa.select(chat_events.c.seq, chat_events.c.event, chat_events.c.data)
-            .where(chat_events.c.message_id == message_id)
-            .order_by(chat_events.c.seq)
-        )
-        written = [StoredEvent(r.seq, r.event, r.data) for r in conn.execute(query)]
+        written = _events_after(conn, message_id, 0)
         content, citations = written_so_far(written)
         conn.execute(
             ai_chat_logs.update()

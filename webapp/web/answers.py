@@ -10,7 +10,7 @@ from typing import Any
 from flask import url_for
 from sqlalchemy.engine import Engine
 
-from ..chat.store import events_after
+from ..chat.store import MessageRow, events_after
 from ..packets.destinations import AccountLabeler
 from ..packets.documents import SearchDoc
 from ..packets.select import icon_key
@@ -95,14 +95,13 @@ class AnswerRenderer:
         )
         return AnswerViews(answer, sources_view(state, message_id, labeler, icon_for, LIBRARY))
 
-    def stored(self, message: dict[str, Any]) -> AnswerViews:
+    def stored(self, message: MessageRow) -> AnswerViews:
         """Return a stored answer, folded from its packets (running ones are still streaming)."""
-        stream, error = fold(_stored_packets(self._engine, str(message["id"])))
-        running = message.get("status") == "running"
-        if not running and message.get("status") == "error" and error is None:
-            row_error = message.get("error")
-            error = str(row_error)[:MAX_ERROR_CHARS] if row_error else GENERIC_ERROR
-        return self.views(str(message["id"]), stream, streaming=running, error=error)
+        stream, error = fold(_stored_packets(self._engine, message.id))
+        running = message.status == "running"
+        if not running and message.status == "error" and error is None:
+            error = message.error[:MAX_ERROR_CHARS] if message.error else GENERIC_ERROR
+        return self.views(message.id, stream, streaming=running, error=error)
 
 
 def _stored_packets(engine: Engine, message_id: str) -> list[Any]:

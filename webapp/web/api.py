@@ -17,7 +17,9 @@ from ..chat.sessions import (
     rename_session,
 )
 from ..chat.store import (
+    MessageRow,
     SessionBusy,
+    SessionRow,
     TooManyTurns,
     create_session,
     get_message,
@@ -53,10 +55,30 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-def _own_session(session_id: str) -> dict[str, Any]:
+NO_SESSION = "No such chat session."
+
+
+def own_session(session_id: str, missing: str = NO_SESSION) -> SessionRow:
+    """Return the signed-in user's chat, or end the request: 404 saying `missing`.
+
+    Another user's chat is missing too: the API and the chat page both ask here.
+    """
     found = get_session(get_engine(), current_user().id, session_id)
     if found is None:
-        abort(404, "No such chat session.")
+        abort(404, missing)
+    return found
+
+
+def own_message(
+    session_id: str, message_id: str, missing: str, *, answer: bool = False
+) -> MessageRow:
+    """Return one of the signed-in user's messages in the chat, or end the request: 404.
+
+    With `answer`, a question's id is missing too.
+    """
+    found = get_message(get_engine(), current_user().id, session_id, message_id)
+    if found is None or (answer and found.role != "assistant"):
+        abort(404, missing)
     return found
 
 
@@ -68,48 +90,48 @@ def create() -> tuple[Response, int]:
         title = clean_title(_json_body().get("title", "New chat"))
     except ValueError as exc:
         abort(400, str(exc))
-    return jsonify(create_session(get_engine(), current_user().id, title)), 201
+    return jsonify(create_session(get_engine(), current_user().id, title).as_json()), 201
 
 
 @bp.get("/sessions")
 @api_user_required
 def index() -> Response:
     """List the user's sessions."""
-    return jsonify(sessions=list_sessions(get_engine(), current_user().id))
+    sessions = list_sessions(get_engine(), current_user().id)
+    return jsonify(sessions=[s.as_json() for s in sessions])
 
 
 @bp.get("/sessions/<session_id>")
 @api_user_required
 def show(session_id: str) -> Response:
     """Return a session with its messages, citations raw from the rows."""
-    found = _own_session(session_id)
-    return jsonify(
-        {**found, "messages": session_messages(get_engine(), current_user().id, session_id)}
-    )
+    found = own_session(session_id)
+    messages = session_messages(get_engine(), current_user().id, session_id)
+    return jsonify({**found.as_json(), "messages": [m.as_json() for m in messages]})
 
 
 @bp.patch("/sessions/<session_id>")
 @api_user_required
 def rename(session_id: str) -> Response:
     """Rename a session: `{"title": "..."}`, trimmed, 1 to 80 characters."""
-    _own_session(session_id)
+    own_session(session_id)
     try:
         title = clean_title(_json_body().get("title"))
     except ValueError as exc:
         abort(400, str(exc))
     renamed = rename_session(get_engine(), current_user().id, session_id, title)
     if renamed is None:  # deleted meanwhile
-        abort(404, "No such chat session.")
-    return jsonify(renamed)
+        abort(404, NO_SESSION)
+    return jsonify(renamed.as_json())
 
 
 @bp.delete("/sessions/<session_id>")
 @api_user_required
 def delete(session_id: str) -> Response:
     """Delete a session with everything in it; a running answer is stopped first."""
-    _own_session(session_id)
+    own_session(session_id)
     if not remove_session(chat_service(), current_user().id, session_id):
-        abort(404, "No such chat session.")
+        abort(404, NO_SESSION)
     return Response(status=204)
 
 
@@ -127,7 +149,7 @@ def _idempotency_key() -> str | None:
 @api_user_required
 def ask(session_id: str) -> tuple[Response, int]:
     """Ask a question; the turn runs in the background. A repeated Idempotency-Key asks once."""
-    _own_session(session_id)
+    own_session(session_id)
     key = _idempotency_key()
     message = _json_body().get("message")
     if not isinstance(message, str) or not message.strip():
@@ -152,11 +174,8 @@ def ask(session_id: str) -> tuple[Response, int]:
 @api_user_required
 def cancel(session_id: str, message_id: str) -> tuple[Response, int]:
     """Stop an answer being written; it keeps what it wrote, with status `cancelled`."""
-    user = current_user()
-    message = get_message(get_engine(), user.id, session_id, message_id)
-    if message is None or message["role"] != "assistant":
-        abort(404, "No such answer.")
-    if not chat_service().cancel(user.id, session_id, message_id):
+    own_message(session_id, message_id, "No such answer.", answer=True)
+    if not chat_service().cancel(current_user().id, session_id, message_id):
         abort(409, "This answer is not being written any more.")
     return jsonify(status="cancelled"), 202
 
@@ -176,10 +195,8 @@ def _after() -> int:
 @api_user_required
 def stream(session_id: str, message_id: str) -> Response:
     """Stream the answer's events, each with its `id:`; resume with Last-Event-ID."""
-    user = current_user()
-    if get_message(get_engine(), user.id, session_id, message_id) is None:
-        abort(404, "No such message.")
-    service = chat_service()
+    own_message(session_id, message_id, "No such message.")
+    user, service = current_user(), chat_service()
     batches = service.event_batches(user.id, session_id, message_id, _after())
 
     def body() -> Iterator[str]:

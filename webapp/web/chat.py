@@ -7,7 +7,8 @@ Retry an answer, rename and delete a chat.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from flask import (
     Blueprint,
@@ -20,6 +21,7 @@ from flask import (
     stream_with_context,
     url_for,
 )
+from flask.blueprints import BlueprintSetupState
 from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -37,10 +39,10 @@ from ..chat.sessions import (
 from ..chat.store import (
     TITLE_CHARS,
     SessionBusy,
+    SessionRow,
     TooManyTurns,
     create_session,
     find_message,
-    get_message,
     get_session,
     list_sessions,
     session_messages,
@@ -48,19 +50,29 @@ from ..chat.store import (
 from ..packets.state import PacketStream
 from ..store.app_db import get_engine
 from .answers import AnswerRenderer, AnswerViews
-from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS
+from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, own_message, own_session
 from .auth import current_user, login_required
 from .extension import chat_service
 from .history import by_day
 from .htmx import htmx_details
+from .render import FILE_NOTICE
 from .responses import is_text
 from .stream import Phase, answer_stream, counted_sse_response
 
 bp = Blueprint("chat", __name__)
 bp.add_app_template_filter(by_day, "by_day")
 
+
+@bp.record_once
+def _file_notice(state: BlueprintSetupState) -> None:
+    # A file's source row (templates/_macros.html) says what its inline citation says.
+    state.app.jinja_env.globals["file_notice"] = FILE_NOTICE
+
+
 BUSY = "This chat is still answering. Wait for the answer to finish."
 NOT_RETRYABLE = "Only a stopped or failed answer can be retried."
+NO_CHAT = "There is no such chat."
+NO_ANSWER = "There is no such answer."
 
 
 def new_key() -> str:
@@ -73,13 +85,6 @@ def _chat_globals() -> dict[str, Any]:
     return {"idempotency_key": new_key, "title_chars": TITLE_CHARS}
 
 
-def _own_session(session_id: str) -> dict[str, Any]:
-    found = get_session(get_engine(), current_user().id, session_id)
-    if found is None:
-        abort(404, "There is no such chat.")
-    return found
-
-
 def _actions(session_id: str, message_id: str) -> dict[str, str]:
     """Return where an answer's Stop and Retry buttons post."""
     return {
@@ -88,30 +93,44 @@ def _actions(session_id: str, message_id: str) -> dict[str, str]:
     }
 
 
-def _assistant(
-    renderer: AnswerRenderer, message: dict[str, Any], session_id: str
-) -> dict[str, Any]:
-    views = renderer.stored(message)
-    stream_url = url_for("chat.events", session_id=session_id, message_id=message["id"])
-    return {
-        "role": "assistant",
-        "id": message["id"],
-        "views": views,
-        "stream_url": stream_url,
-        "streaming": views.answer.streaming,
-        "actions": _actions(session_id, str(message["id"])),
-    }
+@dataclass(frozen=True, slots=True)
+class QuestionItem:
+    """A question as the conversation draws it (`_user_message.html`)."""
+
+    text: str
+    id: str = ""
+    role: ClassVar[str] = "user"
 
 
-def _conversation(session_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class AnswerItem:
+    """An answer as the conversation draws it (`_assistant_message.html`): stored or new."""
+
+    id: str
+    views: AnswerViews
+    stream_url: str
+    actions: dict[str, str]
+    role: ClassVar[str] = "assistant"
+
+    @property
+    def streaming(self) -> bool:
+        return self.views.answer.streaming
+
+
+def _answer_item(session_id: str, message_id: str, views: AnswerViews) -> AnswerItem:
+    stream_url = url_for("chat.events", session_id=session_id, message_id=message_id)
+    return AnswerItem(message_id, views, stream_url, _actions(session_id, message_id))
+
+
+def _conversation(session_id: str) -> list[QuestionItem | AnswerItem]:
     user = current_user()
     renderer = AnswerRenderer(get_engine(), user.id)
-    shown: list[dict[str, Any]] = []
+    shown: list[QuestionItem | AnswerItem] = []
     for message in session_messages(get_engine(), user.id, session_id):
-        if message["role"] == "user":
-            shown.append({"role": "user", "id": message["id"], "text": message["content"]})
+        if message.role == "user":
+            shown.append(QuestionItem(message.content, message.id))
         else:
-            shown.append(_assistant(renderer, message, session_id))
+            shown.append(_answer_item(session_id, message.id, renderer.stored(message)))
     return shown
 
 
@@ -121,9 +140,9 @@ def index() -> BaseResponse:
     """Open the latest chat, or a new one."""
     sessions = list_sessions(get_engine(), current_user().id)
     if sessions:
-        return redirect(url_for("chat.show", session_id=sessions[0]["id"]))
+        return redirect(url_for("chat.show", session_id=sessions[0].id))
     created = create_session(get_engine(), current_user().id)
-    return redirect(url_for("chat.show", session_id=created["id"]))
+    return redirect(url_for("chat.show", session_id=created.id))
 
 
 @bp.post("/chat")
@@ -132,10 +151,10 @@ def new() -> BaseResponse:
     """Start a new chat (or reuse the latest one while it is still empty)."""
     user = current_user()
     sessions = list_sessions(get_engine(), user.id)
-    if sessions and not session_messages(get_engine(), user.id, sessions[0]["id"]):
-        return redirect(url_for("chat.show", session_id=sessions[0]["id"]))
+    if sessions and not session_messages(get_engine(), user.id, sessions[0].id):
+        return redirect(url_for("chat.show", session_id=sessions[0].id))
     created = create_session(get_engine(), user.id)
-    return redirect(url_for("chat.show", session_id=created["id"]))
+    return redirect(url_for("chat.show", session_id=created.id))
 
 
 @bp.get("/answers/<message_id>/sources")
@@ -144,12 +163,12 @@ def sources(message_id: str) -> str:
     """An answer's sources as a page of their own: the `Sources · N` bar without JavaScript."""
     user = current_user()
     message = find_message(get_engine(), user.id, message_id)
-    if message is None or message["role"] != "assistant":
-        abort(404, "There is no such answer.")
+    if message is None or message.role != "assistant":
+        abort(404, NO_ANSWER)
     views = AnswerRenderer(get_engine(), user.id).stored(message)
     if not views.sources.visible:
         abort(404, "This answer has no sources to show yet.")
-    back = _message_url(str(message["session_id"]), message_id)
+    back = _message_url(message.session_id, message_id)
     return render_template("sources.html", sources=views.sources, back=back)
 
 
@@ -157,14 +176,14 @@ def sources(message_id: str) -> str:
 @login_required
 def show(session_id: str) -> str:
     """Show one chat: the sidebar of chats, the conversation and the question box."""
-    chat = _own_session(session_id)
+    chat = own_session(session_id, NO_CHAT)
     messages = _conversation(session_id)
     return render_template(
         "chat.html",
         chat=chat,
         messages=messages,
         sessions=list_sessions(get_engine(), current_user().id, keep_empty=session_id),
-        running=any(m.get("streaming") for m in messages),
+        running=any(isinstance(m, AnswerItem) and m.streaming for m in messages),
         max_chars=MAX_QUESTION_CHARS,
     )
 
@@ -195,9 +214,9 @@ def _refused(problem: str, status: int, back: BaseResponse) -> BaseResponse | tu
     return back
 
 
-def _send(chat: dict[str, Any], question: str) -> BaseResponse | str | tuple[str, int]:
+def _send(chat: SessionRow, question: str) -> BaseResponse | str | tuple[str, int]:
     """Ask once per form key: htmx gets the exchange, a plain form is redirected back."""
-    session_id, user, service = str(chat["id"]), current_user(), chat_service()
+    session_id, user, service = chat.id, current_user(), chat_service()
     back = redirect(url_for("chat.show", session_id=session_id))
     try:
         try:
@@ -221,21 +240,13 @@ def _send(chat: dict[str, Any], question: str) -> BaseResponse | str | tuple[str
     message_id = asked.message_id
     renderer = AnswerRenderer(get_engine(), user.id)
     views = renderer.views(message_id, PacketStream(0), streaming=True)
-    assistant = {
-        "role": "assistant",
-        "id": message_id,
-        "views": views,
-        "streaming": True,
-        "stream_url": url_for("chat.events", session_id=session_id, message_id=message_id),
-        "actions": _actions(session_id, message_id),
-    }
     # The sidebar is sent along (out of band): the chat's title is now its first question.
     return render_template(
         "_exchange.html",
-        question={"role": "user", "text": question},
-        message=assistant,
+        question=QuestionItem(question),
+        message=_answer_item(session_id, message_id, views),
         chat=chat,
-        sessions=list_sessions(get_engine(), user.id, keep_empty=chat["id"]),
+        sessions=list_sessions(get_engine(), user.id, keep_empty=chat.id),
     )
 
 
@@ -243,7 +254,7 @@ def _send(chat: dict[str, Any], question: str) -> BaseResponse | str | tuple[str
 @login_required
 def ask(session_id: str) -> BaseResponse | str | tuple[str, int]:
     """Ask: htmx gets the question and a streaming placeholder; a plain form is redirected."""
-    chat = _own_session(session_id)
+    chat = own_session(session_id, NO_CHAT)
     question = _question()
     if question is None:
         problem = f"Write a message of 1 to {MAX_QUESTION_CHARS} characters."
@@ -251,23 +262,16 @@ def ask(session_id: str) -> BaseResponse | str | tuple[str, int]:
     return _send(chat, question)
 
 
-def _own_answer(session_id: str, message_id: str) -> dict[str, Any]:
-    found = get_message(get_engine(), current_user().id, session_id, message_id)
-    if found is None or found["role"] != "assistant":
-        abort(404, "There is no such answer.")
-    return found
-
-
 @bp.post("/chat/<session_id>/messages/<message_id>/retry")
 @login_required
 def retry(session_id: str, message_id: str) -> BaseResponse | str | tuple[str, int]:
     """Ask a stopped or failed answer's question again, as a new question."""
-    chat = _own_session(session_id)
-    answer = _own_answer(session_id, message_id)
+    chat = own_session(session_id, NO_CHAT)
+    answer = own_message(session_id, message_id, NO_ANSWER, answer=True)
     question = question_before(get_engine(), current_user().id, session_id, message_id)
     if question is None:
-        abort(404, "There is no such answer.")
-    if answer["status"] not in ("cancelled", "error"):
+        abort(404, NO_ANSWER)
+    if answer.status not in ("cancelled", "error"):
         back = redirect(_message_url(session_id, message_id))
         return _refused(NOT_RETRYABLE, 409, back)
     return _send(chat, question)
@@ -277,7 +281,7 @@ def retry(session_id: str, message_id: str) -> BaseResponse | str | tuple[str, i
 @login_required
 def cancel(session_id: str, message_id: str) -> BaseResponse:
     """Stop an answer being written; it keeps what it wrote, and the stream shows it stopped."""
-    _own_answer(session_id, message_id)
+    own_message(session_id, message_id, NO_ANSWER, answer=True)
     # An answer that has just finished needs no stopping: either way the page shows its end.
     chat_service().cancel(current_user().id, session_id, message_id)
     if htmx_details():
@@ -306,7 +310,7 @@ def _sidebar(open_id: str | None, page_title: str | None = None) -> str:
 @login_required
 def rename(session_id: str) -> BaseResponse | str | tuple[str, int]:
     """Rename a chat: htmx gets the sidebar again; a plain form is redirected back."""
-    _own_session(session_id)
+    own_session(session_id, NO_CHAT)
     open_id = _open_chat()
     back = redirect(url_for("chat.show", session_id=open_id or session_id))
     try:
@@ -324,7 +328,7 @@ def rename(session_id: str) -> BaseResponse | str | tuple[str, int]:
 @login_required
 def delete(session_id: str) -> BaseResponse | str:
     """Delete a chat (its running answer stops first); the open one gives way to another."""
-    _own_session(session_id)
+    own_session(session_id, NO_CHAT)
     user = current_user()
     open_id = _open_chat()
     remove_session(chat_service(), user.id, session_id)
@@ -333,7 +337,7 @@ def delete(session_id: str) -> BaseResponse | str:
             return _sidebar(open_id)
         return redirect(url_for("chat.show", session_id=open_id))
     sessions = list_sessions(get_engine(), user.id)
-    target = sessions[0]["id"] if sessions else create_session(get_engine(), user.id)["id"]
+    target = sessions[0].id if sessions else create_session(get_engine(), user.id).id
     where = url_for("chat.show", session_id=target)
     if htmx_details():
         return Response(status=204, headers={"HX-Redirect": where})
@@ -344,9 +348,8 @@ def delete(session_id: str) -> BaseResponse | str:
 @login_required
 def events(session_id: str, message_id: str) -> Response:
     """Stream the answer as HTML: `answer` and `patch` events, then `sources`, then `done`."""
+    own_message(session_id, message_id, "There is no such message.")
     user = current_user()
-    if get_message(get_engine(), user.id, session_id, message_id) is None:
-        abort(404, "There is no such message.")
     renderer = AnswerRenderer(get_engine(), user.id)
     renderer.labeler()  # read the account names now, not inside the stream
     actions = _actions(session_id, message_id)

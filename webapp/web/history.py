@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+
+from ..chat.store import SessionRow
 
 
 def day_label(day: date, today: date) -> str:
@@ -19,17 +20,13 @@ def day_label(day: date, today: date) -> str:
 
 
 def by_day(
-    sessions: Iterable[Mapping[str, Any]], today: date | None = None
-) -> list[tuple[str, list[Mapping[str, Any]]]]:
-    """Group sessions (most recent first, `updated_at` ISO 8601) under their day's heading."""
+    sessions: Iterable[SessionRow], today: date | None = None
+) -> list[tuple[str, list[SessionRow]]]:
+    """Group sessions (most recent first) under the heading of the day, in UTC, they were used."""
     today = today or datetime.now(UTC).date()
-    groups: list[tuple[str, list[Mapping[str, Any]]]] = []
+    groups: list[tuple[str, list[SessionRow]]] = []
     for session in sessions:
-        try:
-            day = datetime.fromisoformat(str(session["updated_at"])).astimezone(UTC).date()
-        except (KeyError, ValueError):
-            day = today
-        label = day_label(day, today)
+        label = day_label(session.updated_at.astimezone(UTC).date(), today)
         if groups and groups[-1][0] == label:
             groups[-1][1].append(session)
         else:
