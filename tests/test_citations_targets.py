@@ -33,6 +33,7 @@ from webapp.citations.targets import (
     TaxReferenceTarget,
     WebTarget,
     account_refs,
+    names_provider,
     target_to_json,
 )
 
@@ -230,3 +231,16 @@ def test_importing_the_core_pulls_in_no_framework_database_or_network() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("Plaid checking", True),
+        ("via SnapTrade", True),
+        ("MANUAL entry", True),
+        ("Checking", False),
+    ],
+)
+def test_provider_names_are_found_in_any_case(text: str, named: bool) -> None:
+    assert names_provider(text) is named

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
 CitationAccountProvider: TypeAlias = Literal["plaid", "manual", "snaptrade"]
 PROVIDERS: frozenset[str] = frozenset({"plaid", "manual", "snaptrade"})
+_PROVIDER_NAME = re.compile("|".join(sorted(PROVIDERS)), re.IGNORECASE)
+
+
+def names_provider(text: str) -> bool:
+    """Tell whether `text` names a provider anywhere: such text is for routing, never shown
+    (docs/specs.md, rule T20)."""
+    return _PROVIDER_NAME.search(text) is not None
+
 
 TargetKind: TypeAlias = Literal[
     "web",

@@ -28,6 +28,7 @@ from webapp.citations.targets import (
     PortfolioTarget,
     TaxReferenceTarget,
     WebTarget,
+    names_provider,
 )
 from webapp.citations.urls import humanize_citation_url
 
@@ -40,8 +41,6 @@ MAX_CITE_CHARS = 300
 # Each library target kind's corpus, as its sources name it: `silvia://<corpus>/<path>`.
 _LIBRARY_PREFIXES = {kind: prefix for prefix, kind in READER_CORPORA.values()}
 _EMPHASIS = re.compile(r"</?hi>", re.IGNORECASE)
-# Vendor names stay out of user-facing text (docs/specs.md, rule T20).
-_PROVIDER_WORD = re.compile(r"plaid|snaptrade|manual", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +128,7 @@ LibraryPathFinder: TypeAlias = Callable[[str, str], str | None]
 
 def _safe_label(label: str | None) -> str | None:
     shown = display_title(label) if label is not None else ""
-    if not shown or _PROVIDER_WORD.search(shown):
+    if not shown or names_provider(shown):
         return None
     return shown
 

@@ -19,7 +19,7 @@ from typing import Literal
 from markupsafe import Markup
 
 from ..citations.account_ids import match_account
-from ..citations.targets import AccountsTarget, AccountTarget
+from ..citations.targets import AccountsTarget, AccountTarget, names_provider
 from ..packets.destinations import (
     AccountLabeler,
     AccountPage,
@@ -48,7 +48,6 @@ FILE_NOTICE = "Preview isn't available yet"
 IconFor = Callable[[SearchDoc], str]
 OpenKind = Literal["browser", "page", "chooser", "file", "none"]
 
-_PROVIDER = re.compile(r"plaid|snaptrade|manual", re.IGNORECASE)
 _CR = re.compile(r"\r\n?")
 MAX_MARKER_NUMBER = 10**9 - 1  # a marker's number has at most nine digits
 _SOURCE_TYPES = {
@@ -257,7 +256,7 @@ def _where(doc: SearchDoc) -> str:
         return f"{len(doc.target.accounts)} accounts"
     kind = doc.source_type.strip()
     label = _SOURCE_TYPES.get(kind) or kind.replace("_", " ").capitalize()
-    return "Source" if not label or _PROVIDER.search(label) else label
+    return "Source" if not label or names_provider(label) else label
 
 
 def title_of(doc: SearchDoc) -> str:
