@@ -15,7 +15,6 @@ from webapp.citations.account_ids import (
     ID_COLUMNS,
     AccountReader,
     account_id_candidates,
-    account_path,
     account_ref_from_row,
     encode_uri_component,
     is_account_id,
@@ -184,11 +183,6 @@ def test_encode_uri_component_round_trips(value: str) -> None:
         return
     assert unquote(encoded) == value
     assert all(c.isascii() and c not in "/?#&=+ " for c in encoded)
-
-
-def test_account_path() -> None:
-    assert account_path(PLAID) == f"/accounts/{PLAID}"
-    assert account_path("a/b c") == "/accounts/a%2Fb%20c"
 
 
 PROVIDERS = ("plaid", "manual", "snaptrade")

@@ -13,7 +13,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from webapp.citations.account_ids import account_path
+from tests.support.paths import account_path
 from webapp.services import override_services
 from webapp.store.accounts import list_accounts, list_holdings
 from webapp.store.app_db import get_engine

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
-from webapp.citations.account_ids import account_path
+from tests.support.paths import account_path
 from webapp.store.accounts import list_accounts
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate

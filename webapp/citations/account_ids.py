@@ -136,8 +136,3 @@ def match_account(
 def encode_uri_component(value: str) -> str:
     """Percent-encode `value` exactly as JavaScript's `encodeURIComponent` does."""
     return quote(value, safe=_URI_COMPONENT_SAFE, encoding="utf-8", errors="strict")
-
-
-def account_path(account_id: str) -> str:
-    """Return the account page's path: `/accounts/` + `encodeURIComponent(account_id)`."""
-    return "/accounts/" + encode_uri_component(account_id)
