@@ -26,8 +26,15 @@ PAGE = "https://www.consumerfinance.gov/an-essential-guide-to-building-an-emerge
         ),
         ("pre-tax, after-tax & Roth", "#:~:text=pre%2Dtax%2C%20after%2Dtax%20%26%20Roth"),
         ("“six months…”", "#:~:text=six%20months"),
+        ("keep **3** [months](https://x.example/m)", "#:~:text=keep%203%20months"),
     ],
-    ids=["short", "long-start-end", "delimiters-escaped", "quotes-and-ellipsis-trimmed"],
+    ids=[
+        "short",
+        "long-start-end",
+        "delimiters-escaped",
+        "quotes-and-ellipsis-trimmed",
+        "markdown",
+    ],
 )
 def test_the_cited_words_become_a_text_fragment(cited: str, fragment: str) -> None:
     assert with_text_fragment(PAGE, cited) == PAGE + fragment

@@ -23,6 +23,9 @@ ANSWER_TIMEOUT = 20_000
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 BAR = re.compile(r"^Sources · (\d+)$")
 STREAM = re.compile(r"/events$")
+# A web source opens at its cited passage: its first words, then its last (its markdown read
+# as the page shows it).
+PASSAGE = "#:~:text=You%20can%20exclude%20up,gain%20%28see%20the%20worksheet%29"
 
 # True when the element drawn at the centre of `el` is `el` or inside it: it is on top,
 # and not inert behind a modal sheet.
@@ -75,7 +78,7 @@ def test_open_each_kind_of_source_from_the_sheet(mixed: Page) -> None:
     page = mixed
     sheet, _ = open_sheet(page)
     web = sheet.get_by_role("link", name=re.compile(r"^Publication 523"))
-    expect(web).to_have_attribute("href", WEB_URL)
+    expect(web).to_have_attribute("href", WEB_URL + PASSAGE)
     expect(web).to_have_attribute("target", "_blank")
     expect(web).to_have_attribute("rel", "noopener noreferrer")
     expect(web.locator(".source-snippet")).to_have_text(
@@ -148,7 +151,7 @@ def test_open_a_quote_and_the_portfolio_from_their_citations(mixed: Page) -> Non
     page = mixed
     cites = page.locator(".answer-body .cite")
     expect(cites).to_have_text(["1", "2", "3", "4", "5", "6"])
-    expect(cites.nth(0)).to_have_attribute("href", WEB_URL)
+    expect(cites.nth(0)).to_have_attribute("href", WEB_URL + PASSAGE)
     expect(cites.nth(3)).to_have_attribute("href", "/markets/AAPL")
     expect(cites.nth(4)).to_have_attribute("href", "/portfolio")
     cites.nth(3).click()

@@ -256,7 +256,7 @@ def document_target(
         return found
     link = browser_url(doc.link)
     if link:
-        return WebPage(link)
+        return WebPage(link, _cited(doc))
     if doc.file_id:
         return FileTarget(doc.file_id)
     return NoTarget()

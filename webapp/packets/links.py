@@ -63,6 +63,10 @@ def browser_url(link: object) -> str | None:
 
 # A text fragment names a passage by its first and last words when it is longer than this.
 FRAGMENT_EDGE_WORDS = 4
+# Markdown a cited snippet may carry that the page shows as plain text: a link's target, and
+# emphasis and code marks.
+_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_MARKDOWN_MARKS = re.compile(r"\*\*|__|[*`]")
 # Quote marks and ellipses a cited snippet may carry at its ends, which the page need not have.
 _FRAGMENT_TRIM = "\"'“”‘’«»…. "
 
@@ -79,7 +83,8 @@ def with_text_fragment(url: str, cited: str | None) -> str:
     match when the snippet was cut or reflowed in between. Browsers without text fragments
     ignore the directive; one that finds no match opens the page at its top.
     """
-    words = (cited or "").strip(_FRAGMENT_TRIM).split()
+    plain = _MARKDOWN_MARKS.sub("", _MARKDOWN_LINK.sub(r"\1", cited or ""))
+    words = plain.strip(_FRAGMENT_TRIM).split()
     if not words:
         return url
     if len(words) > 2 * FRAGMENT_EDGE_WORDS:
