@@ -56,13 +56,14 @@ _MACHINE_WIDE = {
 }
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the machine-wide tests, and keep the browser tests on one xdist worker (they share
-    one served app per session)."""
+    one served app per session); the group mark exists only while xdist is loaded."""
+    xdist = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if item.path.name in _MACHINE_WIDE:
             item.add_marker(pytest.mark.machine)
-        if "e2e" in item.keywords:
+        if xdist and "e2e" in item.keywords:
             item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
