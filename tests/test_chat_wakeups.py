@@ -7,8 +7,9 @@ import json
 import queue
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from datetime import timedelta
+from typing import cast
 
 import pytest
 import sqlalchemy as sa
@@ -111,6 +112,16 @@ def wait_for_wake(
             thread.join(WAIT)
 
 
+def after(write: threading.Event, action: Callable[[], None]) -> threading.Thread:
+    """A writer that acts once `write` is set: once the reader is waiting."""
+
+    def run() -> None:
+        write.wait(WAIT)
+        action()
+
+    return threading.Thread(target=run, daemon=True)
+
+
 def test_sqlite_readers_hear_another_connections_write(sqlite_file_engine: Engine) -> None:
     engine = sqlite_file_engine
     _, _, message_id = running_answer(engine)
@@ -118,12 +129,8 @@ def test_sqlite_readers_hear_another_connections_write(sqlite_file_engine: Engin
     write = threading.Event()
     wakeups = Wakeups()
     outcome = wait_for_wake(SqlitePoller(engine), wakeups, message_id, write)
-    writer = threading.Thread(
-        target=lambda: (
-            write.wait(WAIT),
-            store.append_events(other, message_id, "writer", LEASE, [packet(1)]),
-        ),
-        daemon=True,
+    writer = after(
+        write, lambda: store.append_events(other, message_id, "writer", LEASE, [packet(1)])
     )
     writer.start()
     assert next(outcome)
@@ -144,12 +151,8 @@ def test_postgresql_readers_hear_a_commit_through_notify(pg_engine: Engine) -> N
     _, _, message_id = running_answer(pg_engine)
     write = threading.Event()
     outcome = wait_for_wake(PostgresListener(pg_engine), Wakeups(), message_id, write)
-    writer = threading.Thread(
-        target=lambda: (
-            write.wait(WAIT),
-            store.append_events(pg_engine, message_id, "writer", LEASE, [packet(1)]),
-        ),
-        daemon=True,
+    writer = after(
+        write, lambda: store.append_events(pg_engine, message_id, "writer", LEASE, [packet(1)])
     )
     writer.start()
     assert next(outcome)
@@ -168,9 +171,7 @@ def test_redis_readers_hear_a_publish_from_another_host() -> None:
     url = "redis://127.0.0.1:6379/0"
     write = threading.Event()
     outcome = wait_for_wake(RedisListener(url), Wakeups(), "m-redis", write)
-    writer = threading.Thread(
-        target=lambda: (write.wait(WAIT), RedisListener(url).publish("m-redis")), daemon=True
-    )
+    writer = after(write, lambda: RedisListener(url).publish("m-redis"))
     writer.start()
     assert next(outcome)
 
@@ -183,7 +184,10 @@ def test_heartbeats_of_a_quiet_answer_cost_no_queries(
     monkeypatch.setattr(service, "HEARTBEAT_SECONDS", 0.01)
     engine = get_engine(app)
     user_id, session_id, message_id = running_answer(engine)
-    reader = chat_service(app).events(user_id, session_id, message_id)
+    reader = cast(
+        Generator[StoredEvent | None, None, None],
+        chat_service(app).events(user_id, session_id, message_id),
+    )
     assert next(reader) is None  # the first look is done, and the first heartbeat came
     queries: list[object] = []
 

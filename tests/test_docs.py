@@ -37,7 +37,7 @@ ROWS = configuration_rows(README)
 def environment_reads(source: str) -> list[int]:
     """Return the lines of `source` that read the environment (`os.environ`, `os.getenv`)."""
     names = {"environ", "environb", "getenv"}
-    found = []
+    found: list[int] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Attribute):
             reads = (
@@ -47,7 +47,7 @@ def environment_reads(source: str) -> list[int]:
             reads = node.module == "os" and any(alias.name in names for alias in node.names)
         else:
             reads = False
-        if reads:
+        if reads and isinstance(node, ast.expr | ast.stmt):
             found.append(node.lineno)
     return sorted(found)
 

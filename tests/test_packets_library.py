@@ -58,7 +58,7 @@ def test_a_document_with_no_url_opens_in_the_reader(
     corpus: str,
     path: str,
 ) -> None:
-    doc = SearchDoc(source, "Guide", target=target, match_highlights=["Keep  it\n3 years."])
+    doc = SearchDoc(source, "Guide", target=target, match_highlights=("Keep  it\n3 years.",))
     assert document_target(doc) == LibraryPage(corpus, path, "Keep it 3 years.", None)
 
 
@@ -68,7 +68,7 @@ def test_a_document_with_a_url_opens_in_the_reader_and_keeps_its_url() -> None:
         "Publication 526",
         link=IRS_526,
         target=TaxReferenceTarget(IRS_526),
-        match_highlights=["", "You <hi>can</hi>"],
+        match_highlights=("", "You <hi>can</hi>"),
     )
     assert document_target(doc, library_path=finder) == LibraryPage(
         "tax-authority", "irs/publication-526.md", "You can", IRS_526

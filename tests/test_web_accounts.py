@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
@@ -137,12 +137,12 @@ def holdings_of(app: Flask, username: str) -> list[dict[str, Any]]:
     return list_holdings(get_engine(app), user.id)
 
 
-def dollars(amount: Decimal) -> str:
+def dollars(amount: Decimal | int) -> str:
     """Spell an amount the way the pages must: "$1,842.17", "-$20.00"."""
     return f"-${-amount:,.2f}" if amount < 0 else f"${amount:,.2f}"
 
 
-def text(page: BeautifulSoup, selector: str) -> str:
+def text(page: Tag, selector: str) -> str:
     node = page.select_one(selector)
     assert node is not None, selector
     return " ".join(node.get_text().split())
@@ -260,7 +260,7 @@ def test_the_portfolio_charts_one_bar_per_holding_with_shares_adding_up_to_100(
     assert sum(shares.values()) == 100
     for ticker, share in shares.items():
         assert abs(share - values[ticker] * 100 / total) <= Decimal("0.1"), ticker
-    widths = {text(bar, ".bar-label"): float(bar.select_one("rect")["width"]) for bar in bars}
+    widths = {text(bar, ".bar-label"): float(str(bar.select_one("rect")["width"])) for bar in bars}
     largest = max(values, key=lambda t: values[t])
     assert max(widths, key=lambda t: widths[t]) == largest
     # The picture is for the eye; the table says the same to a screen reader.

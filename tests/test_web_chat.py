@@ -238,7 +238,7 @@ def test_asking_with_htmx_returns_the_question_and_a_streaming_placeholder(
     placeholder = page.select_one("article.message.assistant")
     assert placeholder["hx-ext"] == "sse" and placeholder["sse-close"] == "done"
     assert re.fullmatch(
-        rf"/chat/{session_id}/messages/[0-9a-f]+/events", placeholder["sse-connect"]
+        rf"/chat/{session_id}/messages/[0-9a-f]+/events", str(placeholder["sse-connect"])
     )
     assert placeholder.select_one('[sse-swap="answer"] .thinking') is not None
     # Not read out while it is re-rendered; the page announces it once it is done.
@@ -586,13 +586,11 @@ def running_answer(app: Flask, session_id: str, text: str = "Partial answer") ->
     engine = get_engine(app)
     lease = timedelta(minutes=5)
     _, answer_id = start_message(engine, user_id(app), session_id, "What do I owe?", lease, "t")
-    for seq, obj in enumerate(
-        [
-            {"type": "message_start", "final_documents": None},
-            {"type": "message_delta", "content": text},
-        ],
-        start=1,
-    ):
+    objs: list[dict[str, Any]] = [
+        {"type": "message_start", "final_documents": None},
+        {"type": "message_delta", "content": text},
+    ]
+    for seq, obj in enumerate(objs, start=1):
         append_event(engine, answer_id, "t", lease, StoredEvent(seq, "packet", _packet(obj)))
     return answer_id
 
@@ -886,7 +884,9 @@ def test_deleting_the_open_chat_goes_to_the_latest_other_chat_or_a_new_one(
     assert remaining[0].title == "New chat"
 
 
-def test_deleting_a_chat_stops_its_running_answer(app: Flask, demo: FlaskClient) -> None:
+def test_deleting_a_chat_stops_its_running_answer(
+    app: Flask, demo: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     session_id = new_chat(app)
     answer_id = running_answer(app, session_id)
     stopped: list[str] = []
@@ -898,7 +898,7 @@ def test_deleting_a_chat_stops_its_running_answer(app: Flask, demo: FlaskClient)
         stopped.append(message)
         return real_cancel(user, session, message)
 
-    service.cancel = spy  # type: ignore[method-assign]
+    monkeypatch.setattr(service, "cancel", spy)
     _, delete = sidebar_forms(soup(demo.get(f"/chat/{session_id}")), session_id)
     assert post_form(demo, delete).status_code == 302
     assert stopped == [answer_id]

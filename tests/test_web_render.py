@@ -472,7 +472,7 @@ def test_sources_template(app: Flask) -> None:
     assert rows[0].select_one(".source-title").get_text() == "<b>IRS</b> guide"
     assert rows[0].select_one(".source-snippet mark").get_text() == "limit"
     assert not page.select("script, b")
-    static = [r for r in rows if "is-static" in r.get("class", [])]
+    static = [r for r in rows if "is-static" in r.get_attribute_list("class")]
     assert [r.name for r in static] == ["div", "div"]
     assert all(not r.has_attr("href") for r in static)
     assert rows[-1]["data-notice"] == FILE_NOTICE
@@ -820,7 +820,7 @@ def test_a_document_cited_under_its_library_path_opens_the_reader_whatever_the_f
     doc = SearchDoc(
         RECORDS,
         target=parse_citation_target({"kind": "tax_reference", "url": None}),
-        match_highlights=["<hi>Keep</hi> it"],
+        match_highlights=("<hi>Keep</hi> it",),
     )
     assert opener_for(doc, None, "d", library).href == (
         "/library/tax-authority/guides/recordkeeping.md?cite=Keep+it#cited"

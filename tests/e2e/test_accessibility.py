@@ -297,7 +297,7 @@ def test_tab_through_the_chat_and_always_see_where_you_are(
 def test_read_the_pages_dark_when_the_system_is_dark(
     browser: Browser, base_url: str, path: str
 ) -> None:
-    colors: dict[str, tuple[str, str]] = {}
+    colors: dict[str, list[str]] = {}
     for scheme in ("light", "dark"):
         context = open_context(browser, base_url, f"desktop-{scheme}")
         page = context.new_page()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
 
@@ -17,7 +17,7 @@ RECORDS_TITLE = "How long to keep tax records"
 READER = re.compile(r"/library/tax-authority/guides/recordkeeping\.md\?cite=[^#]+#cited$")
 ANSWER_TIMEOUT = 20_000
 # Short enough that the cited table starts below the fold: the page must scroll to it.
-SHORT_PHONE = {"width": 390, "height": 480}
+SHORT_PHONE: ViewportSize = {"width": 390, "height": 480}
 
 
 @pytest.fixture

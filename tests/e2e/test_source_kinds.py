@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Locator, Page, Route, expect
+from playwright.sync_api import Locator, Page, Route, ViewportSize, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.e2e.stored import FILE_NOTICE, WEB_URL, store_mixed_answer
@@ -20,7 +20,10 @@ pytestmark = pytest.mark.e2e
 
 CARDS_QUESTION = "What do I owe on my credit cards?"
 ANSWER_TIMEOUT = 20_000
-VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+VIEWPORTS: dict[str, ViewportSize] = {
+    "desktop": {"width": 1280, "height": 800},
+    "phone": {"width": 390, "height": 844},
+}
 BAR = re.compile(r"^Sources · (\d+)$")
 STREAM = re.compile(r"/events$")
 # A web source opens at its cited passage: its first words, then its last (its markdown read
