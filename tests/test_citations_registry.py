@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.citation_json import json_values, target_like
+from tests.support.examples import examples
 from webapp.citations.registry import CHECKPOINT_FIELD, CitationRegistry
 from webapp.citations.targets import (
     AccountsTarget,
@@ -199,7 +200,7 @@ later_writes = st.sampled_from(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(checkpoints, later_writes)
 def test_any_checkpoint_resumes_and_the_turn_can_go_on(
     checkpoint: object, later: CitationTarget | None

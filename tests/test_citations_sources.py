@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.citation_json import account_ids, json_values
+from tests.support.examples import examples
 from webapp.citations import account_ids as account_id_rules
 from webapp.citations import sources
 from webapp.citations.account_ids import ID_COLUMNS, account_ref_from_row, is_account_id
@@ -281,7 +282,7 @@ _any_row = st.fixed_dictionaries(
 pooled_rows = st.lists(st.one_of(_account_row, _account_row, _account_row, _any_row), max_size=40)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(pooled_rows | hostile_rows)
 def test_one_pass_equals_the_rules_row_by_row(rows: list[dict[str, object]]) -> None:
     assert targets_for_sql(rows) == reference_targets(rows)

@@ -18,6 +18,7 @@ from tests.support.citation_json import (
     providers,
     target_like,
 )
+from tests.support.examples import examples
 from webapp.citations.parse import parse_citation_target, target_from_json
 from webapp.citations.targets import (
     AccountsTarget,
@@ -194,7 +195,7 @@ def test_an_unhashable_or_odd_provider_is_dropped(kind: str, provider: object) -
     assert all(r.provider is None for r in account_refs(result))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(target_like)
 def test_parse_never_raises_and_what_it_reads_round_trips(value: dict[str, object]) -> None:
     result = parse_citation_target(value)

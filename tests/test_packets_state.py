@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from webapp.packets.documents import SearchDoc, StreamingCitation
 from webapp.packets.markers import answer_segments
 from webapp.packets.models import (
@@ -283,7 +284,7 @@ _PACKET = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     packets=st.lists(_PACKET, max_size=14),
     cuts=st.lists(st.integers(0, 14), max_size=6),

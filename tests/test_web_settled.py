@@ -24,6 +24,7 @@ from tests.support.answer_stream import (
     render,
     stored,
 )
+from tests.support.examples import examples
 from webapp.citations.registry import CitationRegistry
 from webapp.packets.markers import CitationSegment, answer_segments
 from webapp.packets.state import PacketStream
@@ -134,7 +135,7 @@ def test_reference_definitions_do_not_link_text_above_them() -> None:
     )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=markdownish, cut=st.integers(min_value=0, max_value=10_000))
 def test_a_settled_prefix_renders_the_same_whatever_follows(text: str, cut: int) -> None:
     source = lines_of(text)
@@ -206,7 +207,7 @@ def cut(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip(points, points[1:], strict=False) if b > a]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=cited_markdown, cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30))
 def test_the_page_shows_a_whole_render_at_every_flush(text: str, cuts: list[int]) -> None:
     seen = follow(stored(engine_order(cut(text, cuts))))
@@ -263,7 +264,7 @@ def answer_packets(blocks: list[tuple[list[str], list[str]]]) -> list[dict[str, 
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(blocks=st.lists(block, min_size=1, max_size=8))
 def test_citation_numbers_go_in_first_cite_order_and_never_change(
     blocks: list[tuple[list[str], list[str]]],
