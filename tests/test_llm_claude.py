@@ -206,3 +206,11 @@ def test_closing_the_engine_mid_answer_ends_the_round_quietly() -> None:
         engine.close()  # as a cancelled turn does, from another thread
         with pytest.raises(ModelError, match="stopped"):
             list(events)
+
+
+def test_closing_the_model_after_a_whole_answer_raises_nothing() -> None:
+    # As a turn does when it ends: the response was read to its end and has no file any more.
+    with FakeClaude([text_reply(("Done.", []))]) as fake:
+        model = ClaudeModel("sk-test", base_url=fake.url, model="claude-test")
+        assert list(model.stream(REQUEST))
+        model.close()

@@ -209,7 +209,7 @@ def _shut_down(response: requests.Response) -> None:
     """Shut down the connection under `response` while it is open; else there is no reader."""
     try:
         fd = response.raw.fileno()
-    except (OSError, ValueError):  # already closed, or no file under it
+    except (OSError, ValueError, AttributeError):  # read to its end, closed, or no file under it
         return
     # A duplicate of the descriptor: shutting it down ends the connection for the reader too,
     # and closing the duplicate leaves the reader's own descriptor to the reader.
