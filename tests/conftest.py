@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,31 @@ _MACHINE_WIDE = {
     "test_python_sandbox_serving.py",
     "test_python_sandbox_sweep.py",
 }
+
+
+# The browser tests' screenshots of each page and state: the folder is chosen once, by the
+# process that reports (xdist workers inherit it from the environment), and named at the end.
+SCREENSHOTS = "A11Y_SCREENSHOTS"
+_made_screenshots: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and not os.environ.get(SCREENSHOTS):
+        folder = Path(tempfile.mkdtemp(prefix="a11y-screenshots-"))
+        os.environ[SCREENSHOTS] = str(folder)
+        _made_screenshots.append(folder)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    folder = Path(os.environ.get(SCREENSHOTS) or "")
+    if folder.is_dir() and any(folder.iterdir()):
+        terminalreporter.write_line(f"Accessibility screenshots: {folder}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _made_screenshots:  # a run with no browser test leaves no empty folder
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

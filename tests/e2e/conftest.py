@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,17 +99,12 @@ def base_url(live_server: LiveServer) -> str:
 
 
 @pytest.fixture(scope="session")
-def a11y_screenshots(pytestconfig: pytest.Config) -> Iterator[Path]:
-    """A folder for a screenshot of each page and state checked, named when the run ends:
-    A11Y_SCREENSHOTS, or a new temporary folder that pytest's clean-up of old runs leaves be."""
-    chosen = os.environ.get("A11Y_SCREENSHOTS")
-    folder = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="a11y-screenshots-"))
+def a11y_screenshots() -> Path:
+    """The folder for a screenshot of each page and state checked: A11Y_SCREENSHOTS, chosen
+    at start-up when not given (tests/conftest.py names it at the end of the run)."""
+    folder = Path(os.environ["A11Y_SCREENSHOTS"])
     folder.mkdir(parents=True, exist_ok=True)
-    yield folder
-    # Printed past pytest's capture, so that it shows in any run.
-    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print(f"\nAccessibility screenshots: {folder}")
+    return folder
 
 
 @pytest.fixture(scope="session")
