@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, SupportsIndex, TypeVar
@@ -20,6 +18,7 @@ from werkzeug.serving import make_server
 
 from tests.support.apps import ApiClient, api_client, idle_after, make_app
 from tests.support.fake_claude import FakeClaude, Paced, Reply, text_reply, tool_reply
+from tests.support.waiting import wait_for
 from webapp.chat import sessions
 from webapp.chat.tables import (
     ai_chat_logs,
@@ -276,16 +275,6 @@ def test_no_log_record_of_complete_turns_names_an_account(
 # Sessions: rename and delete.
 
 
-def _wait_for(check: Callable[[], T | None], timeout: float = 30) -> T:
-    """Poll `check` until it returns something (the bound only stops a broken test)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (found := check()) is not None:
-            return found
-        time.sleep(0.02)
-    raise AssertionError("gave up waiting")
-
-
 def _rows(app: Flask, table: sa.Table, column: sa.Column[Any], value: str) -> int:
     with get_engine(app).connect() as conn:
         return int(
@@ -426,7 +415,7 @@ def test_deleting_a_session_with_a_running_answer_stops_its_runner(tmp_path: Pat
         demo = api_client(app)
         session_id = demo.new_session()
         message_id = demo.ask(session_id, "What do I owe?")["message_id"]
-        _wait_for(lambda: _streamed_some(app, message_id))
+        wait_for(lambda: _streamed_some(app, message_id))
         with app.app_context():
             service = chat_service()
         assert service._threads  # the runner is at work

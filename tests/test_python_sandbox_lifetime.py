@@ -11,12 +11,11 @@ import os
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import eventually
 from webapp.tools.python import cgroup, claim, procs
 from webapp.tools.python import run as sandbox_run
 from webapp.tools.python.market import SnapshotMarket
@@ -94,16 +93,6 @@ def sleepers(marker: str) -> list[int]:
     ]
 
 
-def wait_until(check: Callable[[], bool], seconds: float = 30.0) -> bool:
-    """Poll `check` until it holds; False if it never did (a generous limit, not a timing)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return check()
-
-
 FORK_TREE_BOMB = """
 import os, time
 for _ in range(6):
@@ -143,7 +132,7 @@ def test_a_grandchild_that_calls_setsid_is_killed_at_the_end(
     )
     result = run(code)
     assert result.stdout == "ok\n" and result.error is None
-    assert wait_until(lambda: sleepers(marker) == [], 5)
+    assert eventually(lambda: sleepers(marker) == [])
     assert spawned and left_of(spawned) == []
 
 
@@ -211,16 +200,16 @@ def test_the_tree_dies_with_the_process_that_started_it(mode: str, spawner: str)
         cwd=ROOT,
     )
     try:
-        assert wait_until(lambda: sleepers(marker) != []), "the sandbox never started"
+        assert eventually(lambda: sleepers(marker) != []), "the sandbox never started"
         tree = _tree_of(host.pid)
         # The launcher starts in the run's scratch folder, inside the run's folder.
         folder = Path(os.readlink(f"/proc/{procs.children(host.pid)[0]}/cwd")).parent
         assert folder.name.startswith(claim.PREFIX)
         host.kill()  # SIGKILL: nothing in the host gets to clean up
         host.wait()
-        assert wait_until(lambda: all(procs.real_uid(p) is None for p in tree)), tree
+        assert eventually(lambda: all(procs.real_uid(p) is None for p in tree)), tree
         assert sleepers(marker) == []
-        assert wait_until(lambda: not folder.exists()), folder
+        assert eventually(lambda: not folder.exists()), folder
     finally:
         if host.poll() is None:
             host.kill()
@@ -238,12 +227,12 @@ def test_a_killed_greenlets_tree_dies_while_its_process_lives(mode: str) -> None
     )
     assert host.stdin is not None and host.stdout is not None
     try:
-        assert wait_until(lambda: sleepers(marker) != []), "the sandbox never started"
+        assert eventually(lambda: sleepers(marker) != []), "the sandbox never started"
         tree = _tree_of(host.pid)
         host.stdin.write("\n")
         host.stdin.flush()
         assert host.stdout.readline() == "killed\n"
-        assert wait_until(lambda: all(procs.real_uid(p) is None for p in tree)), tree
+        assert eventually(lambda: all(procs.real_uid(p) is None for p in tree)), tree
         assert sleepers(marker) == [] and host.poll() is None
     finally:
         host.kill()

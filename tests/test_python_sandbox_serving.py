@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -20,18 +18,12 @@ import pytest
 
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.gunicorn import Server, gunicorn
+from tests.support.waiting import wait_for
 from webapp.store.engine import create_store_engine
 from webapp.store.users import create_api_token
 from webapp.tools.python import procs, run
 
 SLEEPER = "import time; time.sleep(60)"  # the call's own limit (10 s) must not end it first
-
-
-def _wait(check: Callable[[], object], what: str, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 def _launcher_of(server: Server) -> tuple[int, int] | None:
@@ -98,7 +90,7 @@ def test_a_killed_worker_leaves_no_sandbox_behind(
                 json={"message": "How are my stocks doing?"},
             )
             assert asked.status_code == 202, asked.text
-            _wait(lambda: _launcher_of(server), "the sandbox never started")
+            wait_for(lambda: _launcher_of(server), "the sandbox never started")
             found = _launcher_of(server)
             assert found is not None
             worker, launcher = found
@@ -113,19 +105,21 @@ def test_a_killed_worker_leaves_no_sandbox_behind(
             if killed == "worker-and-launcher":
                 os.kill(launcher, signal.SIGKILL)
 
-            _wait(
+            wait_for(
                 lambda: all(procs.real_uid(pid) is None for pid in tree),
                 f"sandbox processes outlived their worker: {tree}",
             )
             assert _session_members(launcher) == []
             for uid in uids:
                 assert procs.user_pids(uid) == [], f"processes of sandbox uid {uid} remain"
-            _wait(
+            wait_for(
                 lambda: [w for w in server.workers() if w != worker] and len(server.workers()) == 2,
                 "gunicorn started no new worker",
             )
-            _wait(lambda: client.get("/login").status_code == 200, "the server stopped answering")
-            _wait(
+            wait_for(
+                lambda: client.get("/login").status_code == 200, "the server stopped answering"
+            )
+            wait_for(
                 lambda: not folder.exists(),
                 f"the sandbox's folder outlived the start-up sweep: {folder}",
             )

@@ -7,8 +7,6 @@ import shutil
 import signal
 import socket
 import threading
-import time
-from collections.abc import Callable
 from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +17,7 @@ from httpx_sse import ServerSentEvent, connect_sse
 
 from tests.support.fake_claude import FakeClaude, Paced, Reply, text_reply
 from tests.support.gunicorn import Server, gunicorn
+from tests.support.waiting import wait_for
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
 from webapp.store.migrate import upgrade_database
@@ -76,7 +75,7 @@ def _stream(client: httpx.Client, url: str) -> list[ServerSentEvent]:
 def _open_raw_stream(server: Server, token: str, url: str) -> socket.socket:
     """Open an SSE request and read its status line, holding the connection open."""
     host, port = server.url.removeprefix("http://").split(":")
-    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock = socket.create_connection((host, int(port)))
     sock.sendall(
         f"GET {url} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
         "Accept: text/event-stream\r\n\r\n".encode()
@@ -238,7 +237,7 @@ def test_a_deploy_mid_turn_with_no_reader_still_completes_the_answer(
         token = _token(url)
         client = stack.enter_context(_client(server, token))
         session_id, _ = _ask(client)
-        _wait_for(lambda: len(fake.requests) == 1)  # the turn is running, nobody reads it
+        wait_for(lambda: len(fake.requests) == 1)  # the turn is running, nobody reads it
         if signal_name == "SIGHUP":
             server.process.send_signal(signal.SIGHUP)
             after = server
@@ -246,7 +245,7 @@ def test_a_deploy_mid_turn_with_no_reader_still_completes_the_answer(
             server.stop()
             after = stack.enter_context(gunicorn(env, tmp_path, name="after"))
         with _client(after, token) as again:
-            stored = _wait_for(lambda: _finished(again, session_id))
+            stored = wait_for(lambda: _finished(again, session_id))
     assert [m["role"] for m in stored] == ["user", "assistant"]
     assert stored[-1]["status"] == "complete" and stored[-1]["content"] == final
 
@@ -259,15 +258,6 @@ def _finished(client: httpx.Client, session_id: str) -> list[dict[str, Any]] | N
     except httpx.HTTPError:
         return None  # the server is between workers
     return messages if messages[-1]["status"] != "running" else None
-
-
-def _wait_for(check: Callable[[], T], timeout: float = 60) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := check():
-            return result
-        time.sleep(0.1)
-    raise AssertionError("gave up waiting")
 
 
 def test_a_users_21st_open_stream_is_refused_across_both_workers(

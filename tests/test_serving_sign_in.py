@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ import httpx
 from bs4 import BeautifulSoup
 
 from tests.support.gunicorn import Server, gunicorn
+from tests.support.waiting import wait_for
 
 
 def _state(pid: int) -> str:
@@ -30,21 +30,17 @@ def paused(pid: int) -> Iterator[None]:
     """Stop a worker until the block ends: it accepts no connection meanwhile."""
     os.kill(pid, signal.SIGSTOP)
     try:
-        deadline = time.monotonic() + 60  # a generous limit for a busy machine, not a timing
-        while _state(pid) not in ("T", "t"):
-            assert time.monotonic() < deadline, "the worker did not stop"
-            time.sleep(0.01)
+        wait_for(lambda: _state(pid) in ("T", "t"), "the worker did not stop")
         yield
     finally:
         os.kill(pid, signal.SIGCONT)
 
 
 def _workers(server: Server) -> list[int]:
-    deadline = time.monotonic() + 60
-    while len(workers := server.workers()) < 2:
-        assert time.monotonic() < deadline, "gunicorn did not start two workers"
-        time.sleep(0.05)
-    return workers
+    return wait_for(
+        lambda: workers if len(workers := server.workers()) >= 2 else None,
+        "gunicorn did not start two workers",
+    )
 
 
 def _browser(server: Server) -> tuple[str, str]:

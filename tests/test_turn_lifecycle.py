@@ -6,7 +6,6 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +18,7 @@ from httpx_sse import ServerSentEvent, connect_sse
 from tests.support.apps import api_client
 from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply
 from tests.support.gunicorn import gunicorn
+from tests.support.waiting import wait_for
 from tests.test_serving import _ask, _client, _env, _sqlite, _stalling_reply, _stream, _token
 from webapp import create_app
 from webapp.chat import service
@@ -26,15 +26,6 @@ from webapp.store.app_db import close_engine
 
 T = TypeVar("T")
 ANSWER = "Your cards: $1,842.17 at American Express and $2,940.00 at Chase."
-
-
-def _wait_for(check: Callable[[], T | None], timeout: float = 60) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (found := check()) is not None:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("gave up waiting")
 
 
 def _settled(client: httpx.Client, session_id: str) -> list[dict[str, Any]] | None:
@@ -67,7 +58,7 @@ def test_a_model_that_only_pings_is_stopped_at_the_turn_deadline(
         client = stack.enter_context(_client(server, _token(url)))
         session_id, stream_url = _ask(client)
         events = _stream(client, stream_url)
-        stored = _wait_for(lambda: _settled(client, session_id))
+        stored = wait_for(lambda: _settled(client, session_id))
         again = client.post(
             f"/api/chat/sessions/{session_id}/messages", json={"message": "And now?"}
         )
@@ -109,14 +100,14 @@ def test_a_write_lock_held_past_every_retry_resumes_the_turn(
         )
         client = stack.enter_context(_client(server, _token(url)))
         session_id, _ = _ask(client)
-        _wait_for(lambda: True if len(fake.requests) == 1 else None)
+        wait_for(lambda: True if len(fake.requests) == 1 else None)
         # Another program holds the file's write lock longer than a write keeps retrying.
-        blocker = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=30)
+        blocker = sqlite3.connect(url.removeprefix("sqlite:///"))
         blocker.execute("BEGIN IMMEDIATE")
         time.sleep(service.store.WRITE_RETRY_SECONDS + 3)  # type: ignore[attr-defined]
         blocker.rollback()
         blocker.close()
-        stored = _wait_for(lambda: _settled(client, session_id))
+        stored = wait_for(lambda: _settled(client, session_id))
     assert [m["role"] for m in stored] == ["user", "assistant"]
     assert stored[-1]["status"] == "complete" and stored[-1]["content"] == ANSWER
     assert len(fake.requests) == 2  # resumed from its checkpoint, asked again
@@ -151,9 +142,7 @@ def test_cancel_keeps_what_was_written_and_frees_the_session(slow_app: Flask) ->
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        _wait_for(
-            lambda: True if any("message_delta" in e.data for e in events) else None, timeout=30
-        )
+        wait_for(lambda: True if any("message_delta" in e.data for e in events) else None)
         cancelled = client.http.post(f"{base}/cancel")
         reader.join(30)
         stored = client.session(session_id)["messages"]
@@ -256,7 +245,7 @@ def test_cancelling_a_turn_stops_its_tools(slow_app: Flask) -> None:
         client = api_client(slow_app)
         session_id = client.new_session()
         asked = client.ask(session_id, "What is AAPL at?")
-        _wait_for(lambda: True if made and len(fake.requests) == 1 else None, timeout=30)
+        wait_for(lambda: True if made and len(fake.requests) == 1 else None)
         client.http.post(asked["stream_url"].removesuffix("/stream") + "/cancel")
         service.wait_idle()
     close_engine(slow_app)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ import httpx
 from flask import Flask
 from httpx_sse import ServerSentEvent, connect_sse
 
+from tests.support.waiting import wait_for
 from webapp import create_app
 from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo
@@ -112,14 +112,12 @@ class ApiClient:
         assert response.status_code == 200, response.text
         return dict(response.json())
 
-    def wait_done(self, session_id: str, timeout: float = 60.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    def wait_done(self, session_id: str) -> dict[str, Any]:
+        def done() -> dict[str, Any] | None:
             data = self.session(session_id)
-            if all(m["status"] != "running" for m in data["messages"]):
-                return data
-            time.sleep(0.05)
-        raise AssertionError("the turn did not finish")
+            return data if all(m["status"] != "running" for m in data["messages"]) else None
+
+        return wait_for(done, "the turn did not finish")
 
 
 def api_client(app: Flask, username: str = "demo") -> ApiClient:
