@@ -26,11 +26,11 @@ from _databases import scratch  # noqa: E402
 from tests.support.fake_claude import FakeClaude, Paced, text_reply, tool_reply  # noqa: E402
 from webapp import create_app  # noqa: E402
 from webapp.chat.store import create_session  # noqa: E402
+from webapp.services import chat_service  # noqa: E402
 from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo
 from webapp.store.migrate import upgrade_database  # noqa: E402
 from webapp.store.users import authenticate
-from webapp.web.extension import chat_service  # noqa: E402
 
 OFFLINE_QUESTIONS = [
     "What do I owe on my credit cards?",

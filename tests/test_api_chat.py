@@ -28,10 +28,10 @@ from webapp.chat.tables import (
 )
 from webapp.packets.select import select_sources
 from webapp.packets.state import PacketStream
+from webapp.services import chat_service
 from webapp.store.accounts import list_accounts
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.users import authenticate
-from webapp.web.extension import chat_service
 
 T = TypeVar("T")
 

@@ -17,11 +17,11 @@ from webapp.chat.service import ChatService
 from webapp.chat.store import LeaseLost, StoredEvent
 from webapp.llm.base import ModelError, ModelRequest
 from webapp.llm.offline.model import OfflineModel
+from webapp.services import chat_service
 from webapp.store.app_db import get_engine
 from webapp.store.users import user_for_token
 from webapp.tools.runner import LocalTools
 from webapp.turn.runner import run_turn, start_checkpoint
-from webapp.web.extension import chat_service
 
 QUESTION = "What do I owe on my credit cards?"
 CREDIT = "silvia://your-account/credit-card"

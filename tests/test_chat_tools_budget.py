@@ -20,6 +20,7 @@ from webapp import create_app
 from webapp.llm.claude import ClaudeModel
 from webapp.packets.markers import CitationSegment, answer_segments
 from webapp.packets.state import PacketStream
+from webapp.services import chat_service
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.users import authenticate
 from webapp.tools import readers
@@ -31,7 +32,6 @@ from webapp.tools.runner import (
 )
 from webapp.tools.web_index import WebResult
 from webapp.turn.runner import ToolOutcome, run_turn, start_checkpoint
-from webapp.web import extension
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend
@@ -217,7 +217,7 @@ def test_the_app_passes_its_setting_to_the_tools(app: Flask) -> None:
         }
     )
     try:
-        runner = extension.chat_service(configured).tools(1)
+        runner = chat_service(configured).tools(1)
         assert isinstance(runner, LocalTools) and runner.max_bytes == 5000
         assert tools(app).max_bytes == DEFAULT_TOOL_RESULT_MAX_BYTES
     finally:
@@ -286,7 +286,7 @@ def test_the_setting_is_read_from_the_environment(
         }
     )
     try:
-        runner = extension.chat_service(configured).tools(1)
+        runner = chat_service(configured).tools(1)
         assert isinstance(runner, LocalTools) and runner.max_bytes == 6000
     finally:
         close_engine(configured)

@@ -19,12 +19,12 @@ from sqlalchemy.engine import Engine
 from webapp.chat import store
 from webapp.chat.store import StoredEvent, create_session
 from webapp.chat.wakeups import Listener, PostgresListener, RedisListener, SqlitePoller, Wakeups
+from webapp.services import chat_service
 from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
 from webapp.store.migrate import upgrade_database
 from webapp.store.users import authenticate
-from webapp.web.extension import chat_service
 
 LEASE = timedelta(minutes=5)
 WAIT = 10.0  # generous: only a missing wake-up takes this long

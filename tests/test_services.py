@@ -19,7 +19,14 @@ from sqlalchemy.engine import Engine
 
 import webapp.services
 from webapp import create_app
-from webapp.services import Services, close_services, override_services, services
+from webapp.services import (
+    Services,
+    chat_service,
+    close_services,
+    installed,
+    override_services,
+    services,
+)
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.engine import create_store_engine
 from webapp.store.throttle import DatabaseFailureLog, RedisFailureLog
@@ -28,7 +35,6 @@ from webapp.tools.python.market import FinnhubLive, SnapshotMarket
 from webapp.tools.runner import LocalTools
 from webapp.tools.web_index import LocalWebIndex
 from webapp.tools.web_search import ExaSearch
-from webapp.web.extension import chat_service, owns
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,10 +79,10 @@ def test_one_services_object_per_app(app: Flask, made: list[Flask]) -> None:
     assert services(app) is first
     with app.app_context():
         assert services() is first and get_engine() is first.engine
-    assert chat_service(app) is first.chat and owns(app)
+    assert chat_service(app) is first.chat and installed(app)
     other = configured(app, made)
     assert services(other) is not first and services(other).engine is not first.engine
-    assert not owns(Flask(__name__))
+    assert not installed(Flask(__name__))
     with pytest.raises(RuntimeError, match="create_app"):
         services(Flask(__name__))
 

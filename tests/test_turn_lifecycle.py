@@ -227,9 +227,9 @@ def test_a_stopped_turns_sandbox_ends_instead_of_running_on(slow_app: Flask) -> 
 
 
 def test_cancelling_a_turn_stops_its_tools(slow_app: Flask) -> None:
+    from webapp.services import chat_service
     from webapp.store.app_db import get_engine
     from webapp.tools.runner import LocalTools
-    from webapp.web.extension import chat_service
 
     made: list[LocalTools] = []
     with slow_app.app_context():

@@ -28,10 +28,10 @@ from webapp.chat.store import (
     start_message,
 )
 from webapp.chat.tables import ai_chat_logs
+from webapp.services import chat_service
 from webapp.sse import ServerSentEvent, SSEDecoder
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
-from webapp.web.extension import chat_service
 
 QUESTION = "What do I owe on my credit cards?"
 

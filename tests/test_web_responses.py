@@ -11,9 +11,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from webapp import create_app
+from webapp.services import chat_service
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.users import create_api_token
-from webapp.web.extension import chat_service
 
 
 @pytest.fixture

@@ -68,6 +68,13 @@ def installed(app: Flask) -> bool:
     return isinstance(app.extensions.get(EXTENSION), _Slot)
 
 
+def chat_service(app: Flask | None = None) -> ChatService:
+    """Return the app's chat service, taking over turns a dead worker left behind."""
+    service = services(app).chat
+    service.resume_stale_once()
+    return service
+
+
 def _slot(app: Flask | None) -> _Slot:
     flask_app: Flask = app if app is not None else current_app._get_current_object()  # type: ignore[attr-defined]
     slot = flask_app.extensions.get(EXTENSION)

@@ -17,12 +17,12 @@ from httpx_sse import ServerSentEvent, connect_sse
 
 from tests.support.waiting import wait_for
 from webapp import create_app
+from webapp.services import chat_service
 from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
 from webapp.store.migrate import upgrade_database
 from webapp.store.users import create_api_token
-from webapp.web.extension import chat_service
 
 
 def seed_template(path: Path) -> Path:

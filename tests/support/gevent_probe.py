@@ -74,9 +74,9 @@ def _sandbox(_url: str) -> object:
 def _turns(url: str) -> object:
     from webapp import create_app
     from webapp.chat.store import create_session
+    from webapp.services import chat_service
     from webapp.store.app_db import get_engine
     from webapp.store.users import authenticate
-    from webapp.web.extension import chat_service
 
     app = create_app({"DATABASE_URL": url, "SECRET_KEY": "probe", "ANTHROPIC_API_KEY": None})
     engine = get_engine(app)

@@ -27,10 +27,10 @@ from ..chat.store import (
     list_sessions,
     session_messages,
 )
+from ..services import chat_service
 from ..sse import format_comment, format_event
 from ..store.app_db import get_engine
 from .auth import api_user_required, current_user
-from .extension import chat_service
 from .responses import is_text
 from .stream import counted_sse_response
 

@@ -48,11 +48,11 @@ from ..chat.store import (
     session_messages,
 )
 from ..packets.state import PacketStream
+from ..services import chat_service
 from ..store.app_db import get_engine
 from .answers import AnswerRenderer, AnswerViews
 from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, own_message, own_session
 from .auth import current_user, login_required
-from .extension import chat_service
 from .history import by_day
 from .htmx import htmx_details
 from .render import FILE_NOTICE
