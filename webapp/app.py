@@ -11,8 +11,8 @@ from typing import Any
 from flask import Flask
 
 from . import settings
+from .services import chat_service, installed, services
 from .services import install as install_services
-from .services import installed, services
 from .store.app_db import init_app as init_store
 from .tools.python.claim import sweep_leftovers
 from .web import accounts, api, auth, chat, favicon, library, proxy, responses
@@ -74,9 +74,7 @@ def start_worker(app: object) -> None:
     # First, what sandboxed runs of a process that died (a killed worker) left behind.
     sweep_leftovers()
     if isinstance(app, Flask) and installed(app):
-        chat_service = services(app).chat
-        chat_service.resume_stale_once()
-        chat_service.start_background()
+        chat_service(app).start_background()
 
 
 def stop_worker(app: object) -> None:
