@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import contextlib
 
-from tests.support.fake_claude import _message_end, _message_start  # noqa: E402
+from tests.support.fake_claude import message_end, message_start  # noqa: E402
 
 
 def frame(event: dict[str, Any]) -> bytes:
@@ -47,7 +47,7 @@ def text_delta(text: str) -> dict[str, Any]:
 
 
 def text_end() -> list[dict[str, Any]]:
-    return [{"type": "content_block_stop", "index": 0}, *_message_end("end_turn")]
+    return [{"type": "content_block_stop", "index": 0}, *message_end("end_turn")]
 
 
 class Fake:
@@ -114,7 +114,7 @@ class Fake:
 
     async def reply(self, writer: asyncio.StreamWriter) -> None:
         o = self.options
-        await self.send(writer, _message_start())
+        await self.send(writer, message_start())
         if o.mode == "stall":
             end = time.monotonic() + o.stall
             while (left := end - time.monotonic()) > 0:

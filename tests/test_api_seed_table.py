@@ -150,7 +150,7 @@ def test_claude_pools_accounts_across_two_tool_calls(
         ],
     }
     # The model was told how to cite, and saw search results with citations enabled.
-    assert "source_account_id" in fake.requests[0]["system"]
+    assert "source_account_id" in fake.requests[0]["system"][0]["text"]
     assert {t["name"] for t in fake.requests[0]["tools"]} == {
         "execute_sql",
         "execute_python",
@@ -232,7 +232,7 @@ def test_a_failed_turn_stores_the_error_and_ends_its_stream(
             400,
             {
                 "type": "error",
-                "error": {"type": "invalid_request_error", "message": "messages: too long"},
+                "error": {"type": "invalid_request_error", "message": "messages.0: bad"},
             },
         )
     ]
@@ -244,7 +244,9 @@ def test_a_failed_turn_stores_the_error_and_ends_its_stream(
     assert [p["type"] for p in packets][-2:] == ["error", "stop"]
     # What a person reads is plain words and what to do: no vendor, status or exception.
     shown = packets[-2]["error"]
-    assert "other words" in shown and not any(w in shown for w in ("Claude", "HTTP", "400"))
+    # A request the API refused is the service's fault, never the person's: no "rephrase".
+    assert "our side" in shown and "other words" not in shown
+    assert not any(w in shown for w in ("Claude", "HTTP", "400"))
     assert json.loads(events[-1].data) == {"status": "error"}
     row = client.session(session_id)["messages"][1]
     assert row["status"] == "error" and row["error"] == shown

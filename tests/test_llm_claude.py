@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply, tool_reply
+from tests.support.fake_claude import (
+    FakeClaude,
+    HttpError,
+    Paced,
+    message_start,
+    text_reply,
+    tool_reply,
+)
 from webapp.llm.base import ModelError, ModelRequest
 from webapp.llm.claude import ClaudeModel
 from webapp.llm.stream import MessageAccumulator
@@ -47,9 +54,12 @@ def test_text_with_citations_in_either_order(citations_first: bool) -> None:
     ]
     assert message["stop_reason"] == "end_turn"
     sent = fake.requests[0]
-    assert sent["stream"] is True and sent["model"] == "claude-test" and sent["system"] == "sys"
+    assert sent["stream"] is True and sent["model"] == "claude-test"
+    assert sent["system"] == [
+        {"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}
+    ]
     assert fake.headers[0]["x-api-key"] == "sk-test"
-    assert fake.headers[0]["anthropic-version"] == "2023-06-01"
+    assert fake.headers[0]["anthropic-version"] == "2026-10-21"
 
 
 def test_tool_use_input_is_joined_and_parsed() -> None:
@@ -100,7 +110,7 @@ def test_429_honours_retry_after() -> None:
 
 def test_overloaded_error_event_before_content_is_retried() -> None:
     stream_error = [
-        {"type": "message_start", "message": {"id": "m", "content": []}},
+        message_start(),
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
     ]
     with FakeClaude([stream_error, text_reply(("ok", []))]) as fake:
@@ -145,7 +155,7 @@ def test_stream_cut_before_message_stop_is_an_error() -> None:
 
 def test_unreachable_server_is_a_clear_error() -> None:
     engine = ClaudeModel("k", base_url="http://127.0.0.1:9", max_retries=0)
-    with pytest.raises(ModelError, match="Could not reach Claude"):
+    with pytest.raises(ModelError, match="could not be reached"):
         list(engine.stream(REQUEST))
 
 
@@ -182,15 +192,14 @@ def test_retries_stop_at_their_total_budget() -> None:
 def test_a_refused_connection_is_retried_then_reported() -> None:
     slept: list[float] = []
     engine = ClaudeModel("sk-test", base_url="http://127.0.0.1:9", sleep=slept.append, backoff=0.01)
-    with pytest.raises(ModelError, match="Could not reach Claude"):
+    with pytest.raises(ModelError, match="could not be reached"):
         list(engine.stream(REQUEST))
     assert len(slept) == 4  # every retry was tried
 
 
 def test_a_round_that_only_pings_ends_at_its_deadline() -> None:
     pings = Paced(
-        [{"type": "message_start", "message": {"id": "m", "content": []}}]
-        + [{"type": "ping"}] * 50,
+        [message_start()] + [{"type": "ping"}] * 50,
         0.05,
     )
     with FakeClaude([pings]) as fake, pytest.raises(ModelError, match="too long"):

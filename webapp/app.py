@@ -10,12 +10,12 @@ from typing import Any
 
 from flask import Flask
 
-from . import settings
+from . import cli, settings
 from .services import chat_service, installed, services
 from .services import install as install_services
 from .store.app_db import init_app as init_store
 from .tools.python.claim import sweep_leftovers
-from .web import accounts, api, auth, chat, favicon, library, proxy, responses
+from .web import accounts, api, auth, chat, favicon, health, library, proxy, responses
 
 
 def _secret_key(instance: Path) -> str:
@@ -57,6 +57,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     install_services(app)
     init_store(app)
+    cli.init_app(app)
     proxy.init_app(app)
     responses.init_app(app)
     auth.init_app(app)
@@ -66,6 +67,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(accounts.bp)
     app.register_blueprint(favicon.bp)
     app.register_blueprint(library.bp)
+    app.register_blueprint(health.bp)
     return app
 
 

@@ -159,6 +159,7 @@ def _make(app: Flask, overrides: dict[str, Any]) -> Services:
             max_turns_per_user=int(config["MAX_TURNS_PER_USER"]),
             max_streams_per_user=int(config["MAX_STREAMS_PER_USER"]),
             listener=listener_for(engine, redis_url),
+            max_tokens=int(config["MODEL_MAX_TOKENS"]),
         )
 
     def failures() -> FailureLog:

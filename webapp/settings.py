@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from .llm.base import DEFAULT_MAX_TOKENS
 from .llm.claude import DEFAULT_BASE_URL, DEFAULT_MODEL
 from .tools.python.market import FINNHUB_BASE_URL
 from .tools.runner import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
@@ -126,6 +127,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("ANTHROPIC_BASE_URL", DEFAULT_BASE_URL, text, "where Claude is asked"),
     Setting("ANTHROPIC_MODEL", DEFAULT_MODEL, text, "the Claude model asked"),
+    Setting(
+        "MODEL_MAX_TOKENS",
+        DEFAULT_MAX_TOKENS,
+        whole(256),
+        "the most one model round may write (max_tokens); a cut answer is continued",
+    ),
     Setting(
         "REDIS_URL",
         None,

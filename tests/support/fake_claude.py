@@ -3,10 +3,21 @@
 Each POST /v1/messages takes the next scripted reply: a list of stream events (sent as
 `event:`/`data:` frames, in chunks that split lines, as a real network does), or an HTTP
 error. Every request body is kept for the test to inspect.
+
+The fake is as strict as the API (`claude_contract.py`, from the `anthropic` SDK's own types
+and parser): a request the API would refuse is answered 400 `invalid_request_error`, a
+retired model 404 `not_found_error`, and either fails the test when the fake closes unless
+the test says it expects it (`expect_refusals`). Every scripted stream must read back through
+the SDK's parser (`Unchecked` marks the few that are broken on purpose). Each `message_start`
+reports the request's model and its usage the way the API counts prompt caching
+(`CacheLedger`); every answer carries a `request-id` header.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import itertools
 import json
 import threading
 import time
@@ -14,6 +25,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.claude_contract import is_retired, read_back, request_problems
 
 
 @dataclass
@@ -31,14 +44,91 @@ class Paced:
     seconds: float
 
 
-Reply = list[dict[str, Any]] | HttpError | Paced
+@dataclass
+class Unchecked:
+    """Events sent as they are, not read back through the SDK: a stream broken on purpose."""
+
+    events: list[dict[str, Any]]
+
+
+@dataclass
+class Dropped:
+    """Events sent, then the connection closed mid-stream (no end of the chunked body)."""
+
+    events: list[dict[str, Any]]
+
+
+Reply = list[dict[str, Any]] | HttpError | Paced | Unchecked | Dropped
+
+MIN_CACHEABLE_TOKENS = 1024  # a shorter prefix is not cached (prompt-caching guide)
+LOOKBACK_BLOCKS = 20  # a breakpoint also finds a cached prefix this many blocks before it
+
+
+class CacheLedger:
+    """Count a request's input tokens as the API bills them with prompt caching.
+
+    The prompt is read as blocks in the API's order (tools, system, messages). Each block
+    marked `cache_control` is a breakpoint: a prefix ending there, or up to 20 blocks before
+    it, that an earlier request cached is read from the cache; the rest up to the last
+    breakpoint is written to it; what follows is plain input. Tokens are estimated at one per
+    four characters of JSON, a stand-in for the tokenizer that keeps the accounting honest.
+    """
+
+    def __init__(self) -> None:
+        self._cached: set[str] = set()
+
+    def usage(self, body: dict[str, Any]) -> dict[str, int]:
+        blocks = _prompt_blocks(body)
+        sizes = [len(json.dumps(b, sort_keys=True)) // 4 + 1 for b in blocks]
+        totals = list(itertools.accumulate(sizes))
+        keys = _prefix_keys(blocks)
+        marks = [i for i, b in enumerate(blocks) if isinstance(b, dict) and "cache_control" in b]
+        read = 0
+        for mark in marks:
+            for end in range(mark, max(-1, mark - LOOKBACK_BLOCKS), -1):
+                if keys[end] in self._cached:
+                    read = max(read, totals[end])
+                    break
+        written = 0
+        for mark in marks:
+            if totals[mark] >= MIN_CACHEABLE_TOKENS:
+                self._cached.add(keys[mark])
+                written = max(written, totals[mark] - read)
+        total = totals[-1] if totals else 0
+        return {
+            "input_tokens": total - read - written,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+        }
+
+
+def _prompt_blocks(body: dict[str, Any]) -> list[Any]:
+    system = body.get("system", [])
+    blocks: list[Any] = list(body.get("tools") or [])
+    blocks += [{"type": "text", "text": system}] if isinstance(system, str) else list(system)
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            blocks.append({"role": message.get("role"), "type": "text", "text": content})
+        else:
+            blocks += [{"role": message.get("role"), **b} for b in content or []]
+    return blocks
+
+
+def _prefix_keys(blocks: list[Any]) -> list[str]:
+    digest, keys = hashlib.sha256(), []
+    for block in blocks:
+        plain = {k: v for k, v in block.items() if k != "cache_control"}
+        digest.update(json.dumps(plain, sort_keys=True).encode())
+        keys.append(digest.copy().hexdigest())
+    return keys
 
 
 def text_reply(
     *blocks: tuple[str, list[dict[str, Any]]], stop: str = "end_turn", citations_first: bool = False
 ) -> list[dict[str, Any]]:
     """Return the events of a message whose text blocks carry the given citations."""
-    events: list[dict[str, Any]] = [_message_start()]
+    events: list[dict[str, Any]] = [message_start()]
     for index, (text, citations) in enumerate(blocks):
         events.append(
             {
@@ -53,12 +143,12 @@ def text_reply(
         events += [{"type": "content_block_delta", "index": index, "delta": d} for d in ordered]
         events.append({"type": "ping"})
         events.append({"type": "content_block_stop", "index": index})
-    return events + _message_end(stop)
+    return events + message_end(stop)
 
 
 def tool_reply(*calls: tuple[str, str, dict[str, Any]], preface: str = "") -> list[dict[str, Any]]:
     """Return the events of a message that calls tools (id, name, input)."""
-    events: list[dict[str, Any]] = [_message_start()]
+    events: list[dict[str, Any]] = [message_start()]
     index = 0
     if preface:
         events += [
@@ -94,10 +184,11 @@ def tool_reply(*calls: tuple[str, str, dict[str, Any]], preface: str = "") -> li
             )
         events.append({"type": "content_block_stop", "index": index})
         index += 1
-    return events + _message_end("tool_use")
+    return events + message_end("tool_use")
 
 
-def _message_start() -> dict[str, Any]:
+def message_start() -> dict[str, Any]:
+    """Return a `message_start` as the API sends it (the fake fills in model and usage)."""
     return {
         "type": "message_start",
         "message": {
@@ -107,12 +198,18 @@ def _message_start() -> dict[str, Any]:
             "model": "claude-fake",
             "content": [],
             "stop_reason": None,
-            "usage": {"input_tokens": 10, "output_tokens": 1},
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": 10,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 1,
+            },
         },
     }
 
 
-def _message_end(stop: str) -> list[dict[str, Any]]:
+def message_end(stop: str) -> list[dict[str, Any]]:
     return [
         {
             "type": "message_delta",
@@ -134,12 +231,25 @@ def _frames(events: list[dict[str, Any]]) -> Iterator[bytes]:
 
 
 class FakeClaude:
-    """Serve scripted replies on 127.0.0.1; use as a context manager."""
+    """Serve scripted replies on 127.0.0.1; use as a context manager.
 
-    def __init__(self, replies: Sequence[Reply] | None = None) -> None:
+    `problems` lists each refused request's reasons (a request the API would refuse, a
+    retired model, a script the SDK cannot read); closing the fake fails the test when there
+    are any, unless it was made with `expect_refusals=True`. `usages` has the usage each
+    `message_start` reported, in order.
+    """
+
+    def __init__(
+        self, replies: Sequence[Reply] | None = None, *, expect_refusals: bool = False
+    ) -> None:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.problems: list[str] = []
+        self.usages: list[dict[str, int]] = []
+        self.expect_refusals = expect_refusals
+        self.ledger = CacheLedger()
+        self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
@@ -154,23 +264,52 @@ class FakeClaude:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        if self.problems and not self.expect_refusals and exc_type is None:
+            raise AssertionError("the API would refuse: " + "; ".join(self.problems))
 
-    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+    def _next(self, body: Any, headers: dict[str, str]) -> tuple[Reply, str]:
         with self._lock:
+            request_id = f"req_fake{next(self._ids):04d}"
             self.requests.append(body)
             self.headers.append(headers)
+            problems = request_problems(body, headers)
+            if problems:
+                self.problems += problems
+                return _api_error(400, "invalid_request_error", "; ".join(problems)), request_id
+            if is_retired(str(body["model"])):
+                self.problems.append(f"model {body['model']} is retired")
+                return _api_error(404, "not_found_error", f"model: {body['model']}"), request_id
             if not self.replies:
-                return HttpError(
-                    500,
-                    {
-                        "type": "error",
-                        "error": {"type": "api_error", "message": "script exhausted"},
-                    },
-                )
-            return self.replies.pop(0)
+                return _api_error(500, "api_error", "script exhausted"), request_id
+            reply = self.replies.pop(0)
+            events = reply if isinstance(reply, list) else getattr(reply, "events", None)
+            if events is not None:
+                self._fill(events, body)
+                if not isinstance(reply, Unchecked | Dropped):
+                    try:
+                        read_back(events[:])  # a plain copy: a script's own iterator may wait
+                    except ValueError as exc:
+                        self.problems.append(f"a scripted stream the SDK cannot read: {exc}")
+            return reply, request_id
+
+    def _fill(self, events: list[dict[str, Any]], body: dict[str, Any]) -> None:
+        """Give each `message_start` the request's model and its usage, as the API does.
+
+        The event is replaced, not changed: a script may be sent more than once.
+        """
+        for i in range(len(events)):
+            event = events[i]
+            message = event.get("message") if event.get("type") == "message_start" else None
+            if isinstance(message, dict):
+                usage = {**self.ledger.usage(body), "output_tokens": 1}
+                events[i] = {
+                    **event,
+                    "message": {**message, "model": body["model"], "usage": usage},
+                }
+                self.usages.append(usage)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -183,13 +322,19 @@ class FakeClaude:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
-                body = json.loads(self.rfile.read(length))
-                reply = fake._next(body, {k.lower(): v for k, v in self.headers.items()})
+                try:
+                    body: Any = json.loads(self.rfile.read(length))
+                except ValueError:
+                    body = None
+                reply, request_id = fake._next(
+                    body, {k.lower(): v for k, v in self.headers.items()}
+                )
                 if isinstance(reply, HttpError):
-                    payload = json.dumps(reply.body).encode()
+                    payload = json.dumps({**reply.body, "request_id": request_id}).encode()
                     self.send_response(reply.status)
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
+                    self.send_header("request-id", request_id)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(payload)))
                     self.end_headers()
@@ -198,6 +343,7 @@ class FakeClaude:
                 # Chunked, as the real API streams: a client sees each chunk as it is sent.
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
+                self.send_header("request-id", request_id)
                 self.send_header("transfer-encoding", "chunked")
                 self.send_header("connection", "close")
                 self.end_headers()
@@ -210,8 +356,11 @@ class FakeClaude:
                             )
                             time.sleep(reply.seconds)
                     else:
-                        for chunk in _frames(reply):
+                        events = reply if isinstance(reply, list) else reply.events
+                        for chunk in _frames(events):
                             self._chunk(chunk)
+                        if isinstance(reply, Dropped):
+                            return  # no last chunk: the line broke mid-answer
                     self._chunk(b"")
                 except OSError:
                     pass  # the client went away (a killed worker): nothing to send it
@@ -221,3 +370,58 @@ class FakeClaude:
                 self.wfile.flush()
 
         return Handler
+
+
+def _api_error(status: int, kind: str, message: str) -> HttpError:
+    return HttpError(status, {"type": "error", "error": {"type": kind, "message": message}})
+
+
+def stopped(events: list[dict[str, Any]], reason: str, **delta: Any) -> list[dict[str, Any]]:
+    """Return a scripted reply with another stop reason (and `stop_details` and the like)."""
+    end = message_end(reason)
+    end[0]["delta"].update(delta)
+    return [*events[:-2], *end]
+
+
+def cut_mid_tool_input(preface: str, name: str, tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return a reply whose tool call is cut by `max_tokens` halfway through its input JSON."""
+    events = tool_reply(("tu_cut", name, tool_input), preface=preface)
+    deltas = [
+        i for i, e in enumerate(events) if e.get("delta", {}).get("type") == "input_json_delta"
+    ]
+    kept = events[: deltas[len(deltas) // 2]]
+    return [*kept, {"type": "content_block_stop", "index": 1}, *message_end("max_tokens")]
+
+
+def thinking_block(index: int, thought: str, signature: str = "sig-abc") -> list[dict[str, Any]]:
+    """Return the events of one thinking block, signed, as extended thinking streams it."""
+    return [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "thinking_delta", "thinking": thought},
+        },
+        {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "signature_delta", "signature": signature},
+        },
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+def with_blocks_first(
+    blocks: list[dict[str, Any]], reply: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Return `reply` with the events of other blocks before its own (indexes shifted)."""
+    count = len({e["index"] for e in blocks if "index" in e})
+    shifted = copy.deepcopy(reply[1:])
+    for event in shifted:
+        if "index" in event:
+            event["index"] += count
+    return [reply[0], *blocks, *shifted]

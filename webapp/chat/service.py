@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from ..llm.base import Model
+from ..llm.base import DEFAULT_MAX_TOKENS, Model
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import store
 from .store import LeaseLost, SessionBusy, StoredEvent
@@ -131,6 +131,7 @@ class _DatabaseSink:
                 error=result.error,
                 done=done,
                 events=batch,
+                stop_reason=result.stop_reason,
             )
         self.close()
         self.service.announce(self.message_id)
@@ -204,10 +205,12 @@ class ChatService:
         max_turns_per_user: int = MAX_TURNS_PER_USER,
         max_streams_per_user: int = MAX_STREAMS_PER_USER,
         listener: Listener | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
         self.max_streams_per_user = max_streams_per_user
+        self.max_tokens = max_tokens  # of one model round (MODEL_MAX_TOKENS)
         self.worker_id = store.new_id()  # this process, for counting its open streams
         self.wakeups = Wakeups()
         self.listener = listener
@@ -419,7 +422,7 @@ class ChatService:
 
         sink.on_abort = abandon
         try:
-            result = run_turn(model, tools, sink, checkpoint)
+            result = run_turn(model, tools, sink, checkpoint, self.max_tokens)
             sink.finish(result)
         except LeaseLost:
             log.info("a turn was ended or taken over elsewhere; this runner stops")

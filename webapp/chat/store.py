@@ -129,6 +129,7 @@ class MessageRow:
     error: str | None
     created_at: datetime
     completed_at: datetime | None
+    stop_reason: str | None = None
 
     def as_json(self) -> dict[str, JsonValue]:
         """Return the API's JSON for the message (its chat is the one it is listed in)."""
@@ -142,6 +143,7 @@ class MessageRow:
             "error": self.error,
             "created_at": self.created_at.isoformat(),
             "completed_at": self.completed_at.isoformat() if self.completed_at else None,
+            "stop_reason": self.stop_reason,
         }
 
 
@@ -174,6 +176,7 @@ def _message(row: sa.Row[*tuple[Any, ...]]) -> MessageRow:
         error=row.error,
         created_at=_utc(row.created_at),
         completed_at=_aware(row.completed_at),
+        stop_reason=row.stop_reason,
     )
 
 
@@ -273,6 +276,7 @@ _MESSAGE_COLUMNS = (
     ai_chat_logs.c.error,
     ai_chat_logs.c.created_at,
     ai_chat_logs.c.completed_at,
+    ai_chat_logs.c.stop_reason,
 )
 
 
@@ -319,6 +323,9 @@ def text_history(engine: Engine, user_id: int, session_id: str) -> list[dict[str
         if message.role == "user":
             pending = {"role": "user", "content": message.content}
         elif pending is not None and message.status == "complete" and message.content:
+            if message.stop_reason == "refusal":  # the refused exchange stays out
+                pending = None
+                continue
             history += [pending, {"role": "assistant", "content": message.content}]
             pending = None
     return history
@@ -636,6 +643,7 @@ def finish_message(
     error: str | None,
     done: StoredEvent,
     events: Sequence[StoredEvent] = (),
+    stop_reason: str | None = None,
 ) -> None:
     """Write the answer row whole, with its last events and `done`, in one transaction."""
 
@@ -653,6 +661,7 @@ def finish_message(
                 citations=list(citations),
                 inline_citations=list(inline_citations),
                 error=error,
+                stop_reason=stop_reason,
                 completed_at=now(),
                 lease_until=None,
                 lease_owner=None,

@@ -32,6 +32,9 @@ ai_chat_logs = sa.Table(
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("completed_at", sa.DateTime(timezone=True), nullable=True),
+    # How the model ended a finished answer: "max_tokens" (cut short), "refusal" (the app's
+    # own refusal, kept out of later history); NULL otherwise (revision 0008).
+    sa.Column("stop_reason", sa.String(40), nullable=True),
     # While a turn runs, its runner (named by `lease_owner`) renews this lease; an expired
     # lease means the runner died, and a reader may take the turn over under a new owner.
     sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True),

@@ -6,6 +6,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+# What one model round may write unless the settings say otherwise (MODEL_MAX_TOKENS): room
+# for a long answer with its tables, far below what current models may write in one reply.
+DEFAULT_MAX_TOKENS = 16000
+
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
@@ -14,13 +18,22 @@ class ModelRequest:
     system: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
-    max_tokens: int = 4096
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
 
 UNAVAILABLE = (
     "The assistant could not answer just now: its model service did not respond "
     "properly. Please try again in a minute."
 )
+OPERATOR_TOLD = (
+    "The assistant is unavailable right now. This is not something you did: the service's "
+    "operator has been told. Please try again later."
+)
+OUR_FAULT = (
+    "Something went wrong on our side while asking the assistant. It has been logged so that "
+    "it can be fixed; please try again later."
+)
+STOPPED = "The answer was stopped."
 
 
 class ModelError(Exception):
@@ -33,6 +46,25 @@ class ModelError(Exception):
     def __init__(self, detail: str, public: str = UNAVAILABLE) -> None:
         super().__init__(detail)
         self.public = public
+
+
+class OperatorError(ModelError):
+    """The model cannot be used until whoever runs the service fixes a setting."""
+
+    def __init__(self, detail: str, setting: str, what: str) -> None:
+        super().__init__(detail, OPERATOR_TOLD)
+        self.setting, self.what = setting, what
+
+
+class ContextTooLong(ModelError):
+    """The request does not fit the model's context window: send less history."""
+
+
+class StreamCut(ModelError):
+    """The reply broke off after content had streamed; what came before it was yielded.
+
+    The turn continues the answer from there, as after a `max_tokens` stop.
+    """
 
 
 class Model(Protocol):

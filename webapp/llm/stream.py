@@ -2,7 +2,13 @@
 
 Event order and delta types: https://docs.anthropic.com/en/docs/build-with-claude/streaming
 `citations_delta` may come before or after its block's text; `input_json_delta` fragments
-are joined and parsed when the block stops.
+are joined and parsed when the block stops (for any block that takes an input: the client's
+`tool_use` and the server's tools alike). Blocks of kinds this module does not know (thinking,
+redacted thinking, server tool results) are kept whole, so they go back to the API intact.
+
+A reply cut short (`max_tokens`, or a connection that broke) may leave a tool call's input
+unfinished: that block is marked `cut` rather than failing, and `resumable_content` returns
+what can be sent back to continue from (finished blocks, and the text written so far).
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ class _Block:
     partial_json: str = ""
     input: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    takes_input: bool = False
+    stopped: bool = False
+    cut: bool = False  # its tool input was left unfinished
 
     def to_json(self) -> dict[str, Any]:
         if self.type == "text":
@@ -40,6 +49,8 @@ class _Block:
                 "name": self.tool_name,
                 "input": self.input,
             }
+        if self.takes_input:
+            return {"type": self.type, **self.extra, "input": self.input}
         return {"type": self.type, **self.extra}
 
 
@@ -75,8 +86,11 @@ class MessageAccumulator:
             if not isinstance(index, int) or index not in self._blocks:
                 raise StreamProtocolError(f"content_block_stop for unknown block {index!r}")
             block = self._blocks[index]
-            if block.type == "tool_use":
-                block.input = _parse_input(block.partial_json, block.input)
+            block.stopped = True
+            if block.takes_input:
+                parsed = _parse_input(block.partial_json, block.input)
+                block.cut = parsed is None
+                block.input = block.input if parsed is None else parsed
             return BlockStop(index, block.to_json())
         elif kind == "message_delta":
             delta = event.get("delta")
@@ -89,6 +103,32 @@ class MessageAccumulator:
     def content(self) -> list[dict[str, Any]]:
         """Return the message's content blocks in index order."""
         return [self._blocks[i].to_json() for i in sorted(self._blocks)]
+
+    def cut_tool_input(self) -> bool:
+        """Whether a tool call's input was left unfinished (a reply cut mid-call)."""
+        return any(b.cut or (b.takes_input and not b.stopped) for b in self._blocks.values())
+
+    def resumable_content(self) -> list[dict[str, Any]]:
+        """Return what of a cut reply can go back to the API: the text written so far and
+        every finished block but unfinished tool calls (an unsigned thinking block, a call
+        without its input, are refused)."""
+        kept = []
+        for i in sorted(self._blocks):
+            block = self._blocks[i]
+            if block.type == "text":
+                if block.text:
+                    kept.append(block.to_json())
+            elif block.stopped and not block.cut and not block.takes_input:
+                kept.append(block.to_json())
+        return kept
+
+    def open_text(self) -> tuple[int, list[dict[str, Any]]] | None:
+        """Return the index and citations of a text block that never stopped, if any."""
+        for i in sorted(self._blocks):
+            block = self._blocks[i]
+            if block.type == "text" and not block.stopped:
+                return i, block.citations
+        return None
 
     def final_message(self) -> dict[str, Any]:
         """Return the whole assistant message as the non-streaming API would."""
@@ -114,8 +154,13 @@ class MessageAccumulator:
             block.tool_name = str(start.get("name", ""))
             initial = start.get("input")
             block.input = initial if isinstance(initial, dict) else {}
+            block.takes_input = True
         else:
-            block.extra = {k: v for k, v in start.items() if k != "type"}
+            block.extra = {k: v for k, v in start.items() if k not in ("type", "input")}
+            if "input" in start:  # a server tool's call: its input streams as JSON too
+                initial = start.get("input")
+                block.input = initial if isinstance(initial, dict) else {}
+                block.takes_input = True
         self._blocks[index] = block
 
     def _delta(self, event: dict[str, Any]) -> None:
@@ -135,13 +180,12 @@ class MessageAccumulator:
             block.extra[key] = str(block.extra.get(key, "")) + str(delta.get(key, ""))
 
 
-def _parse_input(partial_json: str, initial: dict[str, Any]) -> dict[str, Any]:
+def _parse_input(partial_json: str, initial: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the tool input the fragments spell, or None where they stop short of one."""
     if not partial_json.strip():
         return initial
     try:
         value = json.loads(partial_json)
-    except json.JSONDecodeError as exc:
-        raise StreamProtocolError(f"tool input is not JSON: {exc.msg}") from exc
-    if not isinstance(value, dict):
-        raise StreamProtocolError("tool input is not a JSON object")
-    return value
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -105,14 +105,26 @@ class AnswerRenderer:
 
 
 def _stored_packets(engine: Engine, message_id: str) -> list[Any]:
-    packets = []
+    packets: list[tuple[int, Any]] = []
     for event in events_after(engine, message_id, 0):
         if event.event == "packet":
             try:
-                packets.append(json.loads(event.data))
+                packets.append((event.seq, json.loads(event.data)))
             except ValueError:
-                packets.append(None)  # counted as malformed by the processor
-    return packets
+                packets.append((event.seq, None))  # counted as malformed by the processor
+        elif event.event == "reset":  # what a reset withdrew is not part of the answer
+            after = reset_after(event.data)
+            packets = [(seq, p) for seq, p in packets if seq <= after]
+    return [p for _, p in packets]
+
+
+def reset_after(data: str) -> int:
+    """Return the `after` of a `reset` event: events with a higher seq are withdrawn."""
+    try:
+        after = json.loads(data).get("after")
+    except (ValueError, AttributeError):
+        return 0
+    return after if isinstance(after, int) and not isinstance(after, bool) else 0
 
 
 def fold(packets: Iterable[Any]) -> tuple[PacketStream, str | None]:

@@ -41,7 +41,7 @@ from ..chat.service import ChatService
 from ..chat.store import StoredEvent
 from ..packets.state import PacketStream
 from ..sse import format_comment, format_event
-from .answers import GENERIC_ERROR, AnswerViews, packet_error
+from .answers import GENERIC_ERROR, AnswerViews, packet_error, reset_after
 from .markdown import line_start, settled_lines
 from .render import AnswerText
 
@@ -235,7 +235,7 @@ def answer_stream(
                 break
             if item.event == "reset":
                 # A runner took the turn over: what came after its checkpoint is withdrawn.
-                after = _reset_after(item.data)
+                after = reset_after(item.data)
                 received = [(seq, p) for seq, p in received if seq <= after]
                 stream.replace([p for _, p in received])
                 error = next((e for _, p in received if (e := packet_error(p))), None)
@@ -303,12 +303,6 @@ def _json(data: str) -> object:
         return json.loads(data)
     except ValueError:
         return None
-
-
-def _reset_after(data: str) -> int:
-    loaded = _json(data)
-    after = loaded.get("after") if isinstance(loaded, dict) else None
-    return after if isinstance(after, int) and not isinstance(after, bool) else 0
 
 
 def _status(data: str) -> str | None:
