@@ -79,7 +79,7 @@ class CacheLedger:
 
     def usage(self, body: dict[str, Any]) -> dict[str, int]:
         blocks = _prompt_blocks(body)
-        sizes = [len(json.dumps(b, sort_keys=True)) // 4 + 1 for b in blocks]
+        sizes = [len(json.dumps(_plain(b), sort_keys=True)) // 4 + 1 for b in blocks]
         totals = list(itertools.accumulate(sizes))
         keys = _prefix_keys(blocks)
         marks = [i for i, b in enumerate(blocks) if isinstance(b, dict) and "cache_control" in b]
@@ -115,11 +115,15 @@ def _prompt_blocks(body: dict[str, Any]) -> list[Any]:
     return blocks
 
 
+def _plain(block: dict[str, Any]) -> dict[str, Any]:
+    """The block as the model reads it: a breakpoint is no part of the prompt."""
+    return {k: v for k, v in block.items() if k != "cache_control"}
+
+
 def _prefix_keys(blocks: list[Any]) -> list[str]:
     digest, keys = hashlib.sha256(), []
     for block in blocks:
-        plain = {k: v for k, v in block.items() if k != "cache_control"}
-        digest.update(json.dumps(plain, sort_keys=True).encode())
+        digest.update(json.dumps(_plain(block), sort_keys=True).encode())
         keys.append(digest.copy().hexdigest())
     return keys
 
