@@ -168,6 +168,17 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
     "thinking-then-tool": with_blocks_first(
         thinking_block(0, "Which table?"), tool_reply(("tu_1", "execute_sql", {"query": "q"}))
     ),
+    "redacted-thinking": with_blocks_first(
+        [
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "redacted_thinking", "data": "opaque-bytes"},
+            },
+            {"type": "content_block_stop", "index": 0},
+        ],
+        text_reply(("Done.", [])),
+    ),
     "refusal": stopped(
         text_reply(("I was about to", [])),
         "refusal",
@@ -211,7 +222,7 @@ def test_the_sdk_reads_each_stream_as_the_engine_does(name: str) -> None:
 def _plain(block: dict[str, Any]) -> dict[str, Any]:
     # The SDK adds defaults the API leaves out (a text block's citations None, a result's
     # caller); compare what both have.
-    keep = ("type", "text", "citations", "id", "name", "input", "thinking", "signature")
+    keep = ("type", "text", "citations", "id", "name", "input", "thinking", "signature", "data")
     return {k: block[k] for k in keep if block.get(k) not in (None, [])}
 
 
