@@ -151,6 +151,8 @@ def request_problems(body: Any, headers: dict[str, str]) -> list[str]:
         # "This model does not support assistant message prefill."
         found.append("$.messages: the conversation must end with a user message")
     found += _tool_result_problems(messages)
+    if _has_empty_text(body):
+        found.append("text content blocks must be non-empty")
     marks = _count_cache_marks(body)
     if marks > MAX_CACHE_BREAKPOINTS:
         found.append(f"cache_control: {marks} breakpoints, at most {MAX_CACHE_BREAKPOINTS}")
@@ -181,6 +183,16 @@ def _tool_result_problems(messages: list[dict[str, Any]]) -> list[str]:
         if sorted(answered) != sorted(calls) or firsts != ["tool_result"] * len(calls):
             found.append(f"$.messages[{i + 1}]: each tool_use must be answered first")
     return found
+
+
+def _has_empty_text(value: Any) -> bool:
+    if isinstance(value, dict):
+        if value.get("type") == "text" and value.get("text") == "":
+            return True
+        return any(_has_empty_text(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_empty_text(v) for v in value)
+    return False
 
 
 def _count_cache_marks(value: Any) -> int:

@@ -111,7 +111,8 @@ def _claude_stop(_url: str) -> object:
     slow = Paced(text_reply(("A long answer. " * 20, [])), 30.0)
     with FakeClaude([slow]) as fake:
         model = ClaudeModel("sk-probe", base_url=fake.url, model="claude-probe")
-        events = model.stream(ModelRequest(system="", messages=[], tools=[], max_tokens=64))
+        question = [{"role": "user", "content": "What do I owe?"}]
+        events = model.stream(ModelRequest(system="s", messages=question, tools=[], max_tokens=64))
         next(events)  # the answer has begun; the next event is 30 s away
         ended: list[str] = []
 

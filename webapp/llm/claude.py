@@ -206,14 +206,16 @@ class ClaudeModel:
             if tools:
                 tools = [*tools[:-1], {**tools[-1], "cache_control": EPHEMERAL}]
             messages = _cache_last_block(messages)
-        return {
+        body: dict[str, Any] = {
             "model": self._model,
             "max_tokens": request.max_tokens,
-            "system": system,
             "messages": messages,
             "tools": tools,
             "stream": True,
         }
+        if request.system:  # the API refuses an empty text block
+            body["system"] = system
+        return body
 
     def _attempt(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = self.body(request)

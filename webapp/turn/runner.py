@@ -218,7 +218,7 @@ class _Turn:
             if outcome.is_error:
                 result["is_error"] = True
             results.append(result)
-        self.messages.append({"role": "assistant", "content": content})
+        self.messages.append({"role": "assistant", "content": _sendable(content)})
         self.messages.append({"role": "user", "content": results})
         self.round += 1
         self.answer.new_round()
@@ -265,7 +265,7 @@ class _Turn:
             elif reason == "pause_turn":  # a server tool paused: send it all back to resume
                 self.count_round()
                 self.paused += 1
-                self.messages.append({"role": "assistant", "content": acc.content()})
+                self.messages.append({"role": "assistant", "content": _sendable(acc.content())})
             elif reason == "refusal":
                 return self.refuse()
             elif reason in ("max_tokens", "cut", "model_context_window_exceeded"):
@@ -343,6 +343,11 @@ class _Turn:
         self.emitter.error(message, self.round)
         self.emitter.stop(self.round)
         return TurnResult("error", "", [], [], message)
+
+
+def _sendable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the blocks the API takes back: an empty text block is refused, so it is left out."""
+    return [b for b in content if not (b.get("type") == "text" and not b.get("text"))]
 
 
 def _written_sources(messages: list[dict[str, Any]]) -> list[str]:
