@@ -2,9 +2,11 @@
 """Set up and run the project on a fresh machine: `python3 dev.py run` or `python3 dev.py test`.
 
 Needs only Python 3.11+. Each command creates `.venv` and installs into it the exact versions
-pinned (with hashes) in `requirements.lock`, then the project itself, whenever
-`pyproject.toml` or the lock has changed since the last install, so a second run is quick.
-After a change to pyproject's dependencies, regenerate the lock with `LOCK_COMMAND`.
+pinned (with hashes) in its lock, then the project itself, whenever `pyproject.toml` or the
+lock has changed since the last install, so a second run is quick: `run` installs what the
+service needs (`requirements.lock`), `test` that and the dev tools (`requirements-dev.lock`,
+the same pins for every package both hold). After a change to pyproject's dependencies,
+regenerate both locks with `LOCK_COMMANDS`, in that order.
 The test command also installs Debian's chromium when `/usr/bin/chromium` is missing,
 because Playwright cannot download its own browsers on this network.
 """
@@ -24,10 +26,13 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / "bin"
 STAMP = VENV / ".installed-from"
-LOCK = ROOT / "requirements.lock"
-LOCK_COMMAND = (
+LOCKS = {"run": ROOT / "requirements.lock", "test": ROOT / "requirements-dev.lock"}
+LOCK_COMMANDS = (
     "uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 "
-    "-o requirements.lock"
+    "-o requirements-dev.lock",
+    # The service's own set, held to the dev set's pins: what the tests ran is what serves.
+    "uv pip compile pyproject.toml --generate-hashes --python-version 3.11 "
+    "-c requirements-dev.lock -o requirements.lock",
 )
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -44,31 +49,58 @@ def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", match.group()).lower()
 
 
-def check_lock() -> None:
-    """Stop when the lock misses a dependency pyproject.toml names: it is older than the list."""
+def _pins(lock: Path) -> dict[str, str]:
+    pins = {}
+    for line in lock.read_text().splitlines():
+        if "==" in line and not line.startswith((" ", "#")):
+            name, version = line.split("==", 1)
+            pins[_name(name)] = version.split()[0].rstrip("\\ ")
+    return pins
+
+
+def check_locks() -> None:
+    """Stop when a lock misses a dependency pyproject.toml names (it is older than the list),
+    or when the two locks pin one package differently."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = {_name(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"]}
-    pinned = {_name(line) for line in LOCK.read_text().splitlines() if "==" in line}
-    if missing := sorted(wanted - pinned):
-        sys.exit(f"requirements.lock lacks {', '.join(missing)}; regenerate it: {LOCK_COMMAND}")
+    runtime = {_name(r) for r in project["dependencies"]}
+    wanted = {
+        "run": runtime,
+        "test": runtime | {_name(r) for r in project["optional-dependencies"]["dev"]},
+    }
+    pins = {kind: _pins(lock) for kind, lock in LOCKS.items()}
+    redo = "regenerate the locks: " + "; then ".join(LOCK_COMMANDS)
+    for kind, lock in LOCKS.items():
+        if missing := sorted(wanted[kind] - set(pins[kind])):
+            sys.exit(f"{lock.name} lacks {', '.join(missing)}; {redo}")
+    if differ := sorted(n for n, v in pins["run"].items() if pins["test"].get(n) != v):
+        sys.exit(f"the locks pin {', '.join(differ)} differently; {redo}")
 
 
-def ensure_venv() -> None:
-    """Create the virtual environment and install the locked versions when the inputs changed."""
+def _inputs(kind: str) -> str:
+    return hashlib.sha256(
+        (ROOT / "pyproject.toml").read_bytes() + LOCKS[kind].read_bytes()
+    ).hexdigest()
+
+
+def ensure_venv(kind: str) -> None:
+    """Create the virtual environment and install `kind`'s locked set when the inputs changed.
+
+    The dev set holds the service's, so a venv made for the tests serves as it is.
+    """
     if sys.version_info < (3, 11):  # noqa: UP036 - this file runs before any venv exists
         sys.exit("Python 3.11 or newer is needed.")
-    check_lock()
+    check_locks()
     if not (BIN / "python").exists():
         _run(sys.executable, "-m", "venv", VENV)
-    inputs = (ROOT / "pyproject.toml").read_bytes() + LOCK.read_bytes()
-    wanted = hashlib.sha256(inputs).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == wanted:
+    installed = STAMP.read_text() if STAMP.exists() else ""
+    enough = {f"{k} {_inputs(k)}" for k in (("run", "test") if kind == "run" else ("test",))}
+    if installed in enough:
         return
     pip = (BIN / "python", "-m", "pip", "install", "--quiet")
     _run(*pip, "--upgrade", "pip")
-    _run(*pip, "-r", LOCK)  # every pin carries its hashes, so pip checks each download
+    _run(*pip, "-r", LOCKS[kind])  # every pin carries its hashes, so pip checks each download
     _run(*pip, "--no-deps", "-e", ".")
-    STAMP.write_text(wanted)
+    STAMP.write_text(f"{kind} {_inputs(kind)}")
 
 
 def ensure_chromium() -> None:
@@ -85,7 +117,7 @@ def ensure_chromium() -> None:
 
 def run() -> None:
     """Start gunicorn on the embedded default: SQLite, the offline engine, demo users."""
-    ensure_venv()
+    ensure_venv("run")
     flask = BIN / "flask"
     _run(flask, "--app", "webapp", "init-db")
     _run(flask, "--app", "webapp", "seed-demo")
@@ -105,7 +137,7 @@ def test(extra: list[str]) -> None:
     those marked `machine`, which look at every process on the machine and so run alone
     afterwards. Arguments go to one plain pytest run instead (add `-n auto` for workers).
     """
-    ensure_venv()
+    ensure_venv("test")
     ensure_chromium()
     _run(BIN / "ruff", "check", ".")
     _run(BIN / "ruff", "format", "--check", ".")
