@@ -22,11 +22,11 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader
+from flask import render_template
 
+from webapp import create_app
 from webapp.chat.store import StoredEvent
 from webapp.packets.state import PacketStream
 from webapp.sse import format_event
@@ -36,9 +36,8 @@ from webapp.web.stream import Phase, answer_stream
 
 PACE = 64
 SAMPLE_FROM, SAMPLE = 500, 25
-TEMPLATES = Environment(
-    loader=FileSystemLoader(Path(__file__).parent.parent / "templates"), autoescape=True
-)
+# The app's own templates and helpers (`url_for`, icons), drawn in a request of its own.
+APP = create_app({"TESTING": True, "SECRET_KEY": "bench", "DATABASE_URL": "sqlite://"})
 SENTENCES = [
     "Your Sapphire Preferred card has a balance of **$4,782.07**, due on the 14th.",
     "Paying it in full avoids the 24.99% APR on purchases.",
@@ -130,8 +129,8 @@ def render(stream: PacketStream, phase: Phase, error: str | None, start: int = 0
 
 def fragments(views: AnswerViews) -> tuple[str, str]:
     return (
-        TEMPLATES.get_template("_answer.html").render(answer=views.answer).strip(),
-        TEMPLATES.get_template("_sources.html").render(sources=views.sources).strip(),
+        render_template("_answer.html", answer=views.answer).strip(),
+        render_template("_sources.html", sources=views.sources).strip(),
     )
 
 
@@ -189,7 +188,14 @@ def whole_rerender(datas: list[str], sample: int) -> tuple[int, float]:
     return wire, time.process_time() - start + cpu
 
 
-def main() -> None:
+def main(
+    sizes: tuple[int, ...] = (10, 100, 1_000, 5_000), paces: tuple[int, ...] = (16, 32, 128)
+) -> None:
+    with APP.test_request_context():
+        _table(sizes, paces)
+
+
+def _table(sizes: tuple[int, ...], paces: tuple[int, ...]) -> None:
     print(
         f"{PACE} characters of markdown a flush; answer bytes are its `answer` and `patch`"
         " events (the sources sheet is the same in both)"
@@ -198,7 +204,7 @@ def main() -> None:
         f"{'flushes':>7} {'answer':>9} | {'settled: wire':>13} {'ratio':>6} {'CPU':>7}"
         f" | {'whole re-render: wire':>21} {'ratio':>7} {'CPU':>8}"
     )
-    for flushes in (10, 100, 1_000, 5_000):
+    for flushes in sizes:
         datas = packets(flushes)
         wire, final, cpu = settled_stream(datas)
         sample = SAMPLE if flushes > SAMPLE_FROM else 1
@@ -210,7 +216,7 @@ def main() -> None:
             f" {old_cpu:>7.2f}s{note}"
         )
     print("\n1,000 flushes at other paces (settled blocks and patches)")
-    for pace in (16, 32, 128):
+    for pace in paces:
         wire, final, cpu = settled_stream(packets(1_000, pace))
         print(
             f"{pace:>4} characters a flush: answer {final / 1e3:>6.1f}KB,"

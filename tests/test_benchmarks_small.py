@@ -1,0 +1,37 @@
+"""Benchmarks run at a small size by the test command, so none can stop running unnoticed.
+
+Only what each measures is checked, never how fast: speed is the benchmarks' to report.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_stream_bytes_runs_and_the_settled_stream_sends_less(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    load("bench_stream_bytes").main((10, 100), ())
+    rows = [
+        line.split() for line in capsys.readouterr().out.splitlines() if line[:7].strip().isdigit()
+    ]
+    assert [row[0] for row in rows] == ["10", "100"]
+    for row in rows:
+        settled, whole = float(row[3].rstrip("KB")), float(row[7].rstrip("KB"))
+        assert settled < whole
