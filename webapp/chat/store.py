@@ -315,20 +315,52 @@ def find_message(engine: Engine, user_id: int, message_id: str) -> MessageRow | 
     return _message(row) if row else None
 
 
-def text_history(engine: Engine, user_id: int, session_id: str) -> list[dict[str, str]]:
-    """Return the finished exchanges as text only, so a turn cites only what it wrote."""
-    history: list[dict[str, str]] = []
-    pending: dict[str, str] | None = None
-    for message in session_messages(engine, user_id, session_id):
-        if message.role == "user":
-            pending = {"role": "user", "content": message.content}
-        elif pending is not None and message.status == "complete" and message.content:
-            if message.stop_reason == "refusal":  # the refused exchange stays out
-                pending = None
-                continue
-            history += [pending, {"role": "assistant", "content": message.content}]
-            pending = None
-    return history
+# The most history one turn sends the model, in characters of text (about 12,000 tokens):
+# the latest exchanges that fit; older ones are left out. Reads stop there too, so a long
+# chat costs a new turn no more than a short one.
+HISTORY_BUDGET_CHARS = 48_000
+_HISTORY_ROWS = 200  # read at most this many latest messages to fill the budget
+
+
+def text_history(
+    engine: Engine, user_id: int, session_id: str, budget: int = HISTORY_BUDGET_CHARS
+) -> list[dict[str, str]]:
+    """Return the latest finished exchanges that fit `budget`, as text only, oldest first.
+
+    Text only, so a turn cites only what it wrote; a refused exchange is left out (the
+    streaming-refusals guide), and so is a question whose answer failed or was stopped.
+    """
+    query = (
+        sa.select(*_MESSAGE_COLUMNS)
+        .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id)
+        .order_by(ai_chat_logs.c.created_at.desc(), ai_chat_logs.c.role)
+        .limit(_HISTORY_ROWS)
+    )
+    with engine.connect() as conn:
+        latest = [_message(r) for r in conn.execute(query)]
+    exchanges: list[list[dict[str, str]]] = []
+    answer: MessageRow | None = None
+    spent = 0
+    for message in latest:  # newest first: an answer, then the question it answers
+        if message.role != "user":
+            answer = message
+            continue
+        if answer is not None and _belongs_in_history(answer):
+            spent += len(message.content) + len(answer.content)
+            if spent > budget:
+                break
+            exchanges.append(
+                [
+                    {"role": "user", "content": message.content},
+                    {"role": "assistant", "content": answer.content},
+                ]
+            )
+        answer = None
+    return [m for pair in reversed(exchanges) for m in pair]
+
+
+def _belongs_in_history(answer: MessageRow) -> bool:
+    return answer.status == "complete" and bool(answer.content) and answer.stop_reason != "refusal"
 
 
 class SessionBusy(Exception):

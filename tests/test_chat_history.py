@@ -1,0 +1,57 @@
+"""What history a new turn sends the model: the latest exchanges within a budget, text only."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from webapp.chat import store
+
+if TYPE_CHECKING:
+    from tests.conftest import SqlBackend
+
+
+def _exchange(
+    backend: SqlBackend, session_id: str, question: str, answer: str, **ending: str | None
+) -> None:
+    engine, user = backend.engine, backend.users["demo"]
+    owner = store.new_id()
+    _, answer_id = store.start_message(
+        engine, user.id, session_id, question, timedelta(seconds=30), owner
+    )
+    store.finish_message(
+        engine,
+        answer_id,
+        owner,
+        status=ending.get("status") or "complete",
+        content=answer,
+        citations=[],
+        inline_citations=[],
+        error=None,
+        done=store.StoredEvent(1, "done", '{"status": "complete"}'),
+        stop_reason=ending.get("stop_reason"),
+    )
+
+
+def test_history_is_the_latest_exchanges_that_fit_oldest_first(sql_backend: SqlBackend) -> None:
+    user = sql_backend.users["demo"]
+    session = store.create_session(sql_backend.engine, user.id)
+    for i in range(30):
+        _exchange(sql_backend, session.id, f"question {i:02d}", f"answer {i:02d} " + "x" * 90)
+    history = store.text_history(sql_backend.engine, user.id, session.id, budget=1000)
+    questions = [m["content"] for m in history if m["role"] == "user"]
+    # Each exchange is 11 + 100 characters: nine fit in 1,000, the newest nine.
+    assert questions == [f"question {i:02d}" for i in range(21, 30)]
+    assert [m["role"] for m in history] == ["user", "assistant"] * 9
+
+
+def test_refused_failed_and_stopped_exchanges_stay_out(sql_backend: SqlBackend) -> None:
+    user = sql_backend.users["demo"]
+    session = store.create_session(sql_backend.engine, user.id)
+    _exchange(sql_backend, session.id, "kept first", "fine")
+    _exchange(sql_backend, session.id, "refused", "I can't help", stop_reason="refusal")
+    _exchange(sql_backend, session.id, "failed", "", status="error")
+    _exchange(sql_backend, session.id, "stopped", "half", status="cancelled")
+    _exchange(sql_backend, session.id, "kept last", "also fine")
+    history = store.text_history(sql_backend.engine, user.id, session.id)
+    assert [m["content"] for m in history] == ["kept first", "fine", "kept last", "also fine"]
