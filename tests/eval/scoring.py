@@ -1,8 +1,10 @@
 """Score the offline engine on the evaluation set: each question through the real JSON API,
 the answer checked for what it must say and what it must cite.
 
-Used by `tests/eval/test_eval.py` (every question must pass) and by
-`benchmarks/bench_eval.py` (prints the score: answers fully correct / total).
+Two sets: the development set `questions.toml`, used by `tests/eval/test_eval.py` (every
+question must pass), and the held-out set `holdout.toml`, scored only by
+`benchmarks/bench_eval.py --set holdout` (never a test: the engine is not tuned against it).
+The benchmark prints a set's score: answers fully correct / total.
 """
 
 from __future__ import annotations
@@ -29,8 +31,14 @@ from webapp.tools.readers import READER_TOOLS, DocumentRead, read_document
 from webapp.turn.citable import from_document
 
 QUESTIONS = Path(__file__).with_name("questions.toml")
+HOLDOUT = Path(__file__).with_name("holdout.toml")
+SETS = {"dev": QUESTIONS, "holdout": HOLDOUT}
 USERS = ("demo", "alex")
-INTENTS = frozenset(
+# The kinds of question. The development set has every one of DEV_INTENTS; the held-out set
+# (issue 19) added the rest: computing over the user's figures, several questions in one,
+# follow-ups, open questions, advice from the documents, actions, forecasts, documents that
+# are not bundled, and questions to refuse.
+DEV_INTENTS = frozenset(
     {
         "balances",
         "debts",
@@ -48,6 +56,21 @@ INTENTS = frozenset(
         "no_data",
     }
 )
+INTENTS = DEV_INTENTS | {
+    "compute",
+    "multi_part",
+    "follow_up",
+    "overview",
+    "advice",
+    "action",
+    "forecast",
+    "wrong_document",
+    "refusal",
+}
+FIELDS = frozenset(
+    {"user", "intent", "ask", "before", "says", "never", "cites", "cites_one_of"}
+    | {"sources", "max_sources"}
+)
 ALWAYS_NEVER = ("null", "None")
 
 
@@ -64,6 +87,8 @@ class Question:
     cites_one_of: tuple[dict[str, Any], ...] = ()
     sources: int | None = None
     max_sources: int | None = None
+    # Asked first in the same chat, in order, their answers not scored: `ask` follows them.
+    before: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,22 +114,32 @@ class Verdict:
 
 
 def load_questions(path: Path = QUESTIONS) -> list[Question]:
-    """Read the evaluation set."""
+    """Read an evaluation set (the development set unless told)."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return [
-        Question(
-            user=q["user"],
-            intent=q["intent"],
-            ask=q["ask"],
-            says=tuple(q.get("says", ())),
-            never=tuple(q.get("never", ())),
-            cites=tuple(q.get("cites", ())),
-            cites_one_of=tuple(q.get("cites_one_of", ())),
-            sources=q.get("sources"),
-            max_sources=q.get("max_sources"),
-        )
-        for q in data["question"]
-    ]
+    return [_question(q) for q in data["question"]]
+
+
+def _question(q: dict[str, Any]) -> Question:
+    """One [[question]] entry, its fields, intent and user checked."""
+    unknown = sorted(set(q) - FIELDS)
+    if q["intent"] not in INTENTS:
+        unknown.append(f"intent {q['intent']!r}")
+    if q["user"] not in USERS:
+        unknown.append(f"user {q['user']!r}")
+    if unknown:
+        raise ValueError(f"{q.get('ask')!r}: unknown {', '.join(unknown)}")
+    return Question(
+        user=q["user"],
+        intent=q["intent"],
+        ask=q["ask"],
+        says=tuple(q.get("says", ())),
+        never=tuple(q.get("never", ())),
+        cites=tuple(q.get("cites", ())),
+        cites_one_of=tuple(q.get("cites_one_of", ())),
+        sources=q.get("sources"),
+        max_sources=q.get("max_sources"),
+        before=tuple(q.get("before", ())),
+    )
 
 
 class Evaluator:
@@ -129,16 +164,20 @@ class Evaluator:
         close_engine(self.app)
 
     def ask(self, question: Question) -> Answer:
-        """Ask through the API on a new session; wait for the whole answer."""
+        """Ask through the API on a new session, after its `before` questions (each answered
+        in full first); wait for the whole answer."""
         client = self.clients[question.user]
+        session_id = client.new_session()
+        for earlier in question.before:
+            with idle_after(self.app):
+                client.stream(client.ask(session_id, earlier)["stream_url"])
         with idle_after(self.app):
-            session_id = client.new_session()
             started = time.perf_counter()
             events = client.stream(client.ask(session_id, question.ask)["stream_url"])
             seconds = time.perf_counter() - started
         stream = PacketStream(0)
         stream.extend(json.loads(e.data) for e in events if e.event == "packet")
-        message = client.session(session_id)["messages"][1]
+        message = client.session(session_id)["messages"][2 * len(question.before) + 1]
         return Answer(
             str(message["status"]),
             str(message["content"] or ""),
