@@ -4,6 +4,7 @@ could not fail (the seed's id-column order, and history rebuilt as text only).""
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 from bs4 import BeautifulSoup
 from flask import Flask
 from flask.testing import FlaskClient
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.support import images
 from tests.support.apps import api_client, idle_after
@@ -77,6 +80,19 @@ def test_distinct_labels_in_any_script_are_distinct_sources(first: str, second: 
 )
 def test_a_label_reads_in_its_own_letters(label: str, source: str) -> None:
     assert account_source(label) == source
+
+
+def _without_spacing_or_punctuation(label: str) -> str:
+    plain = unicodedata.normalize("NFKC", label).lower()
+    return "".join(ch for ch in plain if unicodedata.category(ch)[0] not in "PZ")
+
+
+@given(st.text(max_size=12), st.text(max_size=12))
+def test_two_labels_share_a_source_only_when_they_differ_in_case_spacing_or_punctuation(
+    first: str, second: str
+) -> None:
+    if account_source(first) == account_source(second):
+        assert _without_spacing_or_punctuation(first) == _without_spacing_or_punctuation(second)
 
 
 def test_one_label_written_alike_is_still_one_source() -> None:
