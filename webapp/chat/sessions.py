@@ -12,7 +12,7 @@ import math
 import time
 import unicodedata
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -111,7 +111,7 @@ def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> Ses
         )
         if len(recent) > caps.per_minute:
             # The chat that must leave the window before one more fits in it.
-            frees = _utc(recent[len(recent) - caps.per_minute - 1]) + CREATION_WINDOW
+            frees = store._utc(recent[len(recent) - caps.per_minute - 1]) + CREATION_WINDOW
             raise TooManyChats(
                 "You have started a lot of chats in the last minute; wait a moment and try again.",
                 max(1, math.ceil((frees - at).total_seconds())),
@@ -120,11 +120,6 @@ def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> Ses
 
     at = store.write(engine, work)
     return SessionRow(id=session_id, title=title, created_at=at, updated_at=at)
-
-
-def _utc(value: datetime) -> datetime:
-    # SQLite hands timestamps back without their zone; they were written in UTC.
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def clean_title(value: object) -> str:
