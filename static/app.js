@@ -357,7 +357,24 @@
     toast("The server could not be reached. Check your connection and try again.");
   });
 
+  // A source icon that fails to load (a site's icon the browser cannot draw) becomes the
+  // generic one it names, never a broken image. Inline onerror is barred by the CSP; an
+  // image's error does not bubble, so it is caught on the way down.
+  function useFallback(img) {
+    var fallback = img.getAttribute("data-fallback");
+    if (fallback && img.getAttribute("src") !== fallback) img.setAttribute("src", fallback);
+  }
+
+  document.addEventListener("error", function (event) {
+    var img = event.target;
+    if (img && img.tagName === "IMG" && img.hasAttribute("data-fallback")) useFallback(img);
+  }, true);
+
   document.addEventListener("DOMContentLoaded", function () {
     if (conversation() && conversation().querySelector(".message")) scrollToEnd();
+    // Icons that failed before this script ran.
+    document.querySelectorAll("img[data-fallback]").forEach(function (img) {
+      if (img.complete && img.naturalWidth === 0 && img.getAttribute("src")) useFallback(img);
+    });
   });
 })();

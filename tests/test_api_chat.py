@@ -213,7 +213,7 @@ def test_other_users_cannot_see_a_session(app: Flask, demo: ApiClient) -> None:
         alex.post(f"/api/chat/sessions/{session_id}/messages", json={"message": "hi"}).status_code
         == 404
     )
-    assert alex.get("/api/chat/sessions").json() == {"sessions": []}
+    assert alex.get("/api/chat/sessions").json() == {"sessions": [], "next": None}
 
 
 @pytest.mark.parametrize(

@@ -239,7 +239,8 @@ def test_importing_the_core_pulls_in_no_framework_database_or_network() -> None:
     [
         ("Plaid checking", True),
         ("via SnapTrade", True),
-        ("MANUAL entry", True),
+        ("MANUAL", True),
+        ("MANUAL entry", False),
         ("Checking", False),
     ],
 )

@@ -109,8 +109,8 @@ EXPECTED = [
         "read_credit_card_document",
         "regulation-z/1026.12.md",
         "https://www.ecfr.gov/api/versioner/v1/full/2025-01-01/title-12.xml?part=1026",
-        None,
-        "https://www.ecfr.gov/on/2025-01-01/title-12/part-1026",
+        "1026.12",
+        "https://www.ecfr.gov/on/2025-01-01/title-12/section-1026.12",
     ),
 ]
 

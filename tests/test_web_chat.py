@@ -426,12 +426,13 @@ def test_hostile_sources_and_answers_render_as_text(app: Flask, demo: FlaskClien
     assert not conversation.select("script, iframe, img:not(.source-icon), b, i")
     assert not page.select("[onerror], [onmouseover]")
     # The page's own links are paths on this site; the model's are absolute https URLs.
-    # `//host` and `/\\host` are other sites to a browser: the renderer drops them.
+    # `//host` and `/\\host` are other sites to a browser: their words stay, as plain text.
     hrefs = [str(a["href"]) for a in conversation.select("a[href]")]
     assert hrefs and all(h.startswith("https://") or re.match(r"/[^/\\]", h) for h in hrefs), hrefs
+    assert all(a.has_attr("href") for a in conversation.select("a")), "a dead <a>"
     for text in ("proto", "slash"):
-        (link,) = [a for a in conversation.select("a") if a.get_text() == text]
-        assert not link.has_attr("href")
+        assert not [a for a in conversation.select("a") if a.get_text() == text]
+        assert text in conversation.select_one(".answer-body").get_text()
     assert "<script>alert('title')</script>" in [t.get_text() for t in page.select(".source-title")]
     assert page.select_one(".message.user .bubble").get_text() == "<i>question</i>"
     assert page.select_one(".source-snippet mark").get_text() == "owe"

@@ -14,6 +14,7 @@ from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
+from tests.support import images
 from webapp.favicons.fetch import (
     FAILURE_TTL,
     ICON_TTL,
@@ -30,8 +31,8 @@ from webapp.services import override_services
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 
-ICO = b"\x00\x00\x01\x00\x01\x00\x10\x10" + b"\x00" * 40
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
+PNG = images.png()
+ICO = images.ico(PNG)
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 PUBLIC = "93.184.215.14"
 

@@ -149,6 +149,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("TURN_DEADLINE_SECONDS", 600.0, seconds, "the most one turn may run"),
     Setting("MAX_TURNS_PER_USER", 3, whole(1), "answers one user may have running at once"),
     Setting("MAX_STREAMS_PER_USER", 20, whole(1), "answer streams one user may hold open"),
+    Setting("MAX_CHATS_PER_USER", 1000, whole(1), "chats one user may keep"),
+    Setting("MAX_NEW_CHATS_PER_MINUTE", 30, whole(1), "chats one user may start in a minute"),
     Setting(
         "TOOL_RESULT_MAX_BYTES",
         DEFAULT_TOOL_RESULT_MAX_BYTES,

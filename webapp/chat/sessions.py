@@ -8,10 +8,11 @@ same key again answers with the same message and starts nothing.
 
 from __future__ import annotations
 
+import math
 import time
 import unicodedata
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -22,6 +23,7 @@ from .store import TITLE_CHARS, SessionBusy, SessionRow
 from .tables import (
     ai_chat_logs,
     chat_checkpoints,
+    chat_creations,
     chat_events,
     chat_idempotency_keys,
     chat_sessions,
@@ -40,6 +42,84 @@ _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 class KeyConflict(Exception):
     """The idempotency key was used for another chat or another question."""
+
+
+# The per-user creation rate counts the chats made in this window.
+CREATION_WINDOW = timedelta(minutes=1)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCaps:
+    """How many chats one user may keep (`total`) and make in a minute (`per_minute`)."""
+
+    total: int
+    per_minute: int
+
+
+class TooManyChats(Exception):
+    """The user may not make another chat now: `str()` says why, in plain words."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> SessionRow:
+    """Make an empty chat for the user, unless it would pass one of `caps`: TooManyChats.
+
+    One transaction, counted after the chat's own insert: on SQLite the insert takes the
+    write lock, on PostgreSQL the user's row is locked first, so racing requests are counted
+    one after another and never both slip under a cap.
+    """
+    session_id = store.new_id()
+    title = title[:TITLE_CHARS] or "New chat"
+
+    def work(conn: sa.Connection) -> datetime:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
+        at = store.now()
+        conn.execute(
+            chat_sessions.insert().values(
+                id=session_id, user_id=user_id, title=title, created_at=at, updated_at=at
+            )
+        )
+        conn.execute(
+            chat_creations.insert().values(session_id=session_id, user_id=user_id, created_at=at)
+        )
+        since = at - CREATION_WINDOW
+        mine = chat_creations.c.user_id == user_id
+        conn.execute(chat_creations.delete().where(mine, chat_creations.c.created_at < since))
+        kept = conn.execute(
+            sa.select(sa.func.count())
+            .select_from(chat_sessions)
+            .where(chat_sessions.c.user_id == user_id)
+        ).scalar_one()
+        if kept > caps.total:
+            raise TooManyChats(
+                f"You have {caps.total} chats, as many as one person may keep; "
+                "delete one to start another.",
+                math.ceil(CREATION_WINDOW.total_seconds()),
+            )
+        recent = (
+            conn.execute(
+                sa.select(chat_creations.c.created_at)
+                .where(mine, chat_creations.c.created_at >= since)
+                .order_by(chat_creations.c.created_at)
+            )
+            .scalars()
+            .all()
+        )
+        if len(recent) > caps.per_minute:
+            # The chat that must leave the window before one more fits in it.
+            frees = store._utc(recent[len(recent) - caps.per_minute - 1]) + CREATION_WINDOW
+            raise TooManyChats(
+                "You have started a lot of chats in the last minute; wait a moment and try again.",
+                max(1, math.ceil((frees - at).total_seconds())),
+            )
+        return at
+
+    at = store.write(engine, work)
+    return SessionRow(id=session_id, title=title, created_at=at, updated_at=at)
 
 
 def clean_title(value: object) -> str:

@@ -91,3 +91,13 @@ chat_open_streams = sa.Table(
     sa.Column("worker", sa.String(32), nullable=False),
     sa.Column("opened_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+# When each chat was made, by whom (revision 0008): the per-user creation rate counts these,
+# so a chat made and deleted still counts until it leaves the window.
+chat_creations = sa.Table(
+    "chat_creations",
+    metadata,
+    sa.Column("session_id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)

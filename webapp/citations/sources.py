@@ -6,7 +6,9 @@ row group of that table, all pure.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -43,6 +45,8 @@ PORTFOLIO_SOURCE = "silvia://your-portfolio"
 MARKET_DATA_SOURCE = "silvia://market-data/finnhub"
 ANALYSIS_SOURCE = "silvia://analysis"
 SEARCH_SOURCE = "silvia://search/search_web"
+# An article the sandbox's search client found without a URL: neither a web page nor Analysis.
+PYTHON_SEARCH_SOURCE = "silvia://search/execute_python"
 
 # Each library reader: its corpus's silvia:// prefix and the kind of target it cites.
 READER_CORPORA: dict[str, tuple[str, type[DocumentTarget]]] = {
@@ -57,17 +61,56 @@ _FIRST_LABEL = LABEL_COLUMNS[0]
 _OTHER_LABELS = frozenset(LABEL_COLUMNS[1:])
 
 _TICKER = re.compile(r"[A-Z0-9][A-Z0-9.\-:^=]{0,19}", re.ASCII)
-_SLUG_BREAK = re.compile(r"[^a-z0-9]+")
+# How many hex digits of a label's hash tell apart labels whose slugs alone would not.
+_LABEL_HASH_DIGITS = 8
+
+
+def _in_slug(ch: str) -> bool:
+    # Letters, marks and digits of every script: "日常账户", "épargne", a Devanagari vowel sign.
+    return unicodedata.category(ch)[0] in "LMN"
+
+
+def _between_words(ch: str) -> bool:
+    # What a label may hold between its words and still read as the same label.
+    return unicodedata.category(ch)[0] in "PZ"
+
+
+def _plain_label(label: str) -> str:
+    return unicodedata.normalize("NFKC", label).lower()
 
 
 def slugify(label: str) -> str:
-    """Lower-case `label` and turn each run of other characters into one `-`."""
-    return _SLUG_BREAK.sub("-", label.lower()).strip("-")
+    """Lower-case `label` (NFKC) and turn each run of characters that are not letters, marks
+    or digits, of any script, into one `-`."""
+    words: list[str] = []
+    word: list[str] = []
+    for ch in _plain_label(label):
+        # A mark belongs to the letter before it; alone (an emoji's variation selector) it
+        # is not one.
+        if _in_slug(ch) and (word or unicodedata.category(ch)[0] != "M"):
+            word.append(ch)
+        elif word:
+            words.append("".join(word))
+            word = []
+    if word:
+        words.append("".join(word))
+    return "-".join(words)
 
 
 def account_source(label: str) -> str:
-    """Return the source an account's rows are cited under: `silvia://your-account/<slug>`."""
-    return ACCOUNT_SOURCE_PREFIX + (slugify(label) or "account")
+    """Return the source an account's rows are cited under: `silvia://your-account/<slug>`.
+
+    Labels that differ only in case, spacing or punctuation share one source (the seed's
+    pooling of one label over several accounts). A label whose slug leaves out more than that
+    (an emoji, a symbol), or leaves nothing, gets a short hash of the whole label after its
+    slug, so that two such labels never become one source.
+    """
+    plain = " ".join(_plain_label(label).split())
+    slug = slugify(label)
+    if slug and all(_in_slug(ch) or _between_words(ch) for ch in plain):
+        return ACCOUNT_SOURCE_PREFIX + slug
+    digest = hashlib.sha256(plain.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{ACCOUNT_SOURCE_PREFIX}{slug or 'account'}-{digest[:_LABEL_HASH_DIGITS]}"
 
 
 def market_data_source(ticker: str | None) -> str:

@@ -8,13 +8,23 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 CitationAccountProvider: TypeAlias = Literal["plaid", "manual", "snaptrade"]
 PROVIDERS: frozenset[str] = frozenset({"plaid", "manual", "snaptrade"})
-_PROVIDER_NAME = re.compile("|".join(sorted(PROVIDERS)), re.IGNORECASE)
+# The providers that are vendors: their names stay out of what a person reads, wherever they
+# stand. "manual" is no vendor, and an ordinary word in a person's own account names.
+_VENDOR_NAME = re.compile("plaid|snaptrade|snap trade", re.IGNORECASE)
+_NOT_A_LETTER = re.compile(r"[\W_]+")
 
 
 def names_provider(text: str) -> bool:
-    """Tell whether `text` names a provider anywhere: such text is for routing, never shown
-    (docs/specs.md, rule T20)."""
-    return _PROVIDER_NAME.search(text) is not None
+    """Tell whether `text` names a provider: such text is for routing, never shown
+    (docs/specs.md, rule T20).
+
+    A vendor's name ("Plaid", "SnapTrade") counts anywhere in it; "manual" only as the whole
+    label, spacing and punctuation aside, so that "My manual savings", a person's own name
+    for their account, is theirs to read.
+    """
+    if _VENDOR_NAME.search(text) is not None:
+        return True
+    return _NOT_A_LETTER.sub("", text).lower() in PROVIDERS
 
 
 TargetKind: TypeAlias = Literal[

@@ -1,8 +1,8 @@
 """Fetch a site's icon for the sources UI, safely, and keep it (or the failure) for a while.
 
 Only `https://<public host>/favicon.ico` on port 443, redirects followed by hand (at most
-three, each one checked again), a size bound, and raster images only. SVG is refused: served
-from this origin it could run script.
+three, each one checked again), a size bound, and whole raster images only (`images.py`
+walks each to its end). SVG is refused: served from this origin it could run script.
 
 Time: one fetch (its redirects, headers and body together) has TIMEOUT_SECONDS of wall-clock
 time. A socket timeout alone bounds only each read, so a server that drips a byte a second
@@ -31,6 +31,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from .hosts import Resolver, public_addresses, public_host, system_resolver
+from .images import is_whole_image
 
 log = logging.getLogger(__name__)
 
@@ -327,4 +328,7 @@ def _image(fetched: Fetched) -> Icon | None:
     if len(fetched.body) > MAX_BYTES:
         return None
     kind = sniff_image(fetched.body)
-    return Icon(kind, fetched.body) if kind is not None else None
+    # A signature alone is not an image: a cut or corrupt body would show as a broken one.
+    if kind is None or not is_whole_image(kind, fetched.body):
+        return None
+    return Icon(kind, fetched.body)

@@ -247,9 +247,10 @@ def document_target(
     """Return where `doc` opens: its target's place, else its link, its file, or nothing.
 
     `account_label` may name an account id for a chooser row (from the user's own data);
-    a label that mentions a provider is never used. A library document cited under its
-    `silvia://` path opens in the reader; one cited under its URL does too when
-    `library_path` finds it in its corpus (else its URL opens in the browser).
+    a label that names a vendor, or is just "manual", is never used (a person's own name
+    with the word "manual" in it is). A library document cited under its `silvia://` path
+    opens in the reader; one cited under its URL does too when `library_path` finds it in
+    its corpus (else its URL opens in the browser).
     """
     found = _from_target(doc, account_label, library_path)
     if found is not None:

@@ -16,6 +16,7 @@ from ..citations.account_ids import ID_COLUMNS
 from ..citations.sources import (
     ANALYSIS_SOURCE,
     MARKET_DATA_SOURCE,
+    PYTHON_SEARCH_SOURCE,
     SEARCH_SOURCE,
     is_http_url,
     market_data_source,
@@ -126,7 +127,7 @@ def _cell(value: object) -> str:
 
 def _web(tool: str, source: str, title: str, text: str, published: str | None) -> Citable:
     if not is_http_url(source):
-        source = SEARCH_SOURCE if tool == "search_web" else ANALYSIS_SOURCE
+        source = SEARCH_SOURCE if tool == "search_web" else PYTHON_SEARCH_SOURCE
     return Citable(
         tool,
         source,

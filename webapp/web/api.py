@@ -5,14 +5,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, abort, jsonify, request, url_for
+from flask import Blueprint, Response, abort, current_app, jsonify, request, url_for
 from werkzeug.exceptions import TooManyRequests
 
+from ..chat.pages import (
+    MESSAGES_PAGE,
+    SESSIONS_PAGE,
+    BadCursor,
+    BadLimit,
+    message_page,
+    parse_limit,
+    session_page,
+)
 from ..chat.sessions import (
+    ChatCaps,
     KeyConflict,
+    TooManyChats,
     ask_once,
     clean_key,
     clean_title,
+    create_chat,
     remove_session,
     rename_session,
 )
@@ -21,11 +33,8 @@ from ..chat.store import (
     SessionBusy,
     SessionRow,
     TooManyTurns,
-    create_session,
     get_message,
     get_session,
-    list_sessions,
-    session_messages,
 )
 from ..services import chat_service
 from ..sse import format_comment, format_event
@@ -82,6 +91,20 @@ def own_message(
     return found
 
 
+def chat_caps() -> ChatCaps:
+    """Return the per-user chat caps from the app's settings."""
+    config = current_app.config
+    return ChatCaps(int(config["MAX_CHATS_PER_USER"]), int(config["MAX_NEW_CHATS_PER_MINUTE"]))
+
+
+def new_chat(title: str = "New chat") -> SessionRow:
+    """Make a chat for the signed-in user, or end the request: 429 with Retry-After."""
+    try:
+        return create_chat(get_engine(), current_user().id, title, chat_caps())
+    except TooManyChats as exc:
+        raise TooManyRequests(str(exc), retry_after=exc.retry_after) from None
+
+
 @bp.post("/sessions")
 @api_user_required
 def create() -> tuple[Response, int]:
@@ -90,24 +113,47 @@ def create() -> tuple[Response, int]:
         title = clean_title(_json_body().get("title", "New chat"))
     except ValueError as exc:
         abort(400, str(exc))
-    return jsonify(create_session(get_engine(), current_user().id, title).as_json()), 201
+    return jsonify(new_chat(title).as_json()), 201
+
+
+def _page_args(default: int) -> tuple[int, str | None]:
+    try:
+        limit = parse_limit(request.args.get("limit"), default)
+    except BadLimit as exc:
+        abort(400, str(exc))
+    return limit, request.args.get("before") or None
 
 
 @bp.get("/sessions")
 @api_user_required
 def index() -> Response:
-    """List the user's sessions."""
-    sessions = list_sessions(get_engine(), current_user().id)
-    return jsonify(sessions=[s.as_json() for s in sessions])
+    """List the user's sessions, a page at a time (`limit`, `before`), newest first."""
+    limit, before = _page_args(SESSIONS_PAGE)
+    try:
+        page = session_page(get_engine(), current_user().id, limit, before)
+    except BadCursor as exc:
+        abort(400, str(exc))
+    older = url_for("api.index", limit=limit, before=page.before) if page.before else None
+    return jsonify(sessions=[s.as_json() for s in page.rows], next=older)
 
 
 @bp.get("/sessions/<session_id>")
 @api_user_required
 def show(session_id: str) -> Response:
-    """Return a session with its messages, citations raw from the rows."""
+    """Return a session with its latest messages (a page: `limit`, `before`), oldest first."""
     found = own_session(session_id)
-    messages = session_messages(get_engine(), current_user().id, session_id)
-    return jsonify({**found.as_json(), "messages": [m.as_json() for m in messages]})
+    limit, before = _page_args(MESSAGES_PAGE)
+    try:
+        page = message_page(get_engine(), current_user().id, session_id, limit, before)
+    except BadCursor as exc:
+        abort(400, str(exc))
+    older = (
+        url_for("api.show", session_id=session_id, limit=limit, before=page.before)
+        if page.before
+        else None
+    )
+    messages = [m.as_json() for m in page.rows]
+    return jsonify({**found.as_json(), "messages": messages, "next": older})
 
 
 @bp.patch("/sessions/<session_id>")

@@ -51,7 +51,7 @@ from ..packets.state import PacketStream
 from ..services import chat_service
 from ..store.app_db import get_engine
 from .answers import AnswerRenderer, AnswerViews
-from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, own_message, own_session
+from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, new_chat, own_message, own_session
 from .auth import current_user, login_required
 from .history import by_day
 from .htmx import htmx_details
@@ -153,8 +153,7 @@ def new() -> BaseResponse:
     sessions = list_sessions(get_engine(), user.id)
     if sessions and not session_messages(get_engine(), user.id, sessions[0].id):
         return redirect(url_for("chat.show", session_id=sessions[0].id))
-    created = create_session(get_engine(), user.id)
-    return redirect(url_for("chat.show", session_id=created.id))
+    return redirect(url_for("chat.show", session_id=new_chat().id))
 
 
 @bp.get("/answers/<message_id>/sources")

@@ -117,11 +117,30 @@ def _scrub(tokens: Sequence[Token]) -> None:
             _scrub(token.children)
 
 
+def _unlink(tokens: list[Token]) -> list[Token]:
+    # A link the page cannot open (mailto:, a relative path, a fragment) keeps its words as
+    # text: the sanitiser would drop its href and leave an <a> that goes nowhere.
+    kept: list[Token] = []
+    opened: list[bool] = []
+    for token in tokens:
+        if token.type == "link_open":
+            opened.append(browser_url(token.attrGet("href")) is not None)
+            if opened[-1]:
+                kept.append(token)
+        elif token.type == "link_close":
+            if opened.pop() if opened else True:
+                kept.append(token)
+        else:
+            kept.append(token)
+    return kept
+
+
 def render_markdown(source: str, citations: Sequence[Markup] = ()) -> Markup:
     """Render `source` (placeholders in it for `citations`) to sanitised HTML."""
     tokens = _MD.parse(source)
     for token in tokens:
         if token.type == "inline" and token.children:
+            token.children = _unlink(token.children)
             _scrub(token.children)
         elif token.type != "inline":
             token.content = strip_placeholders(token.content)

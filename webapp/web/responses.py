@@ -45,7 +45,7 @@ def _headers(response: Response) -> Response:
     return response
 
 
-def _http_error(error: HTTPException) -> HTTPException | Response | tuple[str, int]:
+def _http_error(error: HTTPException) -> HTTPException | Response:
     if error.code is None or error.code < 400:
         return error
     if request.path.startswith("/api/"):
@@ -56,7 +56,8 @@ def _http_error(error: HTTPException) -> HTTPException | Response | tuple[str, i
                 response.headers[name] = value  # Allow, Retry-After, WWW-Authenticate
         return response
     page = render_template("error.html", title=error.name, message=error.description)
-    return page, error.code
+    kept = [(n, v) for n, v in error.get_headers() if n.lower() in ("allow", "retry-after")]
+    return Response(page, error.code, kept)
 
 
 def init_app(app: Flask) -> None:
