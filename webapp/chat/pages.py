@@ -1,7 +1,7 @@
 """Keyset pages of a user's chats and of one chat's messages (docs/specs.md#routes).
 
 A page is read from just past its cursor, newest first, through an index in the same order
-(revision 0008), so a deep page costs what the first one does: no OFFSET. The cursor names
+(revision 0009), so a deep page costs what the first one does: no OFFSET. The cursor names
 the oldest row of the page before it; it is opaque to clients (base64url of the row's sort
 key) and is checked in full before it reaches a query, so a bad one is a `BadCursor`.
 """

@@ -92,7 +92,7 @@ chat_open_streams = sa.Table(
     sa.Column("opened_at", sa.DateTime(timezone=True), nullable=False),
 )
 
-# When each chat was made, by whom (revision 0008): the per-user creation rate counts these,
+# When each chat was made, by whom (revision 0009): the per-user creation rate counts these,
 # so a chat made and deleted still counts until it leaves the window.
 chat_creations = sa.Table(
     "chat_creations",

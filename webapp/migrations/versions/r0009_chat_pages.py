@@ -1,7 +1,7 @@
 """Keyset pages of chats and messages, and a log of when each user made a chat.
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 
 The API lists a user's chats newest first by (updated_at, id) and a chat's messages by
 (created_at, role descending, id), a page at a time from a cursor (webapp/chat/pages.py).
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008"
-down_revision: str | None = "0007"
+revision = "0009"
+down_revision: str | None = "0008"
 branch_labels: str | None = None
 depends_on: str | None = None
 
