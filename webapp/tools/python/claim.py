@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cgroup as cgroups
-from .procs import kill_uid, reapable_uid, start_time, user_pids
+from .procs import kill_uid, reapable_uid, remove_uid_ipc, start_time, user_pids
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,7 @@ def _sweep_one(folder: Path, now: float) -> bool:
         assert isinstance(uid, int)
         if not kill_uid(uid):
             return False  # keep the claim until they are gone
+        remove_uid_ipc(uid)  # SysV objects it made outside a namespace of its own
     cgroup = cgroups.checked(record.get("cgroup"), folder.name)
     if cgroup is not None and not (cgroups.kill(cgroup) and cgroups.remove(cgroup)):
         return False

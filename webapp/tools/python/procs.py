@@ -9,6 +9,7 @@ cannot be hit. Standard library only: the launcher imports this module as a plai
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import pwd
@@ -16,11 +17,11 @@ import select
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 # Sandbox uids are unprivileged and unused: never root, never a system or login account.
 MIN_SANDBOX_UID = 10_000
 MAX_SANDBOX_UID = 2**31 - 2
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def is_sandbox_uid(uid: object) -> bool:
@@ -117,36 +118,160 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def memory_used(pids: list[int], limit: int) -> int:
-    """Return what `pids` use together in bytes: resident size, or proportional past `limit`.
+def _status_kb(pid: int, fields: tuple[str, ...]) -> dict[str, int]:
+    """Return the named `kB` fields of /proc/PID/status or smaps_rollup, in bytes."""
+    return _kb_fields(f"/proc/{pid}/status", fields)
 
-    Forked processes share pages, which resident sizes count once per process; past the limit
-    the proportional set size (each shared page split among its users) decides.
+
+def _kb_fields(path: str, fields: tuple[str, ...]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    with contextlib.suppress(OSError, ValueError, IndexError), open(path) as f:
+        for line in f:
+            name, _, rest = line.partition(":")
+            if name in fields:
+                found[name] = int(rest.split()[0]) * 1024
+    return found
+
+
+def _memory_devices(pid: int) -> set[str]:
+    """Return the devices ("major:minor") of the tmpfs mounts `pid` sees."""
+    found: set[str] = set()
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/mountinfo") as f:
+        for line in f:
+            mount, _, rest = line.partition(" - ")
+            if rest.split()[:1] == ["tmpfs"] and len(mount.split()) > 2:
+                found.add(mount.split()[2])
+    return found
+
+
+_SHARED_NAMES = ("/memfd:", "/dev/zero")  # a memfd, or shared anonymous memory
+
+
+def _shmem_objects(pid: int, objects: dict[tuple[int, int], int], tmpfs: set[str] | None) -> None:
+    """Record the shared-memory files `pid` holds: memfds by descriptor, and (given the
+    `tmpfs` devices: reading mappings' files needs root) every memory-backed file it maps
+    (memfd, tmpfs, shared anonymous memory), by (device, inode).
+
+    Their pages live as long as a descriptor or a mapping does, whether or not any process
+    has them resident, so they are counted whole (`st_blocks`), once however many hold them.
+    SysV segments are left out: `ipc_objects` lists them.
     """
-    resident = 0
-    for pid in pids:
-        with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{pid}/statm") as f:
-            resident += int(f.read().split()[1]) * _PAGE
-    if resident <= limit:
-        return resident
-    total = 0
-    for pid in pids:
-        total += _proportional(pid)
-    return total
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                path = f"/proc/{pid}/fd/{fd}"
+                if os.readlink(path).startswith("/memfd:"):
+                    info = os.stat(path)
+                    objects[(info.st_dev, info.st_ino)] = info.st_blocks * 512
+    if tmpfs is None:
+        return
+    with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            fields = line.split(maxsplit=5)
+            if len(fields) < 6 or fields[4] == "0":
+                continue  # plain anonymous (private) memory
+            if fields[3] not in tmpfs and not fields[5].startswith(_SHARED_NAMES):
+                continue
+            with contextlib.suppress(OSError):
+                info = os.stat(f"/proc/{pid}/map_files/{fields[0]}")
+                objects[(info.st_dev, info.st_ino)] = info.st_blocks * 512
 
 
-def _proportional(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
+def memory_used(pids: list[int], limit: int, segments: int = 0) -> int:
+    """Return what `pids` use together in bytes, with `segments` (their SysV shared memory).
+
+    Each process's own memory is its resident size less the shared memory in it; the shared
+    memory (memfds, tmpfs files and shared mappings they hold, and SysV segments) is counted
+    once, whole, whoever maps it, resident or not: a file written and never mapped, or a
+    segment filled and detached, holds its pages all the same. Forked processes share pages,
+    which resident sizes count once per process; past the limit the proportional set size
+    (each shared page split among its users) decides.
+
+    Reading which files a process maps needs root (/proc/PID/map_files); without it the
+    shared memory in resident sizes is kept there and only memfds are added.
+    """
+    mappings = os.geteuid() == 0
+    tmpfs = _memory_devices(pids[0]) if mappings and pids else None
+    objects: dict[tuple[int, int], int] = {}
+    own = 0
+    for pid in pids:
+        fields = _status_kb(pid, ("VmRSS", "RssShmem"))
+        own += fields.get("VmRSS", 0) - (fields.get("RssShmem", 0) if mappings else 0)
+        _shmem_objects(pid, objects, tmpfs)
+    shared = sum(objects.values()) + segments
+    if own + shared <= limit:
+        return own + shared
+    own = 0
+    for pid in pids:
+        own += _proportional(pid, mappings=mappings)
+    return own + shared
+
+
+def _proportional(pid: int, *, mappings: bool) -> int:
+    fields = _kb_fields(f"/proc/{pid}/smaps_rollup", ("Pss", "Pss_Shmem"))
+    if "Pss" in fields:
+        return fields["Pss"] - (fields.get("Pss_Shmem", 0) if mappings else 0)
     # Unreadable (gone, or not ours to read): count its whole resident size instead.
-    with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{pid}/statm") as f:
-        return int(f.read().split()[1]) * _PAGE
-    return 0
+    return _status_kb(pid, ("VmRSS",)).get("VmRSS", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class IpcObject:
+    """One SysV IPC object as /proc/sysvipc lists it (for the reader's IPC namespace)."""
+
+    kind: str  # "shm", "msg" or "sem"
+    id: int
+    uid: int  # the owner, which its owner may change
+    cuid: int  # the creator, which nothing changes
+    cpid: int | None  # the creating process (segments only)
+    size: int  # bytes held: a segment's resident and swapped pages, a queue's messages
+
+
+_IPC_KINDS = ("shm", "msg", "sem")
+_IPC_RMID = 0
+
+
+def ipc_objects(kinds: tuple[str, ...] = _IPC_KINDS) -> list[IpcObject]:
+    """Return the SysV IPC objects of this process's IPC namespace."""
+    found: list[IpcObject] = []
+    for kind in kinds:
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                header, *rows = f.read().splitlines()
+        except (OSError, ValueError):
+            continue
+        names = header.split()
+        for row in rows:
+            with contextlib.suppress(ValueError, KeyError):
+                values = dict(zip(names, map(int, row.split()), strict=True))
+                ident = values.get("shmid", values.get("msqid", values.get("semid")))
+                size = values["rss"] + values["swap"] if kind == "shm" else values.get("cbytes", 0)
+                assert ident is not None
+                found.append(
+                    IpcObject(kind, ident, values["uid"], values["cuid"], values.get("cpid"), size)
+                )
+    return found
+
+
+def remove_ipc(objects: list[IpcObject]) -> None:
+    """Remove SysV IPC objects (a segment goes once its last process detaches)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for item in objects:
+        if item.kind == "shm":
+            libc.shmctl(item.id, _IPC_RMID, None)
+        elif item.kind == "msg":
+            libc.msgctl(item.id, _IPC_RMID, None)
+        else:
+            libc.semctl(item.id, 0, _IPC_RMID)
+
+
+def remove_uid_ipc(uid: int) -> int:
+    """Remove every SysV IPC object sandbox uid `uid` made or owns; return how many."""
+    if not reapable_uid(uid):
+        raise PermissionError(f"refusing to remove the IPC objects of uid {uid}")
+    theirs = [item for item in ipc_objects() if uid in (item.uid, item.cuid)]
+    remove_ipc(theirs)
+    return len(theirs)
 
 
 def _pidfd(pid: int) -> int | None:

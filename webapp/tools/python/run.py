@@ -51,7 +51,7 @@ from . import cgroup as cgroups
 from .claim import MAX_TIMEOUT_S, Claim, claim, release
 from .launch import SETUP_FAILED
 from .market import MarketData, default_market
-from .procs import kill_uid
+from .procs import kill_uid, remove_uid_ipc
 from .results import PythonResult, SandboxError
 from .service import DataService
 
@@ -165,6 +165,10 @@ def _kill(
             os.killpg(proc.pid, signal.SIGKILL)
     if made.uid is not None:  # a uid this run claimed: no one else's processes run as it
         kill_uid(made.uid)
+        # And no one else's IPC objects are its: what the run made outside its own IPC
+        # namespace (where the kernel gave none, or the supervisor died first) goes too.
+        with contextlib.suppress(OSError):
+            remove_uid_ipc(made.uid)
     if cgroup is not None:
         cgroups.kill(cgroup)
     proc.wait()
@@ -230,6 +234,8 @@ def _config(
         "code_path": str(made.folder / "code.py"),
         "scratch": str(made.folder / "scratch"),
         "uid": made.uid,
+        # Root makes the run its own IPC namespace (isolate.limit_ipc; launch._Ipc).
+        "ipc_namespace": made.uid is not None,
         "lib_dir": str(LIB_DIR),
         "requests_fd": fds[0],
         "replies_fd": fds[1],
