@@ -170,7 +170,7 @@ def test_a_turns_shared_memory_counts_against_its_limit_and_ends_with_its_call(
     engine = create_store_engine(url)
     token = create_api_token(engine, "demo")
     engine.dispose()
-    calls = [
+    calls: list[tuple[str, str, dict[str, object]]] = [
         ("t1", "execute_python", {"code": SEGMENTS}),
         ("t2", "execute_python", {"code": MEMFDS, "timeout_s": 60}),
     ]

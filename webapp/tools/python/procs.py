@@ -119,17 +119,25 @@ def descendants(pid: int) -> list[int]:
 
 
 def _status_kb(pid: int, fields: tuple[str, ...]) -> dict[str, int]:
-    """Return the named `kB` fields of /proc/PID/status or smaps_rollup, in bytes."""
+    """Return the named `kB` fields of /proc/PID/status, in bytes."""
     return _kb_fields(f"/proc/{pid}/status", fields)
 
 
 def _kb_fields(path: str, fields: tuple[str, ...]) -> dict[str, int]:
+    """Return the named `kB` fields ("Name:   123 kB" lines) of a /proc file, in bytes."""
     found: dict[str, int] = {}
-    with contextlib.suppress(OSError, ValueError, IndexError), open(path) as f:
-        for line in f:
-            name, _, rest = line.partition(":")
-            if name in fields:
-                found[name] = int(rest.split()[0]) * 1024
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return found
+    for name in fields:
+        # Read by search, not line by line: the watchdog does this for every process 50 times
+        # a second.
+        at = data.find(b"\n" + name.encode() + b":")
+        if at >= 0:
+            with contextlib.suppress(ValueError, IndexError):
+                found[name] = int(data[at + len(name) + 2 :].split(None, 1)[0]) * 1024
     return found
 
 
@@ -165,16 +173,24 @@ def _shmem_objects(pid: int, objects: dict[tuple[int, int], int], tmpfs: set[str
                     objects[(info.st_dev, info.st_ino)] = info.st_blocks * 512
     if tmpfs is None:
         return
-    with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            fields = line.split(maxsplit=5)
-            if len(fields) < 6 or fields[4] == "0":
-                continue  # plain anonymous (private) memory
-            if fields[3] not in tmpfs and not fields[5].startswith(_SHARED_NAMES):
-                continue
-            with contextlib.suppress(OSError):
-                info = os.stat(f"/proc/{pid}/map_files/{fields[0]}")
-                objects[(info.st_dev, info.st_ino)] = info.st_blocks * 512
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as f:
+            data = f.read()
+    except OSError:
+        return
+    # Most processes map no such file: a search of the whole text says so at once.
+    markers = [name.encode() for name in _SHARED_NAMES] + [f" {d} ".encode() for d in tmpfs]
+    if not any(marker in data for marker in markers):
+        return
+    for line in data.decode("utf-8", "replace").splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or fields[4] == "0":
+            continue  # plain anonymous (private) memory
+        if fields[3] not in tmpfs and not fields[5].startswith(_SHARED_NAMES):
+            continue
+        with contextlib.suppress(OSError):
+            info = os.stat(f"/proc/{pid}/map_files/{fields[0]}")
+            objects[(info.st_dev, info.st_ino)] = info.st_blocks * 512
 
 
 def memory_used(pids: list[int], limit: int, segments: int = 0) -> int:
