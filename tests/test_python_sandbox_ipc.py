@@ -176,6 +176,27 @@ def test_memfds_mapped_and_closed_count_against_the_one_limit(mode: str) -> None
     assert result.stdout == ""
 
 
+TMPFS_FILES = """
+import os, time
+block = b'x' * (15 * 1024 * 1024)  # each file under the file-size limit
+for folder, count in (('.', 4), ('/tmp', 1), ('/dev/shm', 1)):  # 90 MB stored in memory
+    for i in range(count):
+        with open(os.path.join(folder, f'block{i}'), 'wb') as f:
+            f.write(block)
+del block
+held = bytearray(60 * 1024 * 1024)  # under the limit alone, over it with the files
+time.sleep(20)
+print('never printed')
+"""
+
+
+@as_root  # the scratch folder, /tmp and /dev/shm are memory of the run's own only as root
+def test_files_stored_in_the_runs_own_tmpfs_count_against_the_one_limit() -> None:
+    result = run(TMPFS_FILES, memory_mb=128)
+    assert result.error == "memory limit reached (128 MB, all processes together)"
+    assert result.stdout == ""
+
+
 def test_segments_count_against_the_one_limit(mode: str) -> None:
     code = SEGMENTS + (
         "import time\n"

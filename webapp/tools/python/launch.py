@@ -300,7 +300,16 @@ def _exit_as(status: int) -> NoReturn:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _code_memory(config: Mapping[str, Any], child: int, budget: int, ipc: _Ipc) -> int:
+def _own_tmpfs(config: Mapping[str, Any]) -> list[str]:
+    """Return where, as root, the run has tmpfs of its own: its scratch and hidden folders."""
+    if config["uid"] is None:
+        return []
+    return [os.path.realpath(path) for path in (config["scratch"], *config["hide"])]
+
+
+def _code_memory(
+    config: Mapping[str, Any], child: int, budget: int, ipc: _Ipc, filled: list[str]
+) -> int:
     """Return what the code's processes use together (the sandbox's init is not the code's),
     their shared memory and IPC objects included, held or not.
 
@@ -311,7 +320,7 @@ def _code_memory(config: Mapping[str, Any], child: int, budget: int, ipc: _Ipc) 
     init = child if config["uid"] is not None else None
     pids = [p for p in descendants(os.getpid()) if p != init]
     ipc.pids.update(pids)
-    return memory_used(pids, budget, ipc.memory())
+    return memory_used(pids, budget, ipc.memory(), filled)
 
 
 def _watch(config: Mapping[str, Any], child: int, children: _Children, ipc: _Ipc) -> bool:
@@ -323,6 +332,7 @@ def _watch(config: Mapping[str, Any], child: int, children: _Children, ipc: _Ipc
     with contextlib.suppress(OSError):  # no pidfds (before Linux 5.3): check on a timer
         pidfd = os.pidfd_open(child)
         poller.register(pidfd, select.POLLIN)
+    filled = _own_tmpfs(config)
     tick = WATCH_SECONDS if budget is not None else (None if pidfd is not None else 0.05)
     over = False
     while True:
@@ -332,7 +342,11 @@ def _watch(config: Mapping[str, Any], child: int, children: _Children, ipc: _Ipc
             return over
         if control in ready:
             _abandon(config, children, ipc)
-        if budget is not None and not over and _code_memory(config, child, budget, ipc) > budget:
+        if (
+            budget is not None
+            and not over
+            and _code_memory(config, child, budget, ipc, filled) > budget
+        ):
             over = True
             _end_tree(config, children, ipc)
 

@@ -16,7 +16,7 @@ import pwd
 import select
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 # Sandbox uids are unprivileged and unused: never root, never a system or login account.
@@ -141,15 +141,31 @@ def _kb_fields(path: str, fields: tuple[str, ...]) -> dict[str, int]:
     return found
 
 
-def _memory_devices(pid: int) -> set[str]:
-    """Return the devices ("major:minor") of the tmpfs mounts `pid` sees."""
-    found: set[str] = set()
+def _tmpfs_mounts(pid: int) -> dict[str, str]:
+    """Return the tmpfs mounts `pid` sees: mount point -> device ("major:minor")."""
+    found: dict[str, str] = {}
     with contextlib.suppress(OSError), open(f"/proc/{pid}/mountinfo") as f:
         for line in f:
             mount, _, rest = line.partition(" - ")
-            if rest.split()[:1] == ["tmpfs"] and len(mount.split()) > 2:
-                found.add(mount.split()[2])
+            fields = mount.split()
+            if rest.split()[:1] == ["tmpfs"] and len(fields) > 4:
+                found[fields[4]] = fields[2]
     return found
+
+
+def _filled(pid: int, points: Iterable[str], tmpfs: dict[str, str]) -> tuple[int, set[str]]:
+    """Return the bytes stored in the tmpfs mounted at `points` as `pid` sees them, and their
+    devices (a point that is not a tmpfs there counts nothing)."""
+    used, devices = 0, set()
+    for point in points:
+        device = tmpfs.get(point)
+        if device is None or device in devices:
+            continue
+        with contextlib.suppress(OSError):
+            info = os.statvfs(f"/proc/{pid}/root{point}")
+            used += (info.f_blocks - info.f_bfree) * info.f_frsize
+            devices.add(device)
+    return used, devices
 
 
 _SHARED_NAMES = ("/memfd:", "/dev/zero")  # a memfd, or shared anonymous memory
@@ -157,8 +173,8 @@ _SHARED_NAMES = ("/memfd:", "/dev/zero")  # a memfd, or shared anonymous memory
 
 def _shmem_objects(pid: int, objects: dict[tuple[int, int], int], tmpfs: set[str] | None) -> None:
     """Record the shared-memory files `pid` holds: memfds by descriptor, and (given the
-    `tmpfs` devices: reading mappings' files needs root) every memory-backed file it maps
-    (memfd, tmpfs, shared anonymous memory), by (device, inode).
+    `tmpfs` devices whose files count one by one: reading mappings' files needs root) every
+    memory-backed file it maps (memfd, tmpfs, shared anonymous memory), by (device, inode).
 
     Their pages live as long as a descriptor or a mapping does, whether or not any process
     has them resident, so they are counted whole (`st_blocks`), once however many hold them.
@@ -193,28 +209,35 @@ def _shmem_objects(pid: int, objects: dict[tuple[int, int], int], tmpfs: set[str
             objects[(info.st_dev, info.st_ino)] = info.st_blocks * 512
 
 
-def memory_used(pids: list[int], limit: int, segments: int = 0) -> int:
+def memory_used(pids: list[int], limit: int, segments: int = 0, filled: Iterable[str] = ()) -> int:
     """Return what `pids` use together in bytes, with `segments` (their SysV shared memory).
 
     Each process's own memory is its resident size less the shared memory in it; the shared
     memory (memfds, tmpfs files and shared mappings they hold, and SysV segments) is counted
     once, whole, whoever maps it, resident or not: a file written and never mapped, or a
-    segment filled and detached, holds its pages all the same. Forked processes share pages,
-    which resident sizes count once per process; past the limit the proportional set size
-    (each shared page split among its users) decides.
+    segment filled and detached, holds its pages all the same. The tmpfs mounted at `filled`
+    (the run's own: its scratch folder and the empty ones over hidden folders) count whole,
+    every file stored there, held or not. Forked processes share pages, which resident sizes
+    count once per process; past the limit the proportional set size (each shared page split
+    among its users) decides.
 
-    Reading which files a process maps needs root (/proc/PID/map_files); without it the
-    shared memory in resident sizes is kept there and only memfds are added.
+    Reading which files a process maps and its mounts' usage needs root (/proc/PID/map_files,
+    /proc/PID/root); without it the shared memory in resident sizes is kept there and only
+    memfds are added.
     """
-    mappings = os.geteuid() == 0
-    tmpfs = _memory_devices(pids[0]) if mappings and pids else None
+    mappings = os.geteuid() == 0 and bool(pids)
+    stored, one_by_one = 0, None
+    if mappings:
+        tmpfs = _tmpfs_mounts(pids[0])
+        stored, whole = _filled(pids[0], filled, tmpfs)
+        one_by_one = set(tmpfs.values()) - whole  # files elsewhere count as they are held
     objects: dict[tuple[int, int], int] = {}
     own = 0
     for pid in pids:
         fields = _status_kb(pid, ("VmRSS", "RssShmem"))
         own += fields.get("VmRSS", 0) - (fields.get("RssShmem", 0) if mappings else 0)
-        _shmem_objects(pid, objects, tmpfs)
-    shared = sum(objects.values()) + segments
+        _shmem_objects(pid, objects, one_by_one)
+    shared = sum(objects.values()) + segments + stored
     if own + shared <= limit:
         return own + shared
     own = 0

@@ -11,8 +11,14 @@ however many processes it forks. Which mechanism enforces it:
   and kills the whole tree past the limit (memory.oom.group);
 - elsewhere a watchdog: the launcher's supervisor sums the tree's memory every 20 ms
   (resident size; past the limit the proportional size, so pages forked processes share count
-  once) and kills the tree past the limit. On the development and CI machines cgroup v2 has no
-  memory controller (cgroup v1 holds it), so the watchdog applies there.
+  once; and shared memory once, whole, mapped or not: memfds, shared mappings, SysV segments,
+  and as root the files in the run's own tmpfs) and kills the tree past the limit. On the
+  development and CI machines cgroup v2 has no memory controller (cgroup v1 holds it), so the
+  watchdog applies there.
+
+As root the run also has its own IPC namespace: its SysV objects end with it, their total is
+held to the limit, and the host's are out of its sight. Where none is made, what its
+throwaway uid made is removed at the end of the call and by the start-up sweep.
 
 Each process also keeps RLIMIT_AS at `memory_mb`, so one process alone fails with MemoryError.
 The tree dies when the call ends: normally, timed out, cancelled through `cancel`, or left by
