@@ -162,12 +162,10 @@ class SignInThrottle:
 
 @dataclass(frozen=True, slots=True)
 class _Counted:
+    """An attempt as counted, and which of its keys were already full."""
+
     attempt: Attempt
     full: set[str]  # the keys that refused it
-
-    @property
-    def retry_after(self) -> int | None:
-        return self.attempt.retry_after
 
 
 def _is_locked(exc: sa.exc.DBAPIError) -> bool:

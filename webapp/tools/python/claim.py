@@ -159,9 +159,10 @@ def _sweep_one(folder: Path, now: float) -> bool:
 def sweep_leftovers(base: Path | None = None) -> int:
     """Remove what runs whose owner died left behind; return how many runs were cleared.
 
-    A dead owner's uid has all its processes killed, its cgroup killed and removed, its folder
-    removed. A folder with no owner to judge is removed once older than the longest run,
-    without killing anything. Never raises: a failure is logged and the rest goes on.
+    A dead owner's uid has all its processes killed and its SysV IPC objects removed, its
+    cgroup killed and removed, its folder removed. A folder with no owner to judge is removed
+    once older than the longest run, without killing anything. Never raises: a failure is
+    logged and the rest goes on.
     """
     base = base or Path(tempfile.gettempdir())
     cleared = 0
