@@ -25,6 +25,14 @@ keepalive = 5
 # deploy's old and new master, or tests side by side) would take it from each other. Nothing
 # here uses the control interface (`gunicornc`); signals do the reloads.
 control_socket_disable = True
+# Only the proxies FORWARDED_ALLOW_IPS names may say a request came over HTTPS, as in the app
+# (webapp/web/proxy.py). gunicorn's own default trusts 127.0.0.1 and ::1 when it is unset, and
+# any peer on a UNIX socket whatever it is set to; unset here, no peer is trusted, so a client
+# on the same host cannot earn HSTS and a Secure cookie by sending `X-Forwarded-Proto: https`.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "").strip()
+if not forwarded_allow_ips:
+    secure_scheme_headers: dict[str, str] = {}
+    forwarder_headers = ""
 
 
 def post_worker_init(worker: Any) -> None:

@@ -51,6 +51,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "dev")
 # sandbox runs would show up there, so `dev.py test` runs these alone, after the others.
 _MACHINE_WIDE = {
     "test_python_sandbox.py",
+    "test_python_sandbox_ipc.py",
     "test_python_sandbox_lifetime.py",
     "test_python_sandbox_serving.py",
     "test_python_sandbox_sweep.py",

@@ -1,4 +1,5 @@
-"""Under the Procfile's server: a worker killed mid-`execute_python` leaves no sandbox behind.
+"""Under the Procfile's server: a worker killed mid-`execute_python` leaves no sandbox behind,
+and a turn's shared memory counts against its limit and ends with its call.
 
 The fake Claude asks for code that sleeps; the test finds the worker whose child is the
 sandbox's launcher (through /proc parent links), kills it with SIGKILL and checks that
@@ -8,6 +9,8 @@ once gunicorn has started a new worker (which sweeps at start-up), not its folde
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import shutil
 import signal
@@ -18,7 +21,7 @@ import pytest
 
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.gunicorn import Server, gunicorn
-from tests.support.waiting import wait_for
+from tests.support.waiting import eventually, wait_for
 from webapp.store.engine import create_store_engine
 from webapp.store.users import create_api_token
 from webapp.tools.python import procs, run
@@ -125,3 +128,80 @@ def test_a_killed_worker_leaves_no_sandbox_behind(
             )
         assert fake.requests, "the model was asked"
     assert "could not sweep" not in server.log_text()
+
+
+SEGMENT_BYTES = 40 * 1024 * 1024 + 11 * 4096  # a size no other software's segment has
+SEGMENTS = f"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+for _ in range(3):  # made, filled and detached: nothing of the tree holds them
+    ident = libc.shmget(0, {SEGMENT_BYTES}, 0o1600)
+    address = libc.shmat(ident, None, 0)
+    ctypes.memset(address, 1, {SEGMENT_BYTES})
+    libc.shmdt(address)
+print('three segments made')
+"""
+MEMFDS = """
+import os, time
+held = []
+for _ in range(100):  # 100 x 15 MB, each under the file-size limit
+    fd = os.memfd_create('block')
+    os.write(fd, b'x' * (15 * 1024 * 1024))
+    held.append(fd)
+time.sleep(60)
+"""
+
+
+def _host_segments() -> list[int]:
+    header, *rows = Path("/proc/sysvipc/shm").read_text().splitlines()
+    found = [dict(zip(header.split(), map(int, row.split()), strict=True)) for row in rows]
+    return [segment["shmid"] for segment in found if segment["size"] == SEGMENT_BYTES]
+
+
+def test_a_turns_shared_memory_counts_against_its_limit_and_ends_with_its_call(
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
+    database = tmp_path / "webapp.sqlite"
+    shutil.copyfile(seeded_sqlite_template, database)
+    url = f"sqlite:///{database}"
+    engine = create_store_engine(url)
+    token = create_api_token(engine, "demo")
+    engine.dispose()
+    calls: list[tuple[str, str, dict[str, object]]] = [
+        ("t1", "execute_python", {"code": SEGMENTS}),
+        ("t2", "execute_python", {"code": MEMFDS, "timeout_s": 60}),
+    ]
+    replies = [tool_reply(*calls), text_reply(("Done.", []))]
+    env = {
+        "DATABASE_URL": url,
+        "SECRET_KEY": "test",
+        "REDIS_URL": "",
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    try:
+        with FakeClaude(replies) as fake:
+            env["ANTHROPIC_BASE_URL"] = fake.url
+            with (
+                gunicorn(env, tmp_path) as server,
+                httpx.Client(
+                    base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+                ) as client,
+            ):
+                session_id = client.post("/api/chat/sessions", json={}).json()["id"]
+                asked = client.post(
+                    f"/api/chat/sessions/{session_id}/messages",
+                    json={"message": "How are my stocks doing?"},
+                )
+                assert asked.status_code == 202, asked.text
+                wait_for(lambda: len(fake.requests) >= 2, "the tools' results never came back")
+            results = json.dumps(fake.requests[1]["messages"][-1])
+        assert "three segments made" in results
+        assert "memory limit reached" in results and "all processes together" in results
+        assert eventually(lambda: _host_segments() == [], seconds=10), _host_segments()
+    finally:  # what a failing run left must not hold the host's memory
+        libc = ctypes.CDLL(None, use_errno=True)
+        for ident in _host_segments():
+            libc.shmctl(ident, 0, None)  # IPC_RMID

@@ -104,12 +104,52 @@ def test_ten_failures_refuse_the_eleventh_until_the_oldest_leaves_the_window(
 
 def test_ten_failures_from_one_address_refuse_it_whatever_the_username(log: FailureLog) -> None:
     clock = Clock()
-    throttle = SignInThrottle(log, clock=clock)
+    throttle = SignInThrottle(log, clock=clock, address_limit=10)
     for i in range(10):
         assert throttle.attempt(f"user{i}", "203.0.113.9").retry_after is None
     assert throttle.attempt("someone-else", "203.0.113.9").retry_after == 900
     assert throttle.attempt("someone-else", "203.0.113.10").retry_after is None
     assert throttle.attempt("user0", "203.0.113.11").retry_after is None  # user0 has 1
+
+
+def test_by_default_one_address_takes_far_more_than_one_offices_failures(
+    log: FailureLog,
+) -> None:
+    # 100 people behind one NAT each mistype twice: every attempt is still checked.
+    throttle = SignInThrottle(log, clock=Clock())
+    for i in range(200):
+        assert throttle.attempt(f"user{i // 2}", "203.0.113.9").retry_after is None
+    assert throttle.attempt("user0", "203.0.113.9").retry_after is None
+
+
+def test_a_device_keeps_signing_in_while_its_username_is_throttled(log: FailureLog) -> None:
+    throttle = SignInThrottle(log, clock=Clock())
+    for i in range(10):  # someone else, from browsers without the user's device cookie
+        assert throttle.attempt("demo", f"203.0.113.{i}").retry_after is None
+    assert throttle.attempt("demo", "203.0.113.50").retry_after == 900
+    assert throttle.attempt("demo", "198.51.100.1", "the-victims-nonce").retry_after is None
+    # A device's failures never count against the username for other browsers.
+    assert throttle.attempt("alex", "203.0.113.50").retry_after is None
+
+
+def test_a_device_has_its_own_count_then_is_one_more_untrusted_browser(log: FailureLog) -> None:
+    throttle = SignInThrottle(log, clock=Clock())
+    for _ in range(10):
+        assert throttle.attempt("demo", "203.0.113.9", "stolen").retry_after is None
+    # The device's count is full: its attempts now count as any other browser's.
+    for _ in range(10):
+        assert throttle.attempt("demo", "203.0.113.9", "stolen").retry_after is None
+    assert throttle.attempt("demo", "203.0.113.9", "stolen").retry_after == 900
+    assert throttle.attempt("demo", "203.0.113.9").retry_after == 900
+    assert throttle.attempt("demo", "203.0.113.9", "another-device").retry_after is None
+
+
+def test_a_devices_attempts_still_count_against_its_address(log: FailureLog) -> None:
+    throttle = SignInThrottle(log, clock=Clock(), address_limit=10)
+    for i in range(10):
+        assert throttle.attempt(f"user{i}", "203.0.113.9", f"device{i}").retry_after is None
+    assert throttle.attempt("user0", "203.0.113.9", "device0").retry_after == 900
+    assert throttle.attempt("user0", "203.0.113.10", "device0").retry_after is None
 
 
 def test_forgotten_attempts_do_not_count(log: FailureLog) -> None:

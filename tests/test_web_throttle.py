@@ -1,5 +1,7 @@
-"""Sign-in throttling at POST /login: 429 + Retry-After after 10 failures for a username or an
-address in 15 minutes, with no password check; successes do not count; the counts are shared."""
+"""Sign-in throttling at POST /login: 429 + Retry-After after 10 failures for a username in 15
+minutes from browsers that have not signed in as it before, with no password check; a browser
+that has (its device cookie) keeps signing in; an address is refused only far past one
+office's failures; successes do not count; the counts are shared."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sqlalchemy as sa
 from bs4 import BeautifulSoup
 from flask import Flask
 from flask.testing import FlaskClient
+from itsdangerous import URLSafeTimedSerializer
 from werkzeug.test import TestResponse
 
 from webapp import create_app
@@ -67,13 +70,65 @@ def test_the_eleventh_failure_for_a_username_gets_429_with_retry_after(client: F
 
 
 def test_the_eleventh_failure_from_an_address_gets_429_whatever_the_username(
-    client: FlaskClient,
+    app: Flask, tmp_path: Path
 ) -> None:
+    strict = _second_app(app, tmp_path, MAX_SIGN_IN_FAILURES_PER_ADDRESS=10)
+    client = strict.test_client()
     for i in range(10):
         assert sign_in(client, f"nobody{i}", address="203.0.113.50").status_code == 401
     refused = sign_in(client, "alex", "demo", address="203.0.113.50")
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
     assert sign_in(client, "alex", "demo", address="203.0.113.51").status_code == 302
+    close_engine(strict)
+
+
+def test_by_default_an_offices_failures_from_one_address_are_all_checked(
+    app: Flask, client: FlaskClient
+) -> None:
+    # Forty people behind one address mistype once each: none of them is refused.
+    for i in range(40):
+        assert sign_in(app.test_client(), f"nobody{i}", address="203.0.113.60").status_code == 401
+    assert sign_in(client, "alex", "demo", address="203.0.113.60").status_code == 302
+
+
+def test_the_victims_own_browser_keeps_signing_in_while_others_are_throttled(
+    app: Flask,
+) -> None:
+    victim = app.test_client()
+    assert sign_in(victim, "demo", "demo").status_code == 302  # signed in here before
+    victim.delete_cookie("session")  # signed out; its device cookie stays
+    for i in range(10):  # someone guessing from elsewhere, a fresh browser each time
+        assert sign_in(app.test_client(), address=f"203.0.113.{i}").status_code == 401
+    assert sign_in(app.test_client(), "demo", "demo", address="203.0.113.70").status_code == 429
+    assert sign_in(victim, "demo", "wrong", address="198.51.100.7").status_code == 401
+    assert sign_in(victim, "demo", "demo", address="198.51.100.7").status_code == 302
+
+
+def test_a_device_cookie_counts_only_for_its_own_user_and_only_signed(app: Flask) -> None:
+    for i in range(10):
+        assert sign_in(app.test_client(), address=f"203.0.113.{i}").status_code == 401
+    alexs = app.test_client()
+    assert sign_in(alexs, "alex", "demo").status_code == 302
+    alexs.delete_cookie("session")
+    # alex's device cookie says nothing about demo: that browser is throttled for demo.
+    assert sign_in(alexs, "demo", "demo").status_code == 429
+    forged = app.test_client()
+    cookie = alexs.get_cookie(auth.DEVICE_COOKIE, path="/login")
+    assert cookie is not None and cookie.http_only and cookie.path == "/login"
+    # A cookie for demo signed with another key is no device cookie.
+    fake = URLSafeTimedSerializer("not-the-key", salt="sign-in-device").dumps([["demo", "0" * 32]])
+    forged.set_cookie(auth.DEVICE_COOKIE, fake, path="/login")
+    assert sign_in(forged, "demo", "demo").status_code == 429
+
+
+def test_a_device_that_fails_ten_times_is_throttled_like_any_other_browser(app: Flask) -> None:
+    mine = app.test_client()
+    assert sign_in(mine, "demo", "demo").status_code == 302
+    mine.delete_cookie("session")
+    statuses = [sign_in(mine).status_code for _ in range(21)]
+    # Ten against the device, ten more against the username's untrusted count, then refused.
+    assert statuses == [401] * 20 + [429]
+    assert sign_in(app.test_client(), "demo", "demo").status_code == 429
 
 
 def test_a_throttled_sign_in_is_refused_without_checking_the_password(
@@ -139,8 +194,9 @@ def redis_apps(
         pytest.skip("no Redis at 127.0.0.1:6379")
     database = tmp_path / "host2.sqlite"
     shutil.copyfile(seeded_sqlite_template, database)
-    first = _second_app(app, tmp_path, REDIS_URL=REDIS_URL)
-    second = _second_app(app, tmp_path, REDIS_URL=REDIS_URL, DATABASE_URL=f"sqlite:///{database}")
+    strict = {"REDIS_URL": REDIS_URL, "MAX_SIGN_IN_FAILURES_PER_ADDRESS": 10}
+    first = _second_app(app, tmp_path, **strict)
+    second = _second_app(app, tmp_path, **strict, DATABASE_URL=f"sqlite:///{database}")
     username, address = f"nobody-{secrets.token_hex(6)}", f"10.{secrets.randbelow(250)}.3.4"
     yield first, second, username, address
     client = redis.Redis.from_url(REDIS_URL)

@@ -19,6 +19,7 @@ from typing import Literal
 
 from .llm.base import DEFAULT_MAX_TOKENS
 from .llm.claude import DEFAULT_BASE_URL, DEFAULT_MODEL
+from .store.throttle import MAX_SIGN_IN_FAILURES_PER_ADDRESS
 from .tools.python.market import FINNHUB_BASE_URL
 from .tools.runner import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
 from .tools.web_search import EXA_BASE_URL
@@ -156,6 +157,12 @@ SETTINGS: tuple[Setting, ...] = (
         DEFAULT_TOOL_RESULT_MAX_BYTES,
         whole(MIN_TOOL_RESULT_MAX_BYTES),
         "the most text one tool call hands the model",
+    ),
+    Setting(
+        "MAX_SIGN_IN_FAILURES_PER_ADDRESS",
+        MAX_SIGN_IN_FAILURES_PER_ADDRESS,
+        whole(1),
+        "failed sign-ins from one client address in 15 minutes before it is refused",
     ),
     Setting("MAX_CONTENT_LENGTH", 64 * 1024, whole(1), "the largest request body, in bytes"),
     Setting(

@@ -1,9 +1,20 @@
-"""Sign-in throttling: failed sign-ins counted per username and per client address, in a
-store every worker and host shares (the app's database by default, Redis when configured).
+"""Sign-in throttling that cannot be aimed at a victim: OWASP's device-cookie design.
 
-An attempt is counted *before* its password is checked and forgotten only if it succeeds,
-so however many requests race, at most `limit` wrong passwords per key are ever checked in
-one window (docs/architecture.md#service-grade-contracts: 429 + Retry-After).
+A browser that has signed in as a user before carries a signed device cookie for that user
+(`webapp/web/auth.py`); its failed sign-ins as that user count against that device alone,
+so a victim keeps signing in from their own browsers while someone guesses their password
+elsewhere. Every other attempt for a username (no device cookie for it, or one whose own
+count is full) counts against that username's *untrusted* count, which refuses after
+`MAX_SIGN_IN_FAILURES` in the window. Each attempt also counts against its client address,
+whose limit (`MAX_SIGN_IN_FAILURES_PER_ADDRESS`, by default 500) is far above what one
+household's or office's people mistype behind one NAT or proxy: it only slows one client
+spraying guesses across many usernames.
+
+The counts live in a store every worker and host shares (the app's database by default,
+Redis when configured). An attempt is counted *before* its password is checked and forgotten
+only if it succeeds, so however many requests race, at most the limit of wrong passwords per
+key is ever checked in one window (docs/architecture.md#service-grade-contracts: 429 +
+Retry-After).
 """
 
 from __future__ import annotations
@@ -22,7 +33,9 @@ from sqlalchemy.engine import Engine
 
 from .schema import metadata
 
+# Per username from browsers without its device cookie, and per device cookie.
 MAX_SIGN_IN_FAILURES = 10
+MAX_SIGN_IN_FAILURES_PER_ADDRESS = 500
 SIGN_IN_WINDOW_SECONDS = 15 * 60
 # A sign-in waits this long at most for a locked SQLite file before it gives up.
 _WRITE_RETRY_SECONDS = 2.0
@@ -32,7 +45,8 @@ sign_in_failures = sa.Table(
     metadata,
     # One row per key an attempt counts against; the attempt's random id finds them again.
     sa.Column("attempt", sa.String(32), primary_key=True),
-    # SHA-256 of "user:<name>" or "addr:<address>": bounded, and no plain names kept.
+    # SHA-256 of "user:<name>", "device:<nonce>" or "addr:<address>": bounded, and no plain
+    # names kept.
     sa.Column("key", sa.String(64), primary_key=True),
     sa.Column("at", sa.Double, nullable=False),  # seconds since the epoch
     sa.Index("ix_sign_in_failures_key_at", "key", "at"),
@@ -41,7 +55,8 @@ sign_in_failures = sa.Table(
 
 
 def throttle_key(kind: str, value: str) -> str:
-    """Return the stored key for one username (`kind` "user") or address ("addr")."""
+    """Return the stored key for one username (`kind` "user"), device cookie ("device") or
+    address ("addr")."""
     return hashlib.sha256(f"{kind}:{value}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -70,52 +85,87 @@ class Attempt:
 
 
 def retry_after(
-    others: Mapping[str, Iterable[float]], now: float, *, limit: int, window: float
+    others: Mapping[str, Iterable[float]],
+    now: float,
+    *,
+    limit: int,
+    window: float,
+    limits: Mapping[str, int] | None = None,
 ) -> int | None:
-    """Return the seconds until every key has fewer than `limit` other attempts in the window,
-    or None when none has `limit` yet (the attempt may go ahead)."""
+    """Return the seconds until every key has fewer than its limit of other attempts in the
+    window, or None when none has reached it (the attempt may go ahead). A key's limit is
+    `limits[key]`, else `limit`."""
     waits = []
-    for times in others.values():
+    for key, times in others.items():
+        most = (limits or {}).get(key, limit)
         recent = sorted(times)
-        if len(recent) >= limit:
-            # The key frees when all but `limit - 1` of its attempts have left the window.
-            frees_at = recent[len(recent) - limit] + window
+        if len(recent) >= most:
+            # The key frees when all but `most - 1` of its attempts have left the window.
+            frees_at = recent[len(recent) - most] + window
             waits.append(max(1, math.ceil(frees_at - now)))
     return max(waits) if waits else None
 
 
 class SignInThrottle:
-    """Refuse sign-ins for a username or an address with `limit` failures in `window`."""
+    """Refuse sign-ins for a username from browsers it has not signed in with, for a device
+    cookie, or for an address, each past its number of failures in `window`."""
 
     def __init__(
         self,
         log: FailureLog,
         *,
         limit: int = MAX_SIGN_IN_FAILURES,
+        address_limit: int = MAX_SIGN_IN_FAILURES_PER_ADDRESS,
         window: float = SIGN_IN_WINDOW_SECONDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.log = log
         self.limit = limit
+        self.address_limit = address_limit
         self.window = window
         self._clock = clock
 
-    def attempt(self, username: str, address: str | None) -> Attempt:
-        """Count an attempt; when it is refused, it is forgotten at once and says for how long."""
-        keys = [throttle_key("user", username)]
-        if address:
-            keys.append(throttle_key("addr", address))
+    def attempt(self, username: str, address: str | None, device: str | None = None) -> Attempt:
+        """Count an attempt; when it is refused, it is forgotten at once and says for how long.
+
+        `device` is the nonce of a valid device cookie for `username` the browser sent: its
+        attempt counts against that device, not the username, unless the device's own count
+        is full (then it is one more untrusted browser).
+        """
+        address_keys = [throttle_key("addr", address)] if address else []
+        limits = dict.fromkeys(address_keys, self.address_limit)
+        if device is not None:
+            device_key = throttle_key("device", device)
+            counted = self._count([device_key, *address_keys], limits)
+            if device_key not in counted.full:  # going ahead, or refused for its address
+                return counted.attempt
+        return self._count([throttle_key("user", username), *address_keys], limits).attempt
+
+    def _count(self, keys: list[str], limits: Mapping[str, int]) -> _Counted:
         token = uuid.uuid4().hex
         now = self._clock()
         others = self.log.add(token, keys, now, self.window)
-        wait = retry_after(others, now, limit=self.limit, window=self.window)
+        wait = retry_after(others, now, limit=self.limit, window=self.window, limits=limits)
+        full = {
+            key
+            for key, times in others.items()
+            if retry_after({key: times}, now, limit=self.limit, window=self.window, limits=limits)
+        }
         if wait is not None:
             self.log.remove(token, keys)
-        return Attempt(token, tuple(keys), wait)
+        return _Counted(Attempt(token, tuple(keys), wait), full)
 
     def forget(self, attempt: Attempt) -> None:
         """Forget an attempt whose password was right (or was never checked)."""
         self.log.remove(attempt.token, attempt.keys)
+
+
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    """An attempt as counted, and which of its keys were already full."""
+
+    attempt: Attempt
+    full: set[str]  # the keys that refused it
 
 
 def _is_locked(exc: sa.exc.DBAPIError) -> bool:

@@ -1,9 +1,16 @@
 """Who is asking and how they prove it: bearer tokens for API clients, the session cookie
-for the browser, sign-in and out, CSRF on every form, sign-in throttling."""
+for the browser, sign-in and out, CSRF on every form, sign-in throttling.
+
+A browser that signs in gets a device cookie (`DEVICE_COOKIE`, signed, sent only to /login):
+the users it signed in as, each with a random nonce. Its later sign-ins as one of them count
+against that device, not the username, so guessing a user's password elsewhere never locks
+that user out of their own browsers (`webapp/store/throttle.py`, OWASP's device cookies).
+"""
 
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
@@ -25,6 +32,7 @@ from flask import (
 )
 from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from itsdangerous import BadData, URLSafeTimedSerializer
 from werkzeug.wrappers import Response as BaseResponse
 
 from ..services import services
@@ -47,6 +55,9 @@ bp = Blueprint("auth", __name__)
 csrf = CSRFProtect()
 
 BAD_LOGIN = "Incorrect username or password."
+DEVICE_COOKIE = "device"
+DEVICE_SECONDS = 365 * 24 * 3600  # a device cookie is good for a year after its sign-in
+DEVICE_USERS = 5  # the users one browser's device cookie remembers, latest first
 # Only this origin: no CDN, font or tracker, and nothing inline that an injection could use.
 
 
@@ -186,14 +197,58 @@ def too_many_failures(retry_after: int) -> str:
     return f"Too many failed sign-ins. Wait {wait}, then try again."
 
 
+def _device_signer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(str(current_app.secret_key), salt="sign-in-device")
+
+
+def _known_devices() -> list[tuple[str, str]]:
+    """Return the (username, nonce) pairs of the browser's device cookie, if it is valid."""
+    raw = request.cookies.get(DEVICE_COOKIE)
+    if not raw:
+        return []
+    try:
+        value = _device_signer().loads(raw, max_age=DEVICE_SECONDS)
+    except BadData:
+        return []
+    if not isinstance(value, list):
+        return []
+    return [
+        (pair[0], pair[1])
+        for pair in value[:DEVICE_USERS]
+        if isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, str) for v in pair)
+    ]
+
+
+def _device_for(username: str) -> str | None:
+    """Return the nonce of the browser's device cookie for `username`, if it has one."""
+    return next((nonce for name, nonce in _known_devices() if name == username), None)
+
+
+def _remember_device(response: BaseResponse, username: str) -> None:
+    """Give the browser a fresh device nonce for `username`, keeping its other users'."""
+    others = [[name, nonce] for name, nonce in _known_devices() if name != username]
+    devices = [[username, secrets.token_hex(16)], *others][:DEVICE_USERS]
+    response.set_cookie(
+        DEVICE_COOKIE,
+        _device_signer().dumps(devices),
+        max_age=DEVICE_SECONDS,
+        path=url_for("auth.sign_in"),
+        secure=request.is_secure,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
 @bp.post("/login")
 def sign_in() -> tuple[str, int] | tuple[str, int, dict[str, str]] | BaseResponse:
     """Sign in; a wrong username and a wrong password get the same answer."""
     username = request.form.get("username", "").strip()
     next_url = request.form.get("next", "")
-    throttle = SignInThrottle(_failure_log())
+    throttle = SignInThrottle(
+        _failure_log(), address_limit=current_app.config["MAX_SIGN_IN_FAILURES_PER_ADDRESS"]
+    )
     # ProxyFix sets remote_addr from X-Forwarded-For when a trusted proxy sent the request.
-    attempt = throttle.attempt(username, request.remote_addr)
+    attempt = throttle.attempt(username, request.remote_addr, _device_for(username))
     if attempt.retry_after is not None:
         # Refused before the password is looked at: no hashing cost, and nothing learnt.
         message = too_many_failures(attempt.retry_after)
@@ -211,7 +266,9 @@ def sign_in() -> tuple[str, int] | tuple[str, int, dict[str, str]] | BaseRespons
     session.clear()
     session["user_id"] = user.id
     session["session_version"] = session_version(get_engine(), user.id)
-    return redirect(safe_next(next_url))
+    response = redirect(safe_next(next_url))
+    _remember_device(response, user.username)
+    return response
 
 
 @bp.post("/logout")

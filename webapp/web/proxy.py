@@ -1,10 +1,11 @@
 """Behind an HTTPS proxy: believe its `X-Forwarded-For` and `X-Forwarded-Proto`, and only its.
 
 `FORWARDED_ALLOW_IPS` names the proxies (addresses or networks, comma-separated; `*` for any
-peer). gunicorn reads the same variable as the default of `--forwarded-allow-ips`, for the
-scheme alone; here werkzeug's ProxyFix (one hop) also takes the client's address, which the
-sign-in throttle counts by. A request from any other peer keeps its own address and scheme,
-so a client that reaches the server directly cannot pose as another address.
+peer). gunicorn.conf.py hands gunicorn the same value for the scheme alone (and, unset, trusts
+no peer there either, where gunicorn's own default trusts loopback); here werkzeug's ProxyFix
+(one hop) also takes the client's address, which the sign-in throttle counts by. A request
+from any other peer keeps its own address and scheme, so a client that reaches the server
+directly cannot pose as another address.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cgroup as cgroups
-from .procs import kill_uid, reapable_uid, start_time, user_pids
+from .procs import kill_uid, reapable_uid, remove_uid_ipc, start_time, user_pids
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,7 @@ def _sweep_one(folder: Path, now: float) -> bool:
         assert isinstance(uid, int)
         if not kill_uid(uid):
             return False  # keep the claim until they are gone
+        remove_uid_ipc(uid)  # SysV objects it made outside a namespace of its own
     cgroup = cgroups.checked(record.get("cgroup"), folder.name)
     if cgroup is not None and not (cgroups.kill(cgroup) and cgroups.remove(cgroup)):
         return False
@@ -158,9 +159,10 @@ def _sweep_one(folder: Path, now: float) -> bool:
 def sweep_leftovers(base: Path | None = None) -> int:
     """Remove what runs whose owner died left behind; return how many runs were cleared.
 
-    A dead owner's uid has all its processes killed, its cgroup killed and removed, its folder
-    removed. A folder with no owner to judge is removed once older than the longest run,
-    without killing anything. Never raises: a failure is logged and the rest goes on.
+    A dead owner's uid has all its processes killed and its SysV IPC objects removed, its
+    cgroup killed and removed, its folder removed. A folder with no owner to judge is removed
+    once older than the longest run, without killing anything. Never raises: a failure is
+    logged and the rest goes on.
     """
     base = base or Path(tempfile.gettempdir())
     cleared = 0

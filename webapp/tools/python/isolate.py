@@ -1,12 +1,15 @@
 """What the launcher does to the code's process before it runs: namespaces, mounts, limits, uid.
 
-As root, the sandbox's init process makes a private mount and network namespace (no network
-at all, not even loopback), lays fresh tmpfs over the folders the code must not see (the
-project, /root, /home, /tmp, /run, ... with the interpreter and the helper library bound back
-read-only), mounts a size-limited tmpfs as the scratch folder and a /proc that shows only the
-sandbox's own pid namespace. The code's process then takes resource limits and becomes the
-throwaway uid, so that RLIMIT_NPROC applies and root-only files stay closed. Without root
-only the resource limits apply. Standard library only: the launcher imports it as a script.
+As root, the supervisor makes the run's own IPC namespace (SysV shared memory, queues and
+semaphores end with the run, /proc/sysvipc lists only the run's, and their total is held to
+the memory limit: `limit_ipc`), and the sandbox's init process makes a private mount and
+network namespace (no network at all, not even loopback), lays fresh tmpfs over the folders
+the code must not see (the project, /root, /home, /tmp, /run, ... with the interpreter and
+the helper library bound back read-only), mounts a size-limited tmpfs as the scratch folder
+and a /proc that shows only the sandbox's own pid namespace. The code's process then takes
+resource limits and becomes the throwaway uid, so that RLIMIT_NPROC applies and root-only
+files stay closed. Without root only the resource limits apply. Standard library only: the
+launcher imports it as a script.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ else:  # imported by the launcher, run as a script: its sibling modules are top-
     from procs import is_sandbox_uid, user_pids  # type: ignore[no-redef, import-not-found]
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
@@ -140,6 +144,23 @@ def limit(config: Mapping[str, Any]) -> None:
     # A fresh uid owns no process yet; without one, the user's own processes count too.
     base = 0 if uid is not None else len(user_pids(os.getuid()))
     cap(resource.RLIMIT_NPROC, base + config["max_processes"])
+
+
+def limit_ipc(memory_bytes: int) -> None:
+    """Hold this (new) IPC namespace's SysV objects to the run's memory: the segments' total
+    size to `memory_bytes`, and only a few small message queues (their defaults allow
+    32,000 queues of 16 KB). The kernel refuses what goes past; the watchdog counts the rest.
+    """
+    page = os.sysconf("SC_PAGE_SIZE")
+    for name, value in (
+        ("shmmax", memory_bytes),
+        ("shmall", memory_bytes // page),
+        ("shmmni", 256),
+        ("msgmni", 16),
+        ("msgmnb", 16384),
+    ):
+        with open(f"/proc/sys/kernel/{name}", "w") as f:
+            f.write(str(value))
 
 
 def join_cgroup(path: str | None) -> None:

@@ -8,9 +8,12 @@ new session, with the data pipe fds and one end of a control socket. Three proce
   control socket: end-of-file there means the app's process is gone, however it ended (a
   SIGKILL included) and whichever of its threads started the run, since a socket closes with
   the process, not the thread. Then it kills the whole tree, removes the run's folder and
-  exits. Without a cgroup memory limit it also sums the tree's memory every 20 ms and kills
-  the tree past the limit: one limit for the call, however many processes it forks. At the
-  end it kills whatever is left, reports on the control socket and exits as the code did.
+  exits. Without a cgroup memory limit it also sums the tree's memory every 20 ms (shared
+  memory, memfds and SysV segments included, mapped or not) and kills the tree past the
+  limit: one limit for the call, however many processes it forks. At the end it kills
+  whatever is left, removes the run's SysV IPC objects, reports on the control socket and
+  exits as the code did. As root it first enters the run's own IPC namespace, which the
+  tree shares and which ends with them.
 - As root, the init of a new pid namespace: it builds the code's view of the files
   (`isolate.py`), starts the code, reaps orphans and exits with it; the kernel then kills
   every process left in the namespace, setsid or not. It dies with the supervisor
@@ -43,29 +46,44 @@ from typing import Any, NoReturn
 
 if __package__:
     from .isolate import (
+        CLONE_NEWIPC,
         CLONE_NEWPID,
         Kernel,
         drop_privileges,
         isolate,
         join_cgroup,
         limit,
+        limit_ipc,
     )
-    from .procs import descendants, kill_descendants, kill_uid, memory_used
-else:  # run as a script by run_python: the sibling modules are top-level
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from isolate import (  # type: ignore[no-redef, import-not-found]
-        CLONE_NEWPID,
-        Kernel,
-        drop_privileges,
-        isolate,
-        join_cgroup,
-        limit,
-    )
-    from procs import (  # type: ignore[no-redef, import-not-found]
+    from .procs import (
+        IpcObject,
         descendants,
+        ipc_objects,
         kill_descendants,
         kill_uid,
         memory_used,
+        remove_ipc,
+    )
+else:  # run as a script by run_python: the sibling modules are top-level
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from isolate import (  # type: ignore[no-redef, import-not-found]
+        CLONE_NEWIPC,
+        CLONE_NEWPID,
+        Kernel,
+        drop_privileges,
+        isolate,
+        join_cgroup,
+        limit,
+        limit_ipc,
+    )
+    from procs import (  # type: ignore[no-redef, import-not-found]
+        IpcObject,
+        descendants,
+        ipc_objects,
+        kill_descendants,
+        kill_uid,
+        memory_used,
+        remove_ipc,
     )
 
 SETUP_FAILED = 125
@@ -205,17 +223,57 @@ class _Children:
                     self.status = status
 
 
-def _end_tree(config: Mapping[str, Any], children: _Children) -> bool:
-    """Kill every process of the run; say whether none is left."""
+class _Ipc:
+    """The run's SysV IPC objects (shared memory, message queues, semaphores).
+
+    In the run's own IPC namespace every object is the run's. Without one: those its
+    throwaway uid made or owns, and (without a uid) the segments made since the run began,
+    as this process's user, by a process of the tree.
+    """
+
+    def __init__(self, own_namespace: bool, uid: int | None) -> None:
+        self.own_namespace = own_namespace
+        self.uid = uid
+        self.me = os.getuid()
+        self.before = set() if own_namespace else {(o.kind, o.id) for o in ipc_objects()}
+        self.pids: set[int] = set()  # every process of the tree the watchdog has seen
+
+    def ours(self) -> list[IpcObject]:
+        found = ipc_objects()
+        if self.own_namespace:
+            return found
+        return [o for o in found if self._made_by_run(o)]
+
+    def _made_by_run(self, item: IpcObject) -> bool:
+        if self.uid is not None:
+            return self.uid in (item.uid, item.cuid)
+        return (
+            (item.kind, item.id) not in self.before
+            and item.cuid == self.me
+            and item.cpid in self.pids
+        )
+
+    def memory(self) -> int:
+        """Return the bytes the run's objects hold (a segment's pages, a queue's messages)."""
+        return sum(item.size for item in self.ours())
+
+    def remove(self) -> None:
+        remove_ipc(self.ours())
+
+
+def _end_tree(config: Mapping[str, Any], children: _Children, ipc: _Ipc) -> bool:
+    """Kill every process of the run and remove its IPC objects; say whether none is left."""
     done = kill_descendants(reap=children.reap)
     if config["uid"] is not None:
         done = kill_uid(config["uid"]) and done
+    with contextlib.suppress(OSError):
+        ipc.remove()
     return done
 
 
-def _abandon(config: Mapping[str, Any], children: _Children) -> NoReturn:
+def _abandon(config: Mapping[str, Any], children: _Children, ipc: _Ipc) -> NoReturn:
     """The app's process is gone: end the run and remove what it made, then exit."""
-    if _end_tree(config, children):
+    if _end_tree(config, children, ipc):
         # Only once nothing of the run is left; otherwise the start-up sweep finds it.
         cgroup = config["cgroup"]
         for _ in range(100):
@@ -242,17 +300,30 @@ def _exit_as(status: int) -> NoReturn:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _code_memory(config: Mapping[str, Any], child: int, budget: int) -> int:
-    """Return what the code's processes use together (the sandbox's init is not the code's).
+def _own_tmpfs(config: Mapping[str, Any]) -> list[str]:
+    """Return where, as root, the run has tmpfs of its own: its scratch and hidden folders."""
+    if config["uid"] is None:
+        return []
+    return [os.path.realpath(path) for path in (config["scratch"], *config["hide"])]
 
-    A process alone never goes past the budget here (RLIMIT_AS holds it to less), so it meets
-    its own MemoryError first; only processes together do.
+
+def _code_memory(
+    config: Mapping[str, Any], child: int, budget: int, ipc: _Ipc, filled: list[str]
+) -> int:
+    """Return what the code's processes use together (the sandbox's init is not the code's),
+    their shared memory and IPC objects included, held or not.
+
+    A process alone never goes past the budget here with its own private memory (RLIMIT_AS
+    holds it to less), so it meets its own MemoryError first; only processes together do,
+    or memory that outlives a mapping (memfds, SysV segments).
     """
     init = child if config["uid"] is not None else None
-    return memory_used([p for p in descendants(os.getpid()) if p != init], budget)
+    pids = [p for p in descendants(os.getpid()) if p != init]
+    ipc.pids.update(pids)
+    return memory_used(pids, budget, ipc.memory(), filled)
 
 
-def _watch(config: Mapping[str, Any], child: int, children: _Children) -> bool:
+def _watch(config: Mapping[str, Any], child: int, children: _Children, ipc: _Ipc) -> bool:
     """Wait for the child to end; say whether the tree went past the memory limit."""
     control, budget = config["control_fd"], config["watch_memory_bytes"]
     poller = select.poll()
@@ -261,6 +332,7 @@ def _watch(config: Mapping[str, Any], child: int, children: _Children) -> bool:
     with contextlib.suppress(OSError):  # no pidfds (before Linux 5.3): check on a timer
         pidfd = os.pidfd_open(child)
         poller.register(pidfd, select.POLLIN)
+    filled = _own_tmpfs(config)
     tick = WATCH_SECONDS if budget is not None else (None if pidfd is not None else 0.05)
     over = False
     while True:
@@ -269,10 +341,14 @@ def _watch(config: Mapping[str, Any], child: int, children: _Children) -> bool:
         if children.status is not None:
             return over
         if control in ready:
-            _abandon(config, children)
-        if budget is not None and not over and _code_memory(config, child, budget) > budget:
+            _abandon(config, children, ipc)
+        if (
+            budget is not None
+            and not over
+            and _code_memory(config, child, budget, ipc, filled) > budget
+        ):
             over = True
-            _end_tree(config, children)
+            _end_tree(config, children, ipc)
 
 
 def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
@@ -281,8 +357,18 @@ def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
     try:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         kernel.adopt_orphans()
+        own_ipc = False
+        if config["ipc_namespace"]:
+            # This process and all below it: the namespace and its objects end with the run.
+            # Where the kernel gives none, the run's objects are removed at its end instead.
+            with contextlib.suppress(OSError):
+                kernel.unshare(CLONE_NEWIPC)
+                own_ipc = True
+            if own_ipc:
+                limit_ipc(config["memory_bytes"])
         if config["uid"] is not None:
             kernel.unshare(CLONE_NEWPID)  # our next child is the new namespace's init
+        ipc = _Ipc(own_ipc, config["uid"])
         status_r, status_w = os.pipe()
     except Exception as exc:
         _setup_failed(exc)
@@ -299,7 +385,7 @@ def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
     for fd in (config["requests_fd"], config["replies_fd"]):
         os.close(fd)
     children = _Children(child)
-    over = _watch(config, child, children)
+    over = _watch(config, child, children, ipc)
     status = children.status
     assert status is not None
     if config["uid"] is not None:
@@ -308,7 +394,7 @@ def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
             reported = os.read(status_r, 4)
             # The init's own status only when it ended before the code did (setup failed).
             status = int.from_bytes(reported, "little") if len(reported) == 4 else status
-    _end_tree(config, children)  # a child the code left running (setsid or not) ends here
+    _end_tree(config, children, ipc)  # a child the code left running (setsid or not) ends here
     with contextlib.suppress(OSError):
         os.write(config["control_fd"], json.dumps({"memory_exceeded": over}).encode() + b"\n")
     _exit_as(status)

@@ -11,8 +11,14 @@ however many processes it forks. Which mechanism enforces it:
   and kills the whole tree past the limit (memory.oom.group);
 - elsewhere a watchdog: the launcher's supervisor sums the tree's memory every 20 ms
   (resident size; past the limit the proportional size, so pages forked processes share count
-  once) and kills the tree past the limit. On the development and CI machines cgroup v2 has no
-  memory controller (cgroup v1 holds it), so the watchdog applies there.
+  once; and shared memory once, whole, mapped or not: memfds, shared mappings, SysV segments,
+  and as root the files in the run's own tmpfs) and kills the tree past the limit. On the
+  development and CI machines cgroup v2 has no memory controller (cgroup v1 holds it), so the
+  watchdog applies there.
+
+As root the run also has its own IPC namespace: its SysV objects end with it, their total is
+held to the limit, and the host's are out of its sight. Where none is made, what its
+throwaway uid made is removed at the end of the call and by the start-up sweep.
 
 Each process also keeps RLIMIT_AS at `memory_mb`, so one process alone fails with MemoryError.
 The tree dies when the call ends: normally, timed out, cancelled through `cancel`, or left by
@@ -51,7 +57,7 @@ from . import cgroup as cgroups
 from .claim import MAX_TIMEOUT_S, Claim, claim, release
 from .launch import SETUP_FAILED
 from .market import MarketData, default_market
-from .procs import kill_uid
+from .procs import kill_uid, remove_uid_ipc
 from .results import PythonResult, SandboxError
 from .service import DataService
 
@@ -165,6 +171,10 @@ def _kill(
             os.killpg(proc.pid, signal.SIGKILL)
     if made.uid is not None:  # a uid this run claimed: no one else's processes run as it
         kill_uid(made.uid)
+        # And no one else's IPC objects are its: what the run made outside its own IPC
+        # namespace (where the kernel gave none, or the supervisor died first) goes too.
+        with contextlib.suppress(OSError):
+            remove_uid_ipc(made.uid)
     if cgroup is not None:
         cgroups.kill(cgroup)
     proc.wait()
@@ -230,6 +240,8 @@ def _config(
         "code_path": str(made.folder / "code.py"),
         "scratch": str(made.folder / "scratch"),
         "uid": made.uid,
+        # Root makes the run its own IPC namespace (isolate.limit_ipc; launch._Ipc).
+        "ipc_namespace": made.uid is not None,
         "lib_dir": str(LIB_DIR),
         "requests_fd": fds[0],
         "replies_fd": fds[1],
