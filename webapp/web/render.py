@@ -25,6 +25,7 @@ from ..packets.destinations import (
     AccountPage,
     AccountsPage,
     AppPage,
+    FilePage,
     FileTarget,
     LibraryPage,
     LibraryPathFinder,
@@ -233,7 +234,7 @@ def target_opener(target: SourceTarget, dom_id: str) -> Opener:
     match target:
         case LibraryPage(url=url):
             return Opener("page", target, original=browser_url(url))
-        case AccountPage() | MarketPage() | PortfolioPage():
+        case AccountPage() | MarketPage() | PortfolioPage() | FilePage():
             return Opener("page", target)
         case WebPage(url=url, cite=cite):
             link = browser_url(url)
