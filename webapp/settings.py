@@ -149,6 +149,7 @@ SETTINGS: tuple[Setting, ...] = (
         "the most text one tool call hands the model",
     ),
     Setting("MAX_CONTENT_LENGTH", 64 * 1024, whole(1), "the largest request body, in bytes"),
+    Setting("MAX_UPLOAD_BYTES", 5 * 1024 * 1024, whole(1), "the largest statement file, in bytes"),
     Setting(
         "FORWARDED_ALLOW_IPS",
         None,

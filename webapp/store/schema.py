@@ -198,6 +198,8 @@ statement_files = sa.Table(
     sa.Column("name", sa.String(255), nullable=False),
     sa.Column("format", sa.String(8), nullable=False),
     sa.Column("row_count", sa.Integer, nullable=False),
+    # The account number the statement names, as `****1234`: never the whole number.
+    sa.Column("account_mask", sa.String(8)),
     # The account chosen at upload, or NULL: then the rows are the file's own.
     _ref("plaid_account_ref", "plaid_accounts"),
     _created_at(),

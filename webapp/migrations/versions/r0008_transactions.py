@@ -95,6 +95,7 @@ def upgrade() -> None:
         sa.Column("name", sa.String(255), nullable=False),
         sa.Column("format", sa.String(8), nullable=False),
         sa.Column("row_count", sa.Integer, nullable=False),
+        sa.Column("account_mask", sa.String(8)),
         _ref("plaid_account_ref", "plaid_accounts"),
         _created_at(),
     )
