@@ -46,6 +46,7 @@ INTENTS = frozenset(
         "small_talk",
         "out_of_scope",
         "no_data",
+        "spending",
     }
 )
 ALWAYS_NEVER = ("null", "None")
