@@ -111,3 +111,15 @@ def test_the_registry_keeps_a_file_target_through_a_checkpoint() -> None:
     registry.record(f"silvia://your-file/{FILE}", UserFileTarget(FILE))
     again = CitationRegistry.from_checkpoint({"citationTargets": registry.to_checkpoint()})
     assert again.target(f"silvia://your-file/{FILE}") == UserFileTarget(FILE)
+
+
+def test_claude_is_told_of_the_view_and_the_file_source() -> None:
+    from tests.test_transactions_store import FIXED_COLUMNS
+    from webapp.turn.prompt import SYSTEM_PROMPT, TOOLS
+
+    (sql,) = [tool for tool in TOOLS if tool["name"] == "execute_sql"]
+    described = sql["description"]
+    view = described[described.index("transaction_details(") :]
+    assert all(column in view for column in FIXED_COLUMNS)
+    assert "| execute_sql | silvia://your-file/<file_id> |" in SYSTEM_PROMPT
+    assert "transaction_details" in SYSTEM_PROMPT

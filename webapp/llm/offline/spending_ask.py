@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal, TypeAlias
 
+# What counts as spending: one rule for the answers and the pages' charts.
+from ...store.spending import SPENDING
+
 SpendingKind: TypeAlias = Literal[
     "spend", "categories", "compare", "cash_flow", "recurring", "largest", "overview"
 ]
@@ -41,12 +44,6 @@ _MONTH = re.compile(
     r"(?:\s+(\d{4}))?"
 )
 
-# What a row must be to count as spending: no transfers between one's own accounts, no
-# card payments (the card's purchases already count), no pay. A refund counts, negatively.
-SPENDING = (
-    "COALESCE(category, '') NOT IN ('TRANSFER_IN', 'TRANSFER_OUT', 'INCOME')"
-    " AND COALESCE(subcategory, '') <> 'LOAN_PAYMENTS_CREDIT_CARD_PAYMENT'"
-)
 # The columns that name where each row came from: an account, or a file of its own.
 WHERE_FROM = "source, source_account_id, account_name, institution_name, file_id, file_name"
 ROW_COLUMNS = (
