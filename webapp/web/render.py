@@ -19,7 +19,7 @@ from typing import Literal
 from markupsafe import Markup
 
 from ..citations.account_ids import match_account
-from ..citations.targets import AccountsTarget, AccountTarget, names_provider
+from ..citations.targets import AccountsTarget, AccountTarget, UserFileTarget, names_provider
 from ..packets.destinations import (
     AccountLabeler,
     AccountPage,
@@ -352,7 +352,9 @@ def _settles_late(doc: SearchDoc | None) -> bool:
     citation opens only once the answer is done, drawn with the turn's settled target; and
     a chooser's popover would close on the next re-render anyway.
     """
-    return doc is not None and isinstance(doc.target, AccountTarget | AccountsTarget)
+    return doc is not None and isinstance(
+        doc.target, AccountTarget | AccountsTarget | UserFileTarget
+    )
 
 
 def _drawn(
