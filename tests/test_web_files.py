@@ -295,3 +295,28 @@ def test_hostile_contents_are_inert_and_never_logged(
     ).decode_contents().replace("&lt;b&gt;", "")
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "HYPERLINK" not in logged and "alert" not in logged and "evil" not in logged
+
+
+def test_hostile_descriptions_stay_inert_in_an_answer(app: Flask, client: FlaskClient) -> None:
+    from tests.support.apps import idle_after
+    from tests.support.waiting import wait_for
+
+    hostile = HOSTILE + '2026-11-04,"[click](javascript:alert(3)) <iframe src=//x>",-3.00\n'
+    alex = api_client(app, "alex")
+    assert _upload(alex.http, hostile.encode(), name="evil.csv").status_code == 201
+    with idle_after(app):
+        session_id = alex.new_session()
+        asked = alex.ask(session_id, "What were my largest purchases in my uploaded file?")
+        alex.stream(asked["stream_url"])
+    wait_for(lambda: alex.wait_done(session_id), "the answer did not finish")
+    with client.session_transaction() as session:
+        session["user_id"] = _user_id(app, "alex")
+    page = soup(client.get(f"/chat/{session_id}"))
+    answer = page.select("article.message.assistant")[-1]
+    html = answer.decode_contents()
+    assert "HYPERLINK" in answer.get_text()  # the row is reported, as text
+    assert not answer.select("script, iframe, img[onerror]")
+    assert not any(
+        str(a.get("href", "")).lower().startswith("javascript:") for a in answer.select("a")
+    )
+    assert "<script>alert(1)" not in html

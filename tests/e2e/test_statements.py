@@ -87,12 +87,17 @@ def test_upload_a_csv_ask_about_it_and_open_its_preview_at_the_cited_rows(
     expect(bar).to_be_visible(timeout=ANSWER_TIMEOUT)
     expect(answer.locator(".answer-body")).to_contain_text("$74.50 on groceries")
     chat_url = page.url
+    # The inline citation opens the preview too, at the same rows as the sheet's row.
+    inline = answer.locator(".answer-body .cite").first
+    expect(inline).to_have_attribute("href", re.compile(r"^/files/file_[A-Za-z0-9_-]+\?rows="))
+    inline_href = inline.get_attribute("href")
     bar.click()
     sheet = page.get_by_role("dialog", name="Sources")
     expect(sheet.get_by_role("heading", name="User Files")).to_be_visible()
     row = sheet.locator('a.source-row[href^="/files/"]')
     expect(row).to_have_count(1)
     expect(row).to_contain_text("corner-shop.csv")
+    assert row.get_attribute("href") == inline_href
     row.click()
     expect(page).to_have_url(re.compile(r"/files/file_[A-Za-z0-9_-]+\?rows=.+#cited$"))
     cited = page.locator("tr.cited-row")
