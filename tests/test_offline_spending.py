@@ -31,7 +31,7 @@ TODAY = date(2026, 3, 17)
         ("What did I spend on groceries last month?", "spend", "2026-02-01", "2026-03-01"),
         ("How much did I spend this month?", "spend", "2026-03-01", "2026-03-18"),
         ("What did I spend at Safeway in November?", "spend", "2025-11-01", "2025-12-01"),
-        ("Spending in the last 30 days", "spend", "2026-02-16", "2026-03-18"),
+        ("My spending in the last 30 days", "spend", "2026-02-16", "2026-03-18"),
         ("Where did my money go in January 2026?", "categories", "2026-01-01", "2026-02-01"),
         ("What was my cash flow last month?", "cash_flow", "2026-02-01", "2026-03-01"),
         ("What were my biggest purchases this month?", "largest", "2026-03-01", "2026-03-18"),
@@ -54,7 +54,13 @@ def test_category_merchant_and_files_are_read() -> None:
     assert safeway is not None and safeway.merchant == "safeway"
     upload = read_spending("What did I spend on groceries in my uploaded statement?", TODAY)
     assert upload is not None and upload.files_only and upload.period is None
-    for other in ("What is my net worth?", "How much do I owe on my cards?", "hello"):
+    for other in (
+        "What is my net worth?",
+        "How much do I owe on my cards?",
+        "hello",
+        "What is cash flow?",
+        "How much does a mortgage cost?",
+    ):
         assert read_spending(other, TODAY) is None
 
 

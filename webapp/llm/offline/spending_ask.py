@@ -220,6 +220,7 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
     ),
     ("spend", r"\b(spend|spent|spending|expenses?|cost|paid|pay for|purchases?|transactions?)\b"),
 )
+_PERSONAL = re.compile(r"\b(i|i'm|i've|my|me|mine|we|our|us)\b")
 _FILES = re.compile(r"\b(file|files|statement|statements|csv|upload|uploaded)\b")
 
 
@@ -231,8 +232,8 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     """Read `question` as a question about spending over time, or None when it is not one."""
     text = " " + re.sub(r"\s+", " ", question.lower()) + " "
     kind = _kind(text)
-    if kind is None:
-        return None
+    if kind is None or not (_PERSONAL.search(text) or _period(text, today)):
+        return None  # "What is cash flow?" asks what a word means, not about their money
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
     category = _category(text)
