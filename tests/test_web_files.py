@@ -320,3 +320,23 @@ def test_hostile_descriptions_stay_inert_in_an_answer(app: Flask, client: FlaskC
         str(a.get("href", "")).lower().startswith("javascript:") for a in answer.select("a")
     )
     assert "<script>alert(1)" not in html
+
+
+UNRECOGNISED = b"When,What,How much\n2026-11-01,SAFEWAY #1,-12.50\n2026-11-02,Coffee,-4.00\n"
+
+
+def test_columns_the_header_does_not_name_are_mapped_in_the_form(
+    app: Flask, demo: FlaskClient
+) -> None:
+    assert _upload(_api(app), UNRECOGNISED).status_code == 400  # not recognised alone
+    mapped = {"date_column": "When", "description_column": "What", "amount_column": "how much"}
+    response = _upload(_api(app), UNRECOGNISED, **mapped)
+    assert response.status_code == 201, response.text
+    assert response.json()["rows"] == 2
+    rows = {row["description"]: row for row in _view_rows(app, "demo")}
+    assert float(str(rows["SAFEWAY #1"]["amount"])) == 12.5
+    wrong = _upload(_api(app), UNRECOGNISED, **{**mapped, "amount_column": "Sum"})
+    assert wrong.status_code == 400 and '"Sum"' in wrong.json()["error"]
+    page = soup(demo.get("/files"))
+    for label in ("Date column", "Description column", "Amount column"):
+        assert page.find("label", string=label) is not None

@@ -11,12 +11,14 @@ from __future__ import annotations
 from datetime import date
 
 from .categories import categorize
-from .csv_reader import read_csv
+from .csv_reader import MAPPED, ColumnNames, read_csv
 from .ofx_reader import looks_like_ofx, read_ofx
 from .rows import MAX_ROWS, Statement, StatementError, StatementRow, account_mask, clean_text
 
 __all__ = [
+    "MAPPED",
     "MAX_ROWS",
+    "ColumnNames",
     "Statement",
     "StatementError",
     "StatementRow",
@@ -38,10 +40,14 @@ def _text(data: bytes) -> str:
     raise StatementError("The file is not text in an encoding a bank export uses.")
 
 
-def parse_statement(data: bytes, today: date) -> Statement:
-    """Read a statement file's bytes; raise StatementError when any of it can't be read."""
+def parse_statement(data: bytes, today: date, names: ColumnNames | None = None) -> Statement:
+    """Read a statement file's bytes; raise StatementError when any of it can't be read.
+
+    `names` maps `date`, `description` and `amount` to a CSV's own column names, where the
+    person gave them (a bank export whose names are not recognised).
+    """
     if not data.strip():
         raise StatementError("The file is empty.")
     if looks_like_ofx(data[:4096]):
         return read_ofx(data, today)
-    return Statement("csv", read_csv(_text(data), today))
+    return Statement("csv", read_csv(_text(data), today, names))

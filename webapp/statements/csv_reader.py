@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 
@@ -123,7 +124,12 @@ def _cell(row: list[str], index: int | None) -> str:
     return row[index] if index is not None and index < len(row) else ""
 
 
-def read_csv(text: str, today: date) -> tuple[StatementRow, ...]:
+# Columns a person names on the upload form, for a bank whose names are not recognised.
+ColumnNames = Mapping[str, str]
+MAPPED = ("date", "description", "amount")
+
+
+def read_csv(text: str, today: date, names: ColumnNames | None = None) -> tuple[StatementRow, ...]:
     """Parse a CSV statement's text; StatementError names what can't be read."""
     sample = text[:8192]
     try:
@@ -135,7 +141,7 @@ def read_csv(text: str, today: date) -> tuple[StatementRow, ...]:
         header = next(reader, None)
         if header is None:
             raise StatementError("The file is empty.")
-        columns = _columns(header)
+        columns = _columns(header, names or {})
         rows: list[StatementRow] = []
         for row in reader:
             line = reader.line_num
@@ -152,10 +158,25 @@ def read_csv(text: str, today: date) -> tuple[StatementRow, ...]:
 _Columns = tuple[int, int, int | None, int | None, int | None, int | None, int | None]
 
 
-def _columns(header: list[str]) -> _Columns:
-    when = _find(header, DATE_NAMES)
-    what = _find(header, DESCRIPTION_NAMES)
-    amount = _find(header, AMOUNT_NAMES)
+def _named(header: list[str], names: ColumnNames, field: str) -> int | None:
+    """Find the column the person named for `field`; refuse a name the header lacks."""
+    wanted = _key(names.get(field) or "")
+    if not wanted:
+        return None
+    found = _find(header, (wanted,))
+    if found is None:
+        shown = clean_text(names.get(field), 40)
+        raise StatementError(f'The first line has no column "{shown}" (named for the {field}).')
+    return found
+
+
+def _columns(header: list[str], names: ColumnNames) -> _Columns:
+    given = {field: _named(header, names, field) for field in MAPPED}
+    when = given["date"] if given["date"] is not None else _find(header, DATE_NAMES)
+    what = given["description"]
+    if what is None:
+        what = _find(header, DESCRIPTION_NAMES)
+    amount = given["amount"] if given["amount"] is not None else _find(header, AMOUNT_NAMES)
     debit, credit = _find(header, DEBIT_NAMES), _find(header, CREDIT_NAMES)
     if when is None:
         raise StatementError("The first line names no date column (such as Date or Posted Date).")

@@ -31,7 +31,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.wrappers import Response as BaseResponse
 
 from ..citations.targets import is_file_id
-from ..statements import Statement, StatementError, clean_text, parse_statement
+from ..statements import MAPPED, Statement, StatementError, clean_text, parse_statement
 from ..store.accounts import list_accounts
 from ..store.app_db import get_engine
 from ..store.files import (
@@ -96,10 +96,17 @@ def _received(account_field: str) -> tuple[bytes, str, str | None]:
     return data, clean_text(base).lstrip("'") or "statement", chosen
 
 
+def _column_names() -> dict[str, str]:
+    """The CSV column names the person gave (`date_column`, ...), each a short line."""
+    given = {field: (request.form.get(f"{field}_column") or "")[:64] for field in MAPPED}
+    return {field: name for field, name in given.items() if name.strip()}
+
+
 def _store(data: bytes, name: str, account_id: str | None) -> StatementFile:
     """Parse and keep one upload, or end the request with 400 and keep nothing."""
     try:
-        statement: Statement = parse_statement(data, datetime.now(UTC).date())
+        today = datetime.now(UTC).date()
+        statement: Statement = parse_statement(data, today, _column_names())
         return save_statement(get_engine(), current_user().id, name, statement, account_id)
     except StatementError as exc:
         abort(400, str(exc))
