@@ -25,7 +25,7 @@ from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
 from webapp.store.migrate import downgrade_database, head_revision, upgrade_database
-from webapp.store.schema import QUERY_ROLE, QUERY_VIEWS, VIEW_OWNER_ROLE
+from webapp.store.schema import QUERY_ROLE, VIEW_OWNER_ROLE
 from webapp.store.users import authenticate
 from webapp.tools.sql.service import run_sql
 from webapp.turn.citable import from_sql, synced_at
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from tests.conftest import SqlBackend
 
 SYNCED_TABLES = ("plaid_accounts", "snaptrade_accounts", "crypto_wallets", "holdings")
+# The views revision 0007 recreated (transaction_details came later, in 0010).
+SYNCED_VIEWS = ("account_details", "holding_details", "public_holding_details")
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 READ_AT = "2026-03-02T12:00:05+00:00"
 
@@ -61,20 +63,20 @@ def test_the_column_comes_and_goes_with_the_views_intact(
     engine = create_store_engine(request.getfixturevalue(url_fixture))
     try:
         upgrade_database(engine)
-        before = {view: _columns(engine, view) for view in QUERY_VIEWS}
+        before = {view: _columns(engine, view) for view in SYNCED_VIEWS}
         assert all(columns[-1] == "synced_at" for columns in before.values())
         assert all("synced_at" in _columns(engine, table) for table in SYNCED_TABLES)
         assert "synced_at" not in _columns(engine, "manual_accounts")
 
         assert downgrade_database(engine, "0006") == "0006"
-        after = {view: _columns(engine, view) for view in QUERY_VIEWS}
+        after = {view: _columns(engine, view) for view in SYNCED_VIEWS}
         assert after == {view: columns[:-1] for view, columns in before.items()}
         assert not any("synced_at" in _columns(engine, table) for table in SYNCED_TABLES)
         if engine.dialect.name == "postgresql":
             _assert_views_secured(engine)
 
         assert upgrade_database(engine) == head_revision()
-        assert {view: _columns(engine, view) for view in QUERY_VIEWS} == before
+        assert {view: _columns(engine, view) for view in SYNCED_VIEWS} == before
         if engine.dialect.name == "postgresql":
             _assert_views_secured(engine)
     finally:
@@ -84,7 +86,7 @@ def test_the_column_comes_and_goes_with_the_views_intact(
 def _assert_views_secured(engine: sa.Engine) -> None:
     """The views belong to the role row-level security binds; the query role may read them."""
     with engine.connect() as connection:
-        for view in QUERY_VIEWS:
+        for view in SYNCED_VIEWS:
             owner = connection.execute(
                 sa.text("SELECT viewowner FROM pg_views WHERE viewname = :v"), {"v": view}
             ).scalar_one()

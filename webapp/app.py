@@ -15,7 +15,19 @@ from .services import chat_service, installed, services
 from .services import install as install_services
 from .store.app_db import init_app as init_store
 from .tools.python.claim import sweep_leftovers
-from .web import accounts, api, auth, chat, favicon, health, library, proxy, responses
+from .web import (
+    accounts,
+    api,
+    auth,
+    chat,
+    favicon,
+    files,
+    health,
+    library,
+    proxy,
+    responses,
+    spending,
+)
 
 
 def _secret_key(instance: Path) -> str:
@@ -68,6 +80,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(favicon.bp)
     app.register_blueprint(library.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(files.bp)
+    app.register_blueprint(files.api_bp)
+    app.register_blueprint(spending.bp)
     return app
 
 

@@ -165,6 +165,7 @@ SETTINGS: tuple[Setting, ...] = (
         "failed sign-ins from one client address in 15 minutes before it is refused",
     ),
     Setting("MAX_CONTENT_LENGTH", 64 * 1024, whole(1), "the largest request body, in bytes"),
+    Setting("MAX_UPLOAD_BYTES", 5 * 1024 * 1024, whole(1), "the largest statement file, in bytes"),
     Setting(
         "FORWARDED_ALLOW_IPS",
         None,

@@ -54,6 +54,7 @@ DEV_INTENTS = frozenset(
         "small_talk",
         "out_of_scope",
         "no_data",
+        "spending",
     }
 )
 INTENTS = DEV_INTENTS | {

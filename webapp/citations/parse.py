@@ -20,7 +20,9 @@ from .targets import (
     MortgageReferenceTarget,
     PortfolioTarget,
     TaxReferenceTarget,
+    UserFileTarget,
     WebTarget,
+    is_file_id,
 )
 
 _DOCUMENT_KINDS: dict[str, type[DocumentTarget]] = {
@@ -71,6 +73,9 @@ def parse_citation_target(value: object) -> CitationTarget | None:
         return AnalysisTarget()
     if kind == "portfolio":
         return PortfolioTarget()
+    if kind == "file":
+        file_id = value.get("fileId")
+        return UserFileTarget(cast(str, file_id)) if is_file_id(file_id) else None
     if kind == "account":
         ref = _parse_ref(value)
         return AccountTarget(ref.account_id, ref.provider) if ref else None

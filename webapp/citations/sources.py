@@ -27,7 +27,9 @@ from .targets import (
     MortgageReferenceTarget,
     PortfolioTarget,
     TaxReferenceTarget,
+    UserFileTarget,
     WebTarget,
+    is_file_id,
     target_for_accounts,
 )
 
@@ -41,6 +43,11 @@ ToolName: TypeAlias = Literal[
 ]
 
 ACCOUNT_SOURCE_PREFIX = "silvia://your-account/"
+# Rows that name no account but came from one uploaded file (DESIGN.md, "Transactions and
+# statement files"): one source per file, titled with the file's name.
+FILE_SOURCE_PREFIX = "silvia://your-file/"
+FILE_ID_COLUMN = "file_id"
+FILE_NAME_COLUMN = "file_name"
 PORTFOLIO_SOURCE = "silvia://your-portfolio"
 MARKET_DATA_SOURCE = "silvia://market-data/finnhub"
 ANALYSIS_SOURCE = "silvia://analysis"
@@ -111,6 +118,18 @@ def account_source(label: str) -> str:
         return ACCOUNT_SOURCE_PREFIX + slug
     digest = hashlib.sha256(plain.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{ACCOUNT_SOURCE_PREFIX}{slug or 'account'}-{digest[:_LABEL_HASH_DIGITS]}"
+
+
+def file_source(file_id: str) -> str:
+    """Return the source a file's own rows are cited under: `silvia://your-file/<file_id>`."""
+    return FILE_SOURCE_PREFIX + file_id
+
+
+def _file_title(row: Mapping[str, object]) -> str:
+    name = row.get(FILE_NAME_COLUMN)
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    return row_label(row) or "Your file"
 
 
 def market_data_source(ticker: str | None) -> str:
@@ -230,6 +249,18 @@ def _accounts_target(rows: Iterable[Mapping[str, object]]) -> CitationTarget | N
     return group.target()
 
 
+def _file_target(file_id: str, rows: Iterable[Mapping[str, object]]) -> UserFileTarget | None:
+    """Return the file target when every row is one of that file's own (none names an account)."""
+    reader = AccountReader()
+    every = list(rows)
+    if not every or not is_file_id(file_id):
+        return None
+    for row in every:
+        if row.get(FILE_ID_COLUMN) != file_id or reader.read(row) is not None:
+            return None
+    return UserFileTarget(file_id)
+
+
 def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
     """Group SQL rows by account label, each with its target; unlabelled rows are the portfolio.
 
@@ -243,6 +274,7 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
     # Each distinct label cell read so far: the group its rows join, or None when it is blank.
     by_cell: dict[str, _Group | None] = {}
     portfolio = _Group(PORTFOLIO_SOURCE, "Your portfolio", typed=False)
+    files: dict[str, _Group] = {}
 
     def group_of(row: Mapping[str, object]) -> _Group:
         # `row_label` and `account_source`, each distinct cell stripped and slugged once.
@@ -265,6 +297,16 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
         return portfolio
 
     for row in rows:
+        file_id = row.get(FILE_ID_COLUMN)
+        if file_id is not None and is_file_id(file_id) and reader.read(row) is None:
+            # A file's own row: it names no account, so the file is its source.
+            fid = str(file_id)
+            if fid not in files:
+                files[fid] = groups[file_source(fid)] = _Group(
+                    file_source(fid), _file_title(row), typed=False
+                )
+            files[fid].rows.append(row)
+            continue
         # Inline, the common rows: a first label cell seen before, or no label column at all
         # (rows of holdings: one test instead of five lookups).
         cell = row.get(_FIRST_LABEL)
@@ -282,12 +324,14 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
         seen = group.seen
         if seen is None or said.__class__ is not str or seen.get(said, _UNSEEN) != source:
             group.read(row, said, reader)
-    return [
-        SqlGroup(
-            g.source, g.title, tuple(g.rows), PortfolioTarget() if g is portfolio else g.target()
-        )
-        for g in groups.values()
-    ]
+    file_targets = {id(group): UserFileTarget(fid) for fid, group in files.items()}
+
+    def target(group: _Group) -> CitationTarget | None:
+        if group is portfolio:
+            return PortfolioTarget()
+        return file_targets.get(id(group)) or group.target()
+
+    return [SqlGroup(g.source, g.title, tuple(g.rows), target(g)) for g in groups.values()]
 
 
 def target_for_source(
@@ -299,6 +343,8 @@ def target_for_source(
             return PortfolioTarget()
         if source.startswith(ACCOUNT_SOURCE_PREFIX) and payload is not None:
             return _accounts_target(payload)
+        if source.startswith(FILE_SOURCE_PREFIX) and payload is not None:
+            return _file_target(source.removeprefix(FILE_SOURCE_PREFIX), payload)
         return None
     if tool == "execute_python":
         if source in (MARKET_DATA_SOURCE, ANALYSIS_SOURCE):

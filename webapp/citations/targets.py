@@ -37,7 +37,17 @@ TargetKind: TypeAlias = Literal[
     "account",
     "accounts",
     "portfolio",
+    "file",
 ]
+
+# A user file's public id (DESIGN.md, "Transactions and statement files"): as an account id,
+# 16-128 characters of `[A-Za-z0-9_-]`, so it travels as one path segment unescaped.
+_FILE_ID = re.compile(r"[A-Za-z0-9_-]{16,128}", re.ASCII)
+
+
+def is_file_id(value: object) -> bool:
+    """Tell whether `value` is shaped like a user file's id."""
+    return isinstance(value, str) and _FILE_ID.fullmatch(value) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +115,14 @@ class PortfolioTarget:
     kind: ClassVar[Literal["portfolio"]] = "portfolio"
 
 
+@dataclass(frozen=True, slots=True)
+class UserFileTarget:
+    """One of the user's uploaded files (its rows name no account)."""
+
+    kind: ClassVar[Literal["file"]] = "file"
+    file_id: str
+
+
 DocumentTarget: TypeAlias = TaxReferenceTarget | CardDocumentTarget | MortgageReferenceTarget
 
 CitationTarget: TypeAlias = (
@@ -117,6 +135,7 @@ CitationTarget: TypeAlias = (
     | AccountTarget
     | AccountsTarget
     | PortfolioTarget
+    | UserFileTarget
 )
 
 
@@ -139,6 +158,8 @@ def target_to_json(target: CitationTarget) -> dict[str, Any]:
             return {"kind": "accounts", "accounts": [_ref_json(ref) for ref in accounts]}
         case AnalysisTarget() | PortfolioTarget():
             return {"kind": target.kind}
+        case UserFileTarget(file_id=file_id):
+            return {"kind": "file", "fileId": file_id}
     raise TypeError(f"not a citation target: {type(target).__name__}")
 
 

@@ -27,7 +27,9 @@ from webapp.citations.targets import (
     MortgageReferenceTarget,
     PortfolioTarget,
     TaxReferenceTarget,
+    UserFileTarget,
     WebTarget,
+    is_file_id,
     names_provider,
 )
 from webapp.citations.urls import humanize_citation_url
@@ -90,6 +92,16 @@ class MarketPage:
 
 
 @dataclass(frozen=True, slots=True)
+class FilePage:
+    """The preview of one of the user's uploaded files, the cited rows (`rows`, their
+    transaction ids) marked."""
+
+    kind: ClassVar[Literal["file_preview"]] = "file_preview"
+    file_id: str
+    rows: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class LibraryPage:
     """A bundled document in the app's own reader, `cite` (its cited words) marked.
 
@@ -119,7 +131,7 @@ class NoTarget:
 
 
 # One of the app's own pages: the web layer alone spells its URL.
-AppPage: TypeAlias = AccountPage | PortfolioPage | MarketPage | LibraryPage
+AppPage: TypeAlias = AccountPage | PortfolioPage | MarketPage | LibraryPage | FilePage
 SourceTarget: TypeAlias = WebPage | AppPage | AccountsPage | FileTarget | NoTarget
 AccountLabeler: TypeAlias = Callable[[str], str | None]
 # The path, inside `corpus`, of the document cited under `url`; None when there is none.
@@ -174,6 +186,20 @@ def cite_words(text: str) -> str | None:
 
 def _cited(doc: SearchDoc) -> str | None:
     return next((words for text in doc.match_highlights if (words := cite_words(text))), None)
+
+
+# A cited row's text names its transaction (webapp/turn/citable.py writes `column: value`).
+_ROW_ID = re.compile(r"^transaction_id: ([A-Za-z0-9_-]{1,64})$", re.MULTILINE | re.ASCII)
+MAX_CITED_ROWS = 50
+
+
+def cited_rows(doc: SearchDoc) -> tuple[str, ...]:
+    """Return the transaction ids of the rows `doc`'s cited texts show, first-cited first."""
+    found: dict[str, None] = {}
+    for text in doc.match_highlights:
+        for match in _ROW_ID.finditer(text):
+            found[match.group(1)] = None
+    return tuple(found)[:MAX_CITED_ROWS]
 
 
 def _library_path(path: str) -> bool:
@@ -235,6 +261,8 @@ def _from_target(
             return MarketPage(ticker.strip().upper())
         case PortfolioTarget():
             return PortfolioPage()
+        case UserFileTarget(file_id=file_id) if is_file_id(file_id):
+            return FilePage(file_id, cited_rows(doc))
     return None
 
 

@@ -2,8 +2,10 @@
 
 Every id is derived from a fixed seed, so tests and docs can rely on it: the same
 `seed-demo` on any machine gives the same account ids, and running it again changes nothing
-but the sync times. Those are set back from the moment of seeding, by a different age per
-institution, as a bank sync would have left them; the manual account was never synced.
+but the sync times and the days the transactions fall on (six months back from the day of
+seeding, webapp/store/demo_spending.py). Sync times are set back from the moment of
+seeding, by a different age per institution, as a bank sync would have left them; the
+manual account was never synced.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from .demo_spending import demo_transactions
 from .schema import (
     crypto_wallets,
     holdings,
@@ -26,6 +29,7 @@ from .schema import (
     plaid_accounts,
     plaid_items,
     snaptrade_accounts,
+    transactions,
     users,
 )
 from .users import User
@@ -242,6 +246,49 @@ def _seed_plaid(connection: Connection, user: User, now: datetime) -> None:
             )
 
 
+def _seed_transactions(connection: Connection, user: User, now: datetime) -> None:
+    """Replace the user's synced transactions with six months dated back from `now`."""
+    refs = {
+        (row.institution_name, row.name): int(row.id)
+        for row in connection.execute(
+            sa.select(
+                plaid_accounts.c.id, plaid_accounts.c.institution_name, plaid_accounts.c.name
+            ).where(plaid_accounts.c.user_id == user.id)
+        )
+    }
+    rows: dict[str, dict[str, object]] = {}
+    for index, row in enumerate(demo_transactions(user.username, now.date())):
+        # The id says the day and the row, so an id seeded again is the same row: a second
+        # seeding on the same day changes nothing, a later one replaces what moved.
+        txn_id = seeded_token(37, "txn", user.username, row.on.isoformat(), str(index), row.name)
+        rows[txn_id] = {
+            "user_id": user.id,
+            "transaction_id": txn_id,
+            "plaid_account_ref": refs[row.account],
+            "date": row.on.isoformat(),
+            "authorized_date": row.on.isoformat(),
+            "name": row.name,
+            "merchant_name": row.merchant,
+            "amount": row.amount,
+            "currency": "USD",
+            "category": row.category,
+            "category_detail": row.detail,
+            "pending": row.pending,
+            "payment_channel": row.channel,
+        }
+    # Only the synced rows: an uploaded statement's rows (file_ref set) stay as they are.
+    synced = sa.and_(transactions.c.user_id == user.id, transactions.c.file_ref.is_(None))
+    kept = set(connection.execute(sa.select(transactions.c.transaction_id).where(synced)).scalars())
+    stale = kept - rows.keys()
+    if stale:
+        connection.execute(
+            transactions.delete().where(synced, transactions.c.transaction_id.in_(stale))
+        )
+    new = [values for txn_id, values in rows.items() if txn_id not in kept]
+    if new:
+        connection.execute(transactions.insert(), new)
+
+
 def _seed_demo_extras(connection: Connection, user: User, now: datetime) -> None:
     brokerage, name, cash = _BROKERAGE
     synced = now - _SYNC_AGES[brokerage]
@@ -300,7 +347,8 @@ def seed_demo(
 ) -> dict[str, User]:
     """Create or refresh the demo users `demo` and `alex` and their accounts; return them.
 
-    Sync times are counted back from `now` (the moment of seeding unless given).
+    Sync times and six months of transactions are counted back from `now` (the moment of
+    seeding unless given).
     """
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     seeded: dict[str, User] = {}
@@ -308,6 +356,7 @@ def seed_demo(
         for username in DEMO_USERNAMES:
             user = _seed_user(connection, username, password)
             _seed_plaid(connection, user, moment)
+            _seed_transactions(connection, user, moment)
             if username == "demo":
                 _seed_demo_extras(connection, user, moment)
             seeded[username] = user

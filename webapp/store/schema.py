@@ -9,7 +9,12 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 # The views the model may query (docs/specs.md#tools-and-data); nothing else is readable.
-QUERY_VIEWS: tuple[str, ...] = ("account_details", "holding_details", "public_holding_details")
+QUERY_VIEWS: tuple[str, ...] = (
+    "account_details",
+    "holding_details",
+    "public_holding_details",
+    "transaction_details",
+)
 
 # PostgreSQL: the role that owns the views (row-level security applies to it) and the
 # read-only role the model's SQL runs under (it may select the views and nothing else).
@@ -182,6 +187,51 @@ holdings = sa.Table(
     ),
 )
 
+# An uploaded statement (CSV, OFX/QFX): a user file whose parsed rows are transactions.
+statement_files = sa.Table(
+    "statement_files",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    _owner(),
+    # The public id: in URLs (`/files/<file_id>`) and in citations (`silvia://your-file/...`).
+    sa.Column("file_id", sa.String(32), nullable=False, unique=True),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("format", sa.String(8), nullable=False),
+    sa.Column("row_count", sa.Integer, nullable=False),
+    # The account number the statement names, as `****1234`: never the whole number.
+    sa.Column("account_mask", sa.String(8)),
+    # The account chosen at upload, or NULL: then the rows are the file's own.
+    _ref("plaid_account_ref", "plaid_accounts"),
+    _created_at(),
+)
+
+# Plaid's shape and sign: a positive `amount` is money out of the account, a negative one in.
+transactions = sa.Table(
+    "transactions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    _owner(),
+    sa.Column("transaction_id", sa.String(64), nullable=False, unique=True),
+    _ref("plaid_account_ref", "plaid_accounts"),
+    _ref("file_ref", "statement_files"),
+    # ISO dates (YYYY-MM-DD) as text: the same comparisons work on both databases.
+    sa.Column("date", sa.String(10), nullable=False),
+    sa.Column("authorized_date", sa.String(10)),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("merchant_name", sa.String(255)),
+    sa.Column("amount", _MONEY, nullable=False),
+    sa.Column("currency", sa.String(3), nullable=False),
+    sa.Column("category", sa.String(64)),
+    sa.Column("category_detail", sa.String(96)),
+    sa.Column("pending", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("payment_channel", sa.String(16)),
+    _created_at(),
+    sa.CheckConstraint(
+        "plaid_account_ref IS NOT NULL OR file_ref IS NOT NULL",
+        name="ck_transactions_account_or_file",
+    ),
+)
+
 # The tables whose rows belong to one user and reach the model only through the views.
 FINANCIAL_TABLES: tuple[sa.Table, ...] = (
     plaid_items,
@@ -190,4 +240,6 @@ FINANCIAL_TABLES: tuple[sa.Table, ...] = (
     manual_accounts,
     crypto_wallets,
     holdings,
+    statement_files,
+    transactions,
 )

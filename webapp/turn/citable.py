@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from ..citations.account_ids import ID_COLUMNS
 from ..citations.sources import (
     ANALYSIS_SOURCE,
+    FILE_ID_COLUMN,
     MARKET_DATA_SOURCE,
     PYTHON_SEARCH_SOURCE,
     SEARCH_SOURCE,
@@ -23,14 +24,14 @@ from ..citations.sources import (
     target_for_source,
     targets_for_sql,
 )
-from ..citations.targets import CitationTarget
+from ..citations.targets import CitationTarget, UserFileTarget
 from ..citations.urls import humanize_citation_url
 from .market import as_of, describe
 
 MAX_BLOCK_CHARS = 1500
 MAX_BLOCKS = 40
 # Never shown: `source` names a data provider, and ids are routing data, not reading matter.
-_HIDDEN_COLUMNS = frozenset({"source", "user_id", *ID_COLUMNS})
+_HIDDEN_COLUMNS = frozenset({"source", "user_id", FILE_ID_COLUMN, *ID_COLUMNS})
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 # The views' column for when a row's data last synced (UTC; NULL for a manual account).
 SYNC_COLUMN = "synced_at"
@@ -49,6 +50,8 @@ class Citable:
     link: str | None = None
     updated_at: str | None = None
     is_internet: bool = False
+    # The user file the block's rows came from: the sheet lists it under User Files.
+    file_id: str | None = None
 
     def search_result(self) -> dict[str, Any]:
         """Return the Claude `search_result` block, citations enabled."""
@@ -182,9 +185,10 @@ def from_sql(result: SqlResultLike, now: str) -> list[Citable]:
     """
     citables = []
     for group in targets_for_sql(result.rows):
+        file_id = group.target.file_id if isinstance(group.target, UserFileTarget) else None
         kind = (
-            "portfolio"
-            if group.target is not None and group.target.kind == "portfolio"
+            group.target.kind
+            if group.target is not None and group.target.kind in ("portfolio", "file")
             else "account"
         )
         # Only the rows a block shows are written out; the target still covers every row.
@@ -199,6 +203,7 @@ def from_sql(result: SqlResultLike, now: str) -> list[Citable]:
                 group.target,
                 kind,
                 updated_at=updated_at,
+                file_id=file_id,
             )
         )
     return citables

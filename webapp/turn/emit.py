@@ -58,6 +58,7 @@ def search_doc(
         updated_at=citable.updated_at,
         match_highlights=highlights,
         is_internet=citable.is_internet,
+        file_id=citable.file_id,
         target=registry.target(citable.source),
     )
 

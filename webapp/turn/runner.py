@@ -152,6 +152,7 @@ class _Turn:
                     "link": c.link,
                     "updated_at": c.updated_at,
                     "is_internet": c.is_internet,
+                    "file_id": c.file_id,
                 }
                 for c in self.citables.values()
             ],

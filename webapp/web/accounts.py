@@ -27,6 +27,7 @@ from .links import add_converter, page_href
 from .money import format_money, format_percent
 from .quote_age import quote_age
 from .snippet import relative_time
+from .spending_charts import month_start, spending_charts
 
 bp = Blueprint("accounts", __name__)
 # Before the routes below: their rules name the converter.
@@ -111,10 +112,17 @@ def show(account_id: str) -> str:
         for h in list_holdings(get_engine(), user.id)
         if own_id is not None and h.get("source_account_id") == own_id
     ]
+    # Spending charts for an account that has transactions: a synced bank or card account.
+    charts = []
+    if account.get("source") == "plaid" and isinstance(own_id, str):
+        today = datetime.now(UTC).date()
+        month = month_start(today, 1)
+        charts = spending_charts(get_engine(), user.id, month, today, account_id=own_id)
     return render_template(
         "account.html",
         account=_account_view(account),
         holdings=[_holding_view(h) for h in holdings],
+        charts=charts,
     )
 
 

@@ -17,7 +17,14 @@ from flask.blueprints import BlueprintSetupState
 from werkzeug.routing import PathConverter
 
 from ..citations.account_ids import encode_uri_component
-from ..packets.destinations import AccountPage, AppPage, LibraryPage, MarketPage, PortfolioPage
+from ..packets.destinations import (
+    AccountPage,
+    AppPage,
+    FilePage,
+    LibraryPage,
+    MarketPage,
+    PortfolioPage,
+)
 from .library import ANCHOR
 
 # The rule converter of a route whose argument is one encodeURIComponent-escaped segment.
@@ -49,6 +56,13 @@ def page_href(page: AppPage) -> str:
             return url_for("accounts.market", ticker=ticker)
         case PortfolioPage():
             return url_for("accounts.portfolio")
+        case FilePage(file_id=file_id, rows=rows):
+            return url_for(
+                "files.show",
+                file_id=file_id,
+                rows=",".join(rows) or None,
+                _anchor=ANCHOR if rows else None,
+            )
         case LibraryPage(corpus=corpus, path=path, cite=cite):
             return url_for(
                 "library.read",

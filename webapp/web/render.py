@@ -19,12 +19,13 @@ from typing import Literal
 from markupsafe import Markup
 
 from ..citations.account_ids import match_account
-from ..citations.targets import AccountsTarget, AccountTarget, names_provider
+from ..citations.targets import AccountsTarget, AccountTarget, UserFileTarget, names_provider
 from ..packets.destinations import (
     AccountLabeler,
     AccountPage,
     AccountsPage,
     AppPage,
+    FilePage,
     FileTarget,
     LibraryPage,
     LibraryPathFinder,
@@ -233,7 +234,7 @@ def target_opener(target: SourceTarget, dom_id: str) -> Opener:
     match target:
         case LibraryPage(url=url):
             return Opener("page", target, original=browser_url(url))
-        case AccountPage() | MarketPage() | PortfolioPage():
+        case AccountPage() | MarketPage() | PortfolioPage() | FilePage():
             return Opener("page", target)
         case WebPage(url=url, cite=cite):
             link = browser_url(url)
@@ -351,7 +352,9 @@ def _settles_late(doc: SearchDoc | None) -> bool:
     citation opens only once the answer is done, drawn with the turn's settled target; and
     a chooser's popover would close on the next re-render anyway.
     """
-    return doc is not None and isinstance(doc.target, AccountTarget | AccountsTarget)
+    return doc is not None and isinstance(
+        doc.target, AccountTarget | AccountsTarget | UserFileTarget
+    )
 
 
 def _drawn(

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
 from typing import Any
 
 from ...tools.python.market import MarketData
@@ -21,6 +22,7 @@ from .ask import understand
 from .cite import Block, Result
 from .library import library
 from .plan import ToolCall, plan
+from .spending import read_spending, spending_answer, spending_calls
 from .write import direct_reply, write_answer
 
 
@@ -161,12 +163,25 @@ class OfflineModel:
     """Answer deterministically from the tools, citing what they returned; `market` is the
     market data its quote tool reads (the bundled snapshot unless given)."""
 
-    def __init__(self, market: MarketData | None = None) -> None:
+    def __init__(
+        self, market: MarketData | None = None, today: Callable[[], date] | None = None
+    ) -> None:
         self._market = market
+        # The day "this month" and "last month" count from (UTC, as the demo data is dated).
+        self._today = today or (lambda: datetime.now(UTC).date())
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         """Yield tool calls for a new question, then an answer citing the results."""
         turn = _read_turn(request.messages)
+        today = self._today()
+        spending = read_spending(turn.question, today)
+        if spending is not None:
+            # Money over time: a self-contained reading of the question (spending.py).
+            if turn.rounds == 0:
+                yield from _events_for_tools(spending_calls(spending, today), 0)
+            else:
+                yield from _events_for_text(spending_answer(spending, turn.results))
+            return
         question = understand(turn.question)
         books = library()
         if question.names_account:

@@ -1,0 +1,320 @@
+"""A question about the user's money over time, as the offline engine reads it, and its SQL.
+
+Self-contained on purpose: the engine's question model will be reworked, and this reading
+of "what did I spend on groceries last month?" plugs into it through one call
+(`read_spending`). It names what is asked (spending, this month against last, cash flow,
+recurring charges, largest purchases, how the month is going), for which period (this
+month, last month, a named month, the last 30 days), of which category or merchant, and
+whether only the user's uploaded files are meant. The queries read `transaction_details`
+and always select `source`, `source_account_id` and `file_id`, so each figure cites the
+accounts (or the file) whose rows it summed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Literal, TypeAlias
+
+# What counts as spending: one rule for the answers and the pages' charts.
+from ...store.spending import SPENDING
+
+SpendingKind: TypeAlias = Literal[
+    "spend", "categories", "compare", "cash_flow", "recurring", "largest", "overview"
+]
+
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH_ABBREVIATIONS = {name[:3]: index for index, name in enumerate(_MONTHS, start=1)}
+_MONTH = re.compile(
+    r"\b(" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b"
+    r"(?:\s+(\d{4}))?"
+)
+
+# The columns that name where each row came from: an account, or a file of its own.
+WHERE_FROM = "source, source_account_id, account_name, institution_name, file_id, file_name"
+ROW_COLUMNS = (
+    f"{WHERE_FROM}, transaction_id, date, description, merchant_name, category, subcategory,"
+    " amount, currency"
+)
+
+# (words a person uses, the filter, how the answer names it); more specific first.
+_CATEGORIES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        ("grocery", "groceries", "supermarket"),
+        "subcategory = 'FOOD_AND_DRINK_GROCERIES'",
+        "groceries",
+    ),
+    (("coffee", "coffees"), "subcategory = 'FOOD_AND_DRINK_COFFEE'", "coffee"),
+    (
+        ("dining", "restaurant", "restaurants", "eating out", "eat out", "takeout", "fast food"),
+        "subcategory IN ('FOOD_AND_DRINK_RESTAURANT', 'FOOD_AND_DRINK_FAST_FOOD')",
+        "dining out",
+    ),
+    (("food",), "category = 'FOOD_AND_DRINK'", "food and drink"),
+    (("gas", "fuel", "petrol", "gasoline"), "subcategory = 'TRANSPORTATION_GAS'", "fuel"),
+    (
+        ("ride", "rides", "uber", "lyft", "taxi", "taxis"),
+        "subcategory = 'TRANSPORTATION_TAXIS_AND_RIDE_SHARES'",
+        "rides",
+    ),
+    (("transportation", "transport"), "category = 'TRANSPORTATION'", "transportation"),
+    (
+        ("travel", "trip", "trips", "flight", "flights", "hotel", "hotels"),
+        "category = 'TRAVEL'",
+        "travel",
+    ),
+    (("rent",), "subcategory = 'RENT_AND_UTILITIES_RENT'", "rent"),
+    (("mortgage",), "subcategory = 'LOAN_PAYMENTS_MORTGAGE_PAYMENT'", "the mortgage"),
+    (
+        ("utilities", "utility", "bills", "electricity"),
+        "category = 'RENT_AND_UTILITIES'",
+        "bills and utilities",
+    ),
+    (("entertainment", "streaming"), "category = 'ENTERTAINMENT'", "entertainment"),
+    (("shopping", "merchandise"), "category = 'GENERAL_MERCHANDISE'", "shopping"),
+    (("gym", "fitness"), "subcategory = 'PERSONAL_CARE_GYMS_AND_FITNESS_CENTERS'", "the gym"),
+)
+_NOT_MERCHANT = frozenset(
+    {"the", "a", "my", "all", "last", "this", "past", "average", "least", "most", "in", "for"}
+    | set(_MONTHS)
+    | {w for words, _, _ in _CATEGORIES for phrase in words for w in phrase.split()}
+)
+_MERCHANT = re.compile(
+    r"\b(?:at|on|from|with)\s+([a-z0-9][a-z0-9&.']*(?:\s+[a-z0-9][a-z0-9&.']*)?)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """Days from `start` up to (not including) `end`, and how a person names them."""
+
+    label: str
+    start: date
+    end: date
+
+    def where(self) -> str:
+        """Return the SQL condition on the ISO `date` column (text compares as dates do)."""
+        return f"date >= '{self.start.isoformat()}' AND date < '{self.end.isoformat()}'"
+
+
+@dataclass(frozen=True, slots=True)
+class SpendingAsk:
+    """A question about spending over time, read."""
+
+    kind: SpendingKind
+    period: Period | None
+    category: tuple[str, str] | None = None  # (SQL filter, name)
+    merchant: str | None = None
+    files_only: bool = False
+
+
+def month_start(day: date, back: int = 0) -> date:
+    """Return the first day of the month `back` months before `day`'s."""
+    index = day.year * 12 + day.month - 1 - back
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def month_period(first: date, label: str | None = None) -> Period:
+    """Return the calendar month that starts on `first`."""
+    named = f"{_MONTHS[first.month - 1].capitalize()} {first.year}"
+    return Period(f"{label} ({named})" if label else named, first, month_start(first, -1))
+
+
+def this_month(today: date) -> Period:
+    """Return this month so far."""
+    return Period(
+        f"this month ({_MONTHS[today.month - 1].capitalize()} {today.year}, so far)",
+        month_start(today),
+        today + timedelta(days=1),
+    )
+
+
+def _named_month(text: str, today: date) -> Period | None:
+    match = _MONTH.search(text)
+    if match is None:
+        return None
+    word = match.group(1)
+    month = _MONTHS.index(word) + 1 if word in _MONTHS else _MONTH_ABBREVIATIONS[word[:3]]
+    year = int(match.group(2)) if match.group(2) else today.year
+    if not match.group(2) and month > today.month:
+        year -= 1  # "in November", asked in March: the November just gone
+    return month_period(date(year, month, 1))
+
+
+def _period(text: str, today: date) -> Period | None:
+    if re.search(r"\b(last|past)\s+(30|thirty)\s+days\b", text):
+        return Period("in the last 30 days", today - timedelta(days=29), today + timedelta(days=1))
+    if re.search(r"\b(last|previous|past)\s+month\b", text):
+        return month_period(month_start(today, 1), "last month")
+    if re.search(r"\bthis\s+month\b|\bso far\b", text):
+        return this_month(today)
+    named = _named_month(text, today)
+    if named is not None:
+        return Period(f"in {named.label}", named.start, named.end)
+    return None
+
+
+def _category(text: str) -> tuple[str, str] | None:
+    for words, where, name in _CATEGORIES:
+        if any(re.search(rf"\b{re.escape(word)}\b", text) for word in words):
+            return where, name
+    return None
+
+
+def _merchant(text: str) -> str | None:
+    for match in _MERCHANT.finditer(text):
+        words = [w for w in match.group(1).split() if w not in _NOT_MERCHANT]
+        # Only the leading words that are not a period or a category ("at Safeway last month").
+        kept = []
+        for word in match.group(1).split():
+            if word in _NOT_MERCHANT:
+                break
+            kept.append(word)
+        if kept and words:
+            name = re.sub(r"[^a-z0-9&. ]", "", " ".join(kept)).strip()
+            if len(name) >= 3:
+                return name
+    return None
+
+
+_SPEND_WORD = r"\b(spend|spent|spending|expenses?)\b"
+# Each kind of question and what says it, tried in this order.
+_KINDS: tuple[tuple[SpendingKind, str], ...] = (
+    ("overview", r"\bhow am i doing\b|\bhow('s| is) my (month|spending|budget)\b"),
+    ("recurring", r"\b(recurring|subscriptions?|repeating|every month)\b"),
+    (
+        "largest",
+        r"\b(largest|biggest|most expensive|top)\b.*"
+        r"\b(purchases?|expenses?|charges?|transactions?|spending)\b",
+    ),
+    (
+        "cash_flow",
+        r"\bcash ?flow\b|\bincome\b.*"
+        + _SPEND_WORD
+        + "|"
+        + _SPEND_WORD
+        + r".*\b(earn|earned|income|made)\b|\bmoney (in|coming in)\b",
+    ),
+    (
+        "compare",
+        r"\bthis month\b.*\b(vs\.?|versus|compared?|against|than)\b.*\blast month\b"
+        r"|\b(more|less) than last month\b",
+    ),
+    (
+        "categories",
+        r"\b(by category|categories|breakdown|where did my money go|where my money went)\b",
+    ),
+    ("spend", r"\b(spend|spent|spending|expenses?|cost|paid|pay for|purchases?|transactions?)\b"),
+)
+_PERSONAL = re.compile(r"\b(i|i'm|i've|my|me|mine|we|our|us)\b")
+_FILES = re.compile(r"\b(file|files|statement|statements|csv|upload|uploaded)\b")
+
+
+def _kind(text: str) -> SpendingKind | None:
+    return next((kind for kind, cue in _KINDS if re.search(cue, text)), None)
+
+
+def read_spending(question: str, today: date) -> SpendingAsk | None:
+    """Read `question` as a question about spending over time, or None when it is not one."""
+    text = " " + re.sub(r"\s+", " ", question.lower()) + " "
+    kind = _kind(text)
+    if kind is None or not (_PERSONAL.search(text) or _period(text, today)):
+        return None  # "What is cash flow?" asks what a word means, not about their money
+    files_only = _FILES.search(text) is not None
+    period = _period(text, today)
+    category = _category(text)
+    vague = kind == "spend" and category is None and period is None and not files_only
+    if vague and not re.search(r"\b(spend|spent|spending)\b", text):
+        return None  # "what did I pay for the house?" is not this engine's to answer
+    merchant = None if category else _merchant(text)
+    if (
+        period is None
+        and not files_only
+        and kind in ("spend", "categories", "largest", "cash_flow")
+    ):
+        period = Period(
+            "in the last 30 days", today - timedelta(days=29), today + timedelta(days=1)
+        )
+    return SpendingAsk(kind, period, category, merchant, files_only)
+
+
+def _filters(ask: SpendingAsk, period: Period | None) -> list[str]:
+    where = [] if period is None else [period.where()]
+    if ask.files_only:
+        where.append("file_id IS NOT NULL")
+    if ask.category is not None:
+        where.append(ask.category[0])
+    if ask.merchant:
+        pattern = "'%" + ask.merchant.replace("'", "''") + "%'"
+        where.append(f"(lower(description) LIKE {pattern} OR lower(merchant_name) LIKE {pattern})")
+    return where
+
+
+def spending_queries(ask: SpendingAsk, today: date) -> list[str]:
+    """Return the SELECTs the question's figures need (one `execute_sql` call each)."""
+    if ask.kind in ("compare", "overview"):
+        now, before = this_month(today), month_period(month_start(today, 1), "last month")
+        span = Period("", before.start, now.end)
+        where = " AND ".join([*_filters(ask, span), SPENDING, "amount > 0"])
+        bucket = (
+            f"CASE WHEN date >= '{now.start.isoformat()}' THEN 'this month' ELSE 'last month' END"
+        )
+        queries = [
+            f"SELECT {WHERE_FROM}, {bucket} AS period, COUNT(*) AS transactions,"
+            f" ROUND(SUM(amount), 2) AS total, currency FROM transaction_details WHERE {where}"
+            f" GROUP BY {WHERE_FROM}, {bucket}, currency ORDER BY period DESC, total DESC"
+        ]
+        if ask.kind == "overview":
+            queries.append(_cash_flow(ask, now))
+        return queries
+    if ask.kind == "cash_flow":
+        return [_cash_flow(ask, ask.period)]
+    if ask.kind == "recurring":
+        since = month_start(today, 5)
+        where = " AND ".join(
+            [f"date >= '{since.isoformat()}'", *_filters(ask, None), SPENDING, "amount > 0"]
+        )
+        payee = "COALESCE(merchant_name, description)"
+        return [
+            f"SELECT {WHERE_FROM}, {payee} AS merchant, COUNT(*) AS charges,"
+            " COUNT(DISTINCT substr(date, 1, 7)) AS months, ROUND(AVG(amount), 2) AS typical,"
+            " MAX(date) AS last_charged, currency FROM transaction_details"
+            f" WHERE {where} GROUP BY {WHERE_FROM}, {payee}, currency"
+            " HAVING COUNT(DISTINCT substr(date, 1, 7)) >= 3"
+            " AND COUNT(*) <= COUNT(DISTINCT substr(date, 1, 7)) + 1"
+            " AND MAX(amount) - MIN(amount) <= 0.05 * MAX(amount)"
+            " ORDER BY typical DESC"
+        ]
+    where = " AND ".join([*_filters(ask, ask.period), SPENDING])
+    if ask.kind == "largest":
+        return [
+            f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE {where} AND amount > 0"
+            " ORDER BY amount DESC, date DESC LIMIT 5"
+        ]
+    return [
+        f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE {where} ORDER BY date, transaction_id"
+    ]
+
+
+def _cash_flow(ask: SpendingAsk, period: Period | None) -> str:
+    where = " AND ".join([*_filters(ask, period), f"(category = 'INCOME' OR ({SPENDING}))"])
+    flow = "CASE WHEN category = 'INCOME' THEN 'income' ELSE 'spending' END"
+    return (
+        f"SELECT {WHERE_FROM}, {flow} AS flow, COUNT(*) AS transactions,"
+        f" ROUND(SUM(amount), 2) AS total, currency FROM transaction_details WHERE {where}"
+        f" GROUP BY {WHERE_FROM}, {flow}, currency ORDER BY flow, total DESC"
+    )
