@@ -15,7 +15,7 @@ from .services import chat_service, installed, services
 from .services import install as install_services
 from .store.app_db import init_app as init_store
 from .tools.python.claim import sweep_leftovers
-from .web import accounts, api, auth, chat, favicon, library, proxy, responses
+from .web import accounts, api, auth, chat, favicon, inputs, library, proxy, responses
 
 
 def _secret_key(instance: Path) -> str:
@@ -58,6 +58,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     install_services(app)
     init_store(app)
     proxy.init_app(app)
+    inputs.init_app(app)
     responses.init_app(app)
     auth.init_app(app)
     app.register_blueprint(api.bp)

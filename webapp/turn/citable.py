@@ -150,7 +150,10 @@ def _sync_time(value: object) -> datetime | None:
     if not isinstance(value, datetime):
         return None
     # SQLite keeps the UTC time without its offset.
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # a time at the very edge of the calendar, e.g. year 1 at +14:00
+        return None
 
 
 def synced_at(rows: Iterable[Mapping[str, object]], now: str) -> str | None:
