@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -24,6 +24,7 @@ from ..citations.sources import (
 )
 from ..citations.targets import CitationTarget
 from ..citations.urls import humanize_citation_url
+from ..text import valid_text
 from .market import as_of, describe
 
 MAX_BLOCK_CHARS = 1500
@@ -58,6 +59,26 @@ class Citable:
             "content": [{"type": "text", "text": text} for text in self.texts],
             "citations": {"enabled": True},
         }
+
+
+def valid_citable(citable: Citable) -> Citable:
+    """Return `citable` with its text valid Unicode (`webapp.text`), as it may be stored.
+
+    A source that changes in the cleaning was a web page's address (every other source is
+    made of the app's own names and ids), so its target is made again from the clean one.
+    """
+    source = valid_text(citable.source)
+    cleaned = replace(
+        citable,
+        source=source,
+        title=valid_text(citable.title),
+        texts=tuple(valid_text(text) for text in citable.texts),
+        link=None if citable.link is None else valid_text(citable.link),
+        updated_at=None if citable.updated_at is None else valid_text(citable.updated_at),
+    )
+    if source != citable.source:
+        cleaned = replace(cleaned, target=target_for_source(citable.tool, source))
+    return cleaned
 
 
 class SqlResultLike(Protocol):
