@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from bs4 import BeautifulSoup
 from flask import Flask
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -19,6 +21,7 @@ from webapp.services import override_services
 from webapp.store.app_db import close_engine, get_engine
 from webapp.text import REPLACEMENT, valid_json, valid_text
 from webapp.tools.web_index import WebResult
+from webapp.web import answers
 
 # Every code point, lone surrogates and NUL included.
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=60)
@@ -145,3 +148,34 @@ def test_any_number_or_date_in_an_account_leaves_every_page_working(
     ]
     statuses = {p: browser.get(p, follow_redirects=True).status_code for p in paths}
     assert statuses == dict.fromkeys(paths, 200)
+
+
+def test_an_answer_that_cannot_be_drawn_leaves_the_rest_of_the_chat(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    override_services(app, web=None)
+    api = api_client(app)
+    session_id = api.new_session()
+    asked = []
+    for question in ("What is my net worth?", "How much cash do I have?"):
+        with idle_after(app):
+            asked.append(api.ask(session_id, question)["message_id"])
+    broken = asked[0]
+    packets = answers._stored_packets
+
+    def stored_packets(engine: Any, message_id: str) -> list[Any]:
+        if message_id == broken:
+            raise ValueError("a row no page can draw")
+        return packets(engine, message_id)
+
+    monkeypatch.setattr(answers, "_stored_packets", stored_packets)
+    browser = app.test_client()
+    sign_in(app, browser)
+    page = browser.get(f"/chat/{session_id}")
+    assert page.status_code == 200
+    body = BeautifulSoup(page.text, "html.parser")
+    shown = [a.get_text(" ", strip=True) for a in body.select("article.message.assistant")]
+    assert len(shown) == 2
+    assert answers.UNDRAWABLE in shown[0] and "$" in shown[1]
+    questions = [q.get_text(strip=True) for q in body.select(".message.user .bubble")]
+    assert questions == ["What is my net worth?", "How much cash do I have?"]
