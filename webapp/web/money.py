@@ -19,7 +19,7 @@ _MISSING = "—"
 # The most whole digits an amount drawn as a number may have: far past any real balance. A
 # value past it (a corrupt or hostile row: 1e1000000) is drawn as missing, not as a page of
 # digits or an error, and is left out of every total.
-LARGEST_DIGITS = 30
+LARGEST_DIGITS = 38
 
 
 def as_decimal(value: object) -> Decimal | None:
