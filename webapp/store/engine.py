@@ -62,7 +62,7 @@ def _current_user_id() -> int | None:
     return _scoped_user.get()
 
 
-def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, record: object) -> None:
+def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     # The views filter on this function; outside `user_scope` it is NULL and they show nothing.
     # Not marked deterministic: its value changes between runs of one cached statement.
     dbapi_connection.create_function(USER_FUNCTION, 0, _current_user_id)
