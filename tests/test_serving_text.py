@@ -83,3 +83,26 @@ def test_a_lone_surrogate_from_the_model_leaves_every_page_working(
     assert {path: page.status_code for path, page in pages.items()} == dict.fromkeys(pages, 200)
     assert "4,820.33" in pages[f"/chat/{session_id}"].text
     assert "Traceback" not in server.log_text()
+
+
+@pytest.mark.parametrize("value", ["1e1000000", "-1e1000000", "9" * 5000])
+def test_a_huge_balance_the_models_sql_selects_is_drawn_not_a_500(
+    served: tuple[Server, FakeClaude, str], value: str
+) -> None:
+    server, fake, url = served
+    query = f"SELECT 'Checking' AS account_name, '{value}' AS current_balance"
+    row = f"account_name: Checking\ncurrent_balance: {value}"
+    fake.replies += [
+        tool_reply(("q", "execute_sql", {"query": query})),
+        # The cited text is the row as the tool wrote it: the sheet draws it as money.
+        text_reply(("Your checking holds a great deal.", [_cite(cited_text=row)])),
+    ]
+    with _client(server, _token(url)) as api:
+        session_id, stream_url = _ask(api, "What is my checking balance?")
+        events = _stream(api, stream_url)
+        message_id = api.get(f"/api/chat/sessions/{session_id}").json()["messages"][-1]["id"]
+    assert json.loads(events[-1].data) == {"status": "complete"}
+    with _signed_in_browser(server) as browser:
+        paths = [f"/chat/{session_id}", "/", f"/answers/{message_id}/sources"]
+        statuses = {p: browser.get(p, follow_redirects=True).status_code for p in paths}
+    assert statuses == dict.fromkeys(paths, 200)
