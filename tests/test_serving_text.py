@@ -106,3 +106,38 @@ def test_a_huge_balance_the_models_sql_selects_is_drawn_not_a_500(
         paths = [f"/chat/{session_id}", "/", f"/answers/{message_id}/sources"]
         statuses = {p: browser.get(p, follow_redirects=True).status_code for p in paths}
     assert statuses == dict.fromkeys(paths, 200)
+
+
+WEB = "https://www.consumerfinance.gov/an-essential-guide-to-building-an-emergency-fund/"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [{"cited_text": f"Save {LONE} three months"}, {"title": f"An essential {LONE} guide"}],
+    ids=["cited_text", "title"],
+)
+def test_a_lone_surrogate_in_a_web_citation_leaves_every_page_working(
+    served: tuple[Server, FakeClaude, str], hostile: dict[str, str]
+) -> None:
+    # A web source's link carries a text fragment made from the cited text (quote()).
+    server, fake, url = served
+    cite = _cite(source=WEB, title="An essential guide", cited_text="Save")
+    cite.update(hostile)
+    fake.replies += [
+        tool_reply(("s", "search_web", {"query": "emergency fund"})),
+        text_reply(("Keep three to six months of costs.", [cite])),
+    ]
+    with _client(server, _token(url)) as api:
+        session_id, stream_url = _ask(api, "How big should my emergency fund be?")
+        events = _stream(api, stream_url)
+        message_id = api.get(f"/api/chat/sessions/{session_id}").json()["messages"][-1]["id"]
+    assert json.loads(events[-1].data) == {"status": "complete"}
+    with _signed_in_browser(server) as browser:
+        paths = [
+            f"/chat/{session_id}",
+            "/",
+            f"/answers/{message_id}/sources",
+            f"/chat/{session_id}/messages/{message_id}/events",
+        ]
+        statuses = {p: browser.get(p, follow_redirects=True).status_code for p in paths}
+    assert statuses == dict.fromkeys(paths, 200)
