@@ -86,3 +86,49 @@ def test_memory_databases_make_no_file(
         connection.execute(sa.text("SELECT 1"))
     engine.dispose()
     assert list(tmp_path.iterdir()) == []
+
+
+def _locked_by_us(path: Path) -> bool:
+    """Tell whether this process holds a POSIX lock on `path` (Linux's /proc/locks)."""
+    inode, pid = path.stat().st_ino, os.getpid()
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "POSIX" in fields and fields[4] == str(pid) and fields[5].endswith(f":{inode}"):
+            return True
+    return False
+
+
+def test_a_new_pooled_connection_keeps_the_others_locks(tmp_path: Path) -> None:
+    # SQLite holds a shared lock on the file for as long as a WAL connection is open; closing
+    # any other descriptor of the file in this process would drop it (SQLite's "How To
+    # Corrupt", section 2.2). Another process's last close would then delete the -wal.
+    path = tmp_path / "pooled.sqlite"
+    engine = create_store_engine(f"sqlite:///{path}")
+    try:
+        upgrade_database(engine)
+        with engine.connect() as first:
+            first.execute(sa.text("SELECT count(*) FROM users")).scalar_one()
+            assert _locked_by_us(path)
+            with engine.connect() as second:  # a new pooled connection, the first still open
+                second.execute(sa.text("SELECT count(*) FROM users")).scalar_one()
+                assert _locked_by_us(path)
+                with engine.begin() as third:
+                    third.execute(
+                        sa.text(
+                            "INSERT INTO users (username, password_hash, clerk_id)"
+                            " VALUES ('kept', 'x', 'clerk-kept')"
+                        )
+                    )
+                # Another process (a flask command) opens the database and closes it.
+                other = sqlite3.connect(path)
+                other.execute("SELECT count(*) FROM users").fetchone()
+                other.close()
+                assert Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
+                count = second.execute(
+                    sa.text("SELECT count(*) FROM users WHERE username = 'kept'")
+                ).scalar_one()
+                assert count == 1
+        with sqlite3.connect(path) as check:
+            assert check.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        engine.dispose()

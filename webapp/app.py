@@ -23,6 +23,7 @@ from .web import (
     favicon,
     files,
     health,
+    inputs,
     library,
     proxy,
     responses,
@@ -71,6 +72,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     init_store(app)
     cli.init_app(app)
     proxy.init_app(app)
+    inputs.init_app(app)
     responses.init_app(app)
     auth.init_app(app)
     app.register_blueprint(api.bp)

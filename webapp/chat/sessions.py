@@ -131,7 +131,19 @@ def clean_title(value: object) -> str:
         raise ValueError(f"Write a title of 1 to {TITLE_CHARS} characters.")
     if any(_unprintable(ch) for ch in title):
         raise ValueError("The title has characters that cannot be shown.")
+    if not any(_visible(ch) for ch in title):  # only zero-width, soft hyphens, fillers
+        raise ValueError(f"Write a title of 1 to {TITLE_CHARS} characters.")
     return title
+
+
+# Letters that draw nothing: the Hangul fillers and the blank Braille pattern.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _visible(ch: str) -> bool:
+    # Cf: format characters (zero-width space and joiners, soft hyphen, byte order mark);
+    # Z*: spaces and separators.
+    return not (unicodedata.category(ch) in ("Cf", "Zs", "Zl", "Zp") or ch in _BLANK_LETTERS)
 
 
 def _unprintable(ch: str) -> bool:

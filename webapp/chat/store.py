@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.values import JsonValue
+from ..text import valid_json, valid_text
 from ..turn.emit import SinkClosed
 from .tables import (
     ai_chat_logs,
@@ -165,15 +166,16 @@ def _session(row: sa.Row[*tuple[Any, ...]]) -> SessionRow:
 
 
 def _message(row: sa.Row[*tuple[Any, ...]]) -> MessageRow:
+    # Rows written before text was cleaned as it came in may hold what no page can draw.
     return MessageRow(
         id=str(row.id),
         session_id=str(row.session_id),
         role=str(row.role),
-        content=str(row.content),
-        citations=row.citations,
-        inline_citations=row.inline_citations,
+        content=valid_text(str(row.content)),
+        citations=valid_json(row.citations),
+        inline_citations=valid_json(row.inline_citations),
         status=str(row.status),
-        error=row.error,
+        error=None if row.error is None else valid_text(str(row.error)),
         created_at=_utc(row.created_at),
         completed_at=_aware(row.completed_at),
         stop_reason=row.stop_reason,
@@ -584,7 +586,8 @@ def _events_after(conn: sa.Connection, message_id: str, after: int) -> list[Stor
         .where(chat_events.c.message_id == message_id, chat_events.c.seq > after)
         .order_by(chat_events.c.seq)
     )
-    return [StoredEvent(r.seq, r.event, r.data) for r in conn.execute(query)]
+    # Read back as valid text (`webapp.text`), whatever an older row holds.
+    return [StoredEvent(r.seq, r.event, valid_text(r.data)) for r in conn.execute(query)]
 
 
 def last_seq(engine: Engine, message_id: str) -> int:

@@ -66,6 +66,10 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: object) ->
     # The views filter on this function; outside `user_scope` it is NULL and they show nothing.
     # Not marked deterministic: its value changes between runs of one cached statement.
     dbapi_connection.create_function(USER_FUNCTION, 0, _current_user_id)
+    path = _file_of(dbapi_connection)
+    if path is not None:
+        # Before WAL mode makes the -wal and -shm: SQLite gives them the main file's mode.
+        narrow_sqlite_files(path)
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("PRAGMA foreign_keys = ON")
@@ -78,15 +82,21 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: object) ->
         cursor.close()
 
 
-def restrict_sqlite_file(path: str) -> None:
-    """Create the database file as owner-only, or narrow it (and its -wal, -shm) to that."""
-    try:
-        # O_CREAT with the mode, before SQLite creates it with the umask's (often 0644).
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, SQLITE_FILE_MODE)
-    except OSError:
-        return  # a missing folder or a read-only file: SQLite's own error says it better
-    os.close(fd)
-    # SQLite gives a new -wal or -shm the main file's mode; one left by older code may be wider.
+def _file_of(dbapi_connection: sqlite3.Connection) -> str | None:
+    """Return the path of the connection's main database file, or None for memory."""
+    for _seq, name, path in dbapi_connection.execute("PRAGMA database_list"):
+        if name == "main":
+            return str(path) or None
+    return None
+
+
+def narrow_sqlite_files(path: str) -> None:
+    """Make the database file and its -wal and -shm readable by their owner only.
+
+    By path alone (stat and chmod): the file is never opened outside SQLite, because closing
+    any descriptor of it would drop every POSIX lock this process's SQLite connections hold
+    on it (https://www.sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
+    """
     for name in (path, f"{path}-wal", f"{path}-shm"):
         try:
             if stat.S_IMODE(os.stat(name).st_mode) & ~SQLITE_FILE_MODE:
@@ -98,17 +108,26 @@ def restrict_sqlite_file(path: str) -> None:
 
 
 def _on_sqlite_do_connect(
-    dialect: object, record: object, cargs: list[object], cparams: dict[str, object]
-) -> None:
-    # Before every new connection: a file deleted and made again is narrowed as well.
+    dialect: Any, record: object, cargs: list[object], cparams: dict[str, object]
+) -> sqlite3.Connection | None:
+    # A file SQLite is about to create is created owner-only, through the umask: there is no
+    # moment at which it is readable by others. The umask is the process's, so it is narrowed
+    # only for the open that creates the file (once per database), not for every connection.
     database = cargs[0] if cargs else cparams.get("database")
     if (
-        isinstance(database, str)
-        and database
-        and database != ":memory:"
-        and not database.startswith("file:")
+        not isinstance(database, str)
+        or not database
+        or database == ":memory:"
+        or database.startswith("file:")
+        or os.path.lexists(database)
     ):
-        restrict_sqlite_file(database)
+        return None  # SQLAlchemy connects as usual; `_on_sqlite_connect` narrows the mode
+    previous = os.umask(0o077)
+    try:
+        connection: sqlite3.Connection = dialect.connect(*cargs, **cparams)
+    finally:
+        os.umask(previous)
+    return connection
 
 
 def create_store_engine(url: str) -> Engine:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -26,6 +26,7 @@ from ..citations.sources import (
 )
 from ..citations.targets import CitationTarget, UserFileTarget
 from ..citations.urls import humanize_citation_url
+from ..text import valid_text
 from .market import as_of, describe
 
 MAX_BLOCK_CHARS = 1500
@@ -62,6 +63,26 @@ class Citable:
             "content": [{"type": "text", "text": text} for text in self.texts],
             "citations": {"enabled": True},
         }
+
+
+def valid_citable(citable: Citable) -> Citable:
+    """Return `citable` with its text valid Unicode (`webapp.text`), as it may be stored.
+
+    A source that changes in the cleaning was a web page's address (every other source is
+    made of the app's own names and ids), so its target is made again from the clean one.
+    """
+    source = valid_text(citable.source)
+    cleaned = replace(
+        citable,
+        source=source,
+        title=valid_text(citable.title),
+        texts=tuple(valid_text(text) for text in citable.texts),
+        link=None if citable.link is None else valid_text(citable.link),
+        updated_at=None if citable.updated_at is None else valid_text(citable.updated_at),
+    )
+    if source != citable.source:
+        cleaned = replace(cleaned, target=target_for_source(citable.tool, source))
+    return cleaned
 
 
 class SqlResultLike(Protocol):
@@ -154,7 +175,10 @@ def _sync_time(value: object) -> datetime | None:
     if not isinstance(value, datetime):
         return None
     # SQLite keeps the UTC time without its offset.
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # a time at the very edge of the calendar, e.g. year 1 at +14:00
+        return None
 
 
 def synced_at(rows: Iterable[Mapping[str, object]], now: str) -> str | None:

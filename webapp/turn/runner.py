@@ -33,8 +33,9 @@ from ..llm.base import (
 )
 from ..llm.stream import MessageAccumulator, StreamProtocolError
 from ..packets.documents import SearchDoc
+from ..text import valid_json
 from .answer import AnswerBuilder, CitedSource
-from .citable import Citable
+from .citable import Citable, valid_citable
 from .emit import Emitter, SinkClosed, TurnSink, search_doc
 from .prompt import SYSTEM_PROMPT, TOOLS
 
@@ -71,6 +72,16 @@ class ToolOutcome:
     content: list[dict[str, Any]]
     citables: list[Citable] = field(default_factory=list)
     is_error: bool = False
+
+
+def _valid_outcome(outcome: ToolOutcome) -> ToolOutcome:
+    """Return a tool's result as it may be stored and drawn: valid Unicode (`webapp.text`),
+    whatever the page, program or file it came from held."""
+    return ToolOutcome(
+        valid_json(outcome.content),
+        [valid_citable(c) for c in outcome.citables],
+        is_error=outcome.is_error,
+    )
 
 
 class ToolRunner(Protocol):
@@ -165,7 +176,9 @@ class _Turn:
         request = ModelRequest(SYSTEM_PROMPT, self.messages, TOOLS, max_tokens)
         acc = MessageAccumulator()
         try:
-            for event in self.engine.stream(request):
+            for raw in self.engine.stream(request):
+                # What the model sends is stored and drawn: made valid Unicode as it arrives.
+                event = valid_json(raw)
                 if _starts_text(event):
                     self.emitter.text(self.answer.start_block(), self.round, self.docs)
                 stopped = acc.feed(event)
@@ -203,7 +216,9 @@ class _Turn:
         results = []
         calls = [b for b in content if b.get("type") == "tool_use"]
         for tab, call in enumerate(calls):
-            outcome = self.tools.run(str(call.get("name")), dict(call.get("input") or {}))
+            outcome = _valid_outcome(
+                self.tools.run(str(call.get("name")), dict(call.get("input") or {}))
+            )
             docs = []
             for citable in outcome.citables:
                 self.registry.record(citable.source, citable.target)

@@ -27,6 +27,7 @@ from .render import (
 )
 
 GENERIC_ERROR = "Something went wrong while answering. Please try again."
+UNDRAWABLE = "This answer can't be shown. The rest of the chat is as it was."
 MAX_ERROR_CHARS = 300
 # Tax, card and mortgage citations open in the app's library reader.
 LIBRARY = Library(path_for=library_path)
@@ -102,6 +103,10 @@ class AnswerRenderer:
         if not running and message.status == "error" and error is None:
             error = message.error[:MAX_ERROR_CHARS] if message.error else GENERIC_ERROR
         return self.views(message.id, stream, streaming=running, error=error)
+
+    def placeholder(self, message_id: str) -> AnswerViews:
+        """Return a plain stand-in for a stored answer that can't be drawn."""
+        return self.views(message_id, PacketStream(0), streaming=False, error=UNDRAWABLE)
 
 
 def _stored_packets(engine: Engine, message_id: str) -> list[Any]:

@@ -40,6 +40,7 @@ from ..services import chat_service
 from ..sse import format_comment, format_event
 from ..store.app_db import get_engine
 from .auth import api_user_required, current_user
+from .inputs import BodyError, parse_json
 from .responses import is_text
 from .stream import counted_sse_response
 
@@ -53,12 +54,14 @@ TURN_RETRY_SECONDS = 5
 
 
 def _json_body() -> dict[str, Any]:
-    # Reading the body first makes an oversize one a 413, chunked or not.
-    if not request.get_data(cache=True):
+    # Reading the body first makes an oversize one a 413 (a chunked one: `inputs`).
+    data = request.get_data(cache=True)
+    if not data:
         return {}
-    body = request.get_json(silent=True)
-    if body is None:
-        abort(400, "The body is not valid JSON.")
+    try:
+        body = parse_json(data)
+    except BodyError as exc:
+        abort(400, str(exc))
     if not isinstance(body, dict):
         abort(400, "The body must be a JSON object.")
     return body
@@ -231,10 +234,12 @@ MAX_EVENT_ID = 2**63 - 1  # what the database's integer holds
 
 def _after() -> int:
     raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or "0"
-    after = int(raw) if raw.isascii() and raw.isdigit() else 0
-    if after > MAX_EVENT_ID:
+    if not (raw.isascii() and raw.isdigit()):
+        return 0
+    # The length first: int() refuses a string of over 4,300 digits with an error of its own.
+    if len(raw.lstrip("0")) > len(str(MAX_EVENT_ID)) or int(raw) > MAX_EVENT_ID:
         abort(400, "Last-Event-ID is not an event id of this stream.")
-    return after
+    return int(raw)
 
 
 @bp.get("/sessions/<session_id>/messages/<message_id>/stream")

@@ -24,6 +24,7 @@ from flask import (
     current_app,
     g,
     has_request_context,
+    jsonify,
     redirect,
     render_template,
     request,
@@ -113,8 +114,10 @@ def _check_csrf() -> None:
     csrf.protect()
 
 
-def _csrf_failed(error: CSRFError) -> tuple[str, int]:
+def _csrf_failed(error: CSRFError) -> tuple[str | Response, int]:
     message = "This form has expired. Reload the page and try again."
+    if request.path.startswith("/api/"):  # an API client reads errors as JSON, this one too
+        return jsonify(error=message), 400
     return render_template("error.html", title="Please try again", message=message), 400
 
 

@@ -6,6 +6,7 @@ Retry an answer, rename and delete a chat.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -59,6 +60,7 @@ from .render import FILE_NOTICE
 from .responses import is_text
 from .stream import Phase, answer_stream, counted_sse_response
 
+log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
 bp.add_app_template_filter(by_day, "by_day")
 
@@ -129,8 +131,13 @@ def _conversation(session_id: str) -> list[QuestionItem | AnswerItem]:
     for message in session_messages(get_engine(), user.id, session_id):
         if message.role == "user":
             shown.append(QuestionItem(message.content, message.id))
-        else:
-            shown.append(_answer_item(session_id, message.id, renderer.stored(message)))
+            continue
+        try:
+            views = renderer.stored(message)
+        except Exception:  # one answer that can't be drawn must not close the whole chat
+            log.exception("could not draw a stored answer")
+            views = renderer.placeholder(message.id)
+        shown.append(_answer_item(session_id, message.id, views))
     return shown
 
 

@@ -16,19 +16,28 @@ __all__ = ["as_decimal", "currency_code", "format_money", "format_percent"]
 # Currencies whose amounts have no minor unit (ISO 4217 exponent 0) among the common ones.
 _NO_DECIMALS = frozenset({"CLP", "ISK", "JPY", "KRW", "VND"})
 _MISSING = "—"
+# The most whole digits an amount drawn as a number may have: far past any real balance. A
+# value past it (a corrupt or hostile row: 1e1000000) is drawn as missing, not as a page of
+# digits or an error, and is left out of every total.
+LARGEST_DIGITS = 38
 
 
 def as_decimal(value: object) -> Decimal | None:
-    """Return a finite number as a Decimal (a float by its shortest repr), else None."""
+    """Return a finite number of at most `LARGEST_DIGITS` whole digits as a Decimal (a float
+    by its shortest repr), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, Decimal):
-        return value if value.is_finite() else None
-    if isinstance(value, int):
-        return Decimal(value)
-    if isinstance(value, float):
-        return Decimal(repr(value)) if math.isfinite(value) else None
-    return None
+        amount = value if value.is_finite() else None
+    elif isinstance(value, int):
+        # Compared before converting: a number of thousands of digits is not read at all.
+        amount = Decimal(value) if abs(value) < 10**LARGEST_DIGITS else None
+    elif isinstance(value, float):
+        amount = Decimal(repr(value)) if math.isfinite(value) else None
+    else:
+        return None
+    # adjusted(): the power of ten of the first digit, read without any arithmetic.
+    return amount if amount is not None and amount.adjusted() < LARGEST_DIGITS else None
 
 
 def _round(amount: Decimal, places: int) -> Decimal:

@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 
 from ..packets.links import time_ago
 from .markdown import markdown_text
-from .money import format_money
+from .money import as_decimal, format_money
 
 SNIPPET_CHARS = 200
 
@@ -60,7 +60,7 @@ def _money_row(row: dict[str, str]) -> str | None:
             value = Decimal(given(key) or "")
         except InvalidOperation:
             return None
-        return value if value.is_finite() else None
+        return as_decimal(value)  # a finite amount a page can draw, else None
 
     currency = given("currency")
     if (current := amount("current_balance")) is not None:
