@@ -45,8 +45,13 @@ class Hostile:
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
+    # Each example opens its own chat: the per-user chat caps would stop a property's run.
     made = make_app(
-        tmp_path_factory.mktemp("text"), MAX_STREAMS_PER_USER=10_000, MAX_TURNS_PER_USER=100
+        tmp_path_factory.mktemp("text"),
+        MAX_STREAMS_PER_USER=10_000,
+        MAX_TURNS_PER_USER=100,
+        MAX_CHATS_PER_USER=100_000,
+        MAX_NEW_CHATS_PER_MINUTE=100_000,
     )
     yield made
     close_engine(made)
