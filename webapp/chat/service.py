@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from ..llm.base import Model
+from ..store.writes import is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import store
 from .store import LeaseLost, SessionBusy, StoredEvent
@@ -424,7 +425,7 @@ class ChatService:
         except LeaseLost:
             log.info("a turn was ended or taken over elsewhere; this runner stops")
         except Exception as exc:
-            if store.is_transient(exc) or store.is_transient(exc.__cause__ or exc):
+            if is_transient(exc) or is_transient(exc.__cause__ or exc):
                 # The database stayed away past the write's retries: a live worker resumes
                 # the turn from its checkpoint instead of this answer failing.
                 log.warning("a turn's database write kept failing; handing the turn over")

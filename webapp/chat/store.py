@@ -6,19 +6,18 @@ Every read names the user, so another user's session or message is simply not fo
 from __future__ import annotations
 
 import json
-import random
 import re
-import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.values import JsonValue
+from ..store.writes import write
 from ..turn.emit import SinkClosed
 from .tables import (
     ai_chat_logs,
@@ -30,10 +29,6 @@ from .tables import (
 )
 
 TITLE_CHARS = 80
-# How long a write keeps retrying a locked database or a dropped connection before it gives up.
-WRITE_RETRY_SECONDS = 10.0
-
-T = TypeVar("T")
 
 
 def now() -> datetime:
@@ -51,45 +46,6 @@ class StoredEvent:
     seq: int
     event: str
     data: str
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Tell whether a database error may pass if the same write is tried again.
-
-    SQLite's lock held past the driver's short busy wait, a PostgreSQL connection that was
-    dropped or terminated, a serialization failure or a deadlock: all of these are about
-    timing, not about the write itself.
-    """
-    if not isinstance(exc, sa.exc.DBAPIError):
-        return False
-    if exc.connection_invalidated:
-        return True
-    text = str(exc.orig).lower()
-    if "database is locked" in text or "database is busy" in text:
-        return True
-    sqlstate = getattr(exc.orig, "sqlstate", None) or ""
-    return sqlstate[:2] in ("08", "57") or sqlstate in ("40001", "40P01")
-
-
-def write(
-    engine: Engine, work: Callable[[sa.Connection], T], *, budget: float = WRITE_RETRY_SECONDS
-) -> T:
-    """Run `work` in one transaction, trying again with backoff while the error is transient.
-
-    The wait between tries is `time.sleep`, so under gevent a locked SQLite file or a
-    reconnecting PostgreSQL pool lets every other greenlet run meanwhile.
-    """
-    deadline = time.monotonic() + budget
-    delay = 0.01
-    while True:
-        try:
-            with engine.begin() as conn:
-                return work(conn)
-        except sa.exc.DBAPIError as exc:
-            if not is_transient(exc) or time.monotonic() + delay > deadline:
-                raise
-        time.sleep(delay * (0.5 + random.random()))
-        delay = min(delay * 2, 0.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +138,9 @@ def create_session(engine: Engine, user_id: int, title: str = "New chat") -> Ses
     created = SessionRow(
         id=new_id(), title=title[:TITLE_CHARS] or "New chat", created_at=now(), updated_at=now()
     )
-    with engine.begin() as conn:
-        conn.execute(
+    write(
+        engine,
+        lambda conn: conn.execute(
             chat_sessions.insert().values(
                 id=created.id,
                 user_id=user_id,
@@ -191,7 +148,8 @@ def create_session(engine: Engine, user_id: int, title: str = "New chat") -> Ses
                 created_at=created.created_at,
                 updated_at=created.updated_at,
             )
-        )
+        ),
+    )
     return created
 
 
@@ -600,8 +558,10 @@ def load_checkpoint(engine: Engine, message_id: str) -> tuple[Any, int] | None:
 
 def claim_stale(engine: Engine, message_id: str, lease: timedelta) -> str | None:
     """Take over a running answer whose lease ran out; return the new owner if this caller won."""
-    at, owner = now(), new_id()
-    with engine.begin() as conn:
+    owner = new_id()
+
+    def work(conn: sa.Connection) -> bool:
+        at = now()
         result = conn.execute(
             ai_chat_logs.update()
             .where(
@@ -611,17 +571,21 @@ def claim_stale(engine: Engine, message_id: str, lease: timedelta) -> str | None
             )
             .values(lease_until=at + lease, lease_owner=owner)
         )
-    return owner if result.rowcount else None
+        return bool(result.rowcount)
+
+    return owner if write(engine, work) else None
 
 
 def truncate_events(engine: Engine, message_id: str, after: int) -> None:
     """Drop the events a dead runner wrote after its last checkpoint."""
-    with engine.begin() as conn:
-        conn.execute(
+    write(
+        engine,
+        lambda conn: conn.execute(
             chat_events.delete().where(
                 chat_events.c.message_id == message_id, chat_events.c.seq > after
             )
-        )
+        ),
+    )
 
 
 def finish_message(
