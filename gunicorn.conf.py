@@ -10,6 +10,9 @@ What blocks in C (the model's SQLite queries) runs on gevent's thread pool inste
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from types import FrameType
 from typing import Any
 
 worker_class = "gevent"
@@ -28,10 +31,26 @@ control_socket_disable = True
 
 
 def post_worker_init(worker: Any) -> None:
-    """Start this worker's turn sweeper and its listener for other workers' writes."""
-    from webapp.app import start_worker
+    """Start this worker's turn sweeper and its listener for other workers' writes.
+
+    And hear the worker's `SIGTERM` (a `SIGHUP` reload sends it to every old worker) as it
+    comes: gunicorn's own handler only stops accepting and waits up to `graceful_timeout`
+    for open requests, which open answer streams would fill; the app hands its turns over
+    and ends its streams at once instead (`ChatService.stop_serving`).
+    """
+    from webapp.app import start_worker, worker_stopping
 
     start_worker(worker.wsgi)
+    gunicorns = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        if callable(gunicorns):
+            gunicorns(signum, frame)
+        # Out of the signal handler, where blocking calls are safe (a greenlet under gevent).
+        threading.Thread(target=worker_stopping, args=(worker.wsgi,), daemon=True).start()
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    signal.siginterrupt(signal.SIGTERM, False)  # as gunicorn has it: requests go on meanwhile
 
 
 def worker_exit(server: Any, worker: Any) -> None:

@@ -8,18 +8,31 @@ from the latest checkpoint.
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
 import sqlite3
 import threading
-from contextlib import closing
+from contextlib import ExitStack, closing
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import httpx
+import sqlalchemy as sa
 from bs4 import BeautifulSoup
 
+from tests.support.fake_claude import FakeClaude, Reply, text_reply, tool_reply
 from tests.support.gunicorn import Server, gunicorn
-from tests.test_serving import _client, _env, _sqlite, _token
+from tests.support.waiting import PATIENCE, wait_for
+from tests.test_python_sandbox_serving import _launcher_of
+from tests.test_serving import _ask, _client, _env, _sqlite, _stalling_reply, _token
+from webapp.chat import store
+from webapp.chat.tables import chat_open_streams, chat_workers
+from webapp.store.engine import create_store_engine
+from webapp.tools.python import procs
 
 LOCK_SECONDS = 1.5  # longer than SQLite's own busy wait, far shorter than a write's retries
+PATIENCE_PINGS = int(PATIENCE) * 2  # a model that pings (one a second) longer than a test waits
 
 
 def _signed_in(server: Server, username: str) -> httpx.Client:
@@ -73,3 +86,175 @@ def test_new_chats_wait_out_a_write_lock_instead_of_failing(
     assert new.status_code in (302, 303) and "/chat/" in new.headers["location"]
     assert created.json()["id"] in {s["id"] for s in listed}
     assert "Traceback" not in server.log_text()
+
+
+def _two_hosts(stack: ExitStack, env: dict[str, str], tmp_path: Path) -> tuple[Server, Server]:
+    """Start two servers of one worker each on one database: two hosts, as far as a turn knows."""
+    one = {**env, "WEB_CONCURRENCY": "1"}
+    return (
+        stack.enter_context(gunicorn(one, tmp_path, name="a")),
+        stack.enter_context(gunicorn(one, tmp_path, name="b")),
+    )
+
+
+def _cancel(client: httpx.Client, session_id: str, stream_url: str) -> httpx.Response:
+    message_id = stream_url.rsplit("/", 2)[-2]
+    return client.post(f"/api/chat/sessions/{session_id}/messages/{message_id}/cancel")
+
+
+def _status(client: httpx.Client, session_id: str) -> str:
+    return str(client.get(f"/api/chat/sessions/{session_id}").json()["messages"][-1]["status"])
+
+
+def _marker(name: str) -> str:
+    return f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', '{name}'])\n"
+
+
+# Starts a marked child, then, long before the call's own 10 s limit, another: a sandbox seen
+# to start the second ran on after its turn was cancelled.
+SANDBOX = (
+    "import subprocess, sys, time\n"
+    + _marker("sandbox-started")
+    + "time.sleep(8)\n"
+    + _marker("sandbox-still-running")
+    + "time.sleep(60)\n"
+)
+
+
+def _marked(pids: set[int], marker: str) -> bool:
+    for pid in pids:
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_cancel_met_by_another_host_ends_the_runners_sandbox_at_once(
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
+    url = _sqlite(tmp_path, seeded_sqlite_template)
+    replies: list[Reply] = [
+        tool_reply(("t1", "execute_python", {"code": SANDBOX})),
+        text_reply(("Done.", [])),
+    ]
+    with FakeClaude(replies) as fake, ExitStack() as stack:
+        env = _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url)
+        runner_host, other_host = _two_hosts(stack, env, tmp_path)
+        token = _token(url)
+        on_runner = stack.enter_context(_client(runner_host, token))
+        on_other = stack.enter_context(_client(other_host, token))
+        session_id, stream_url = _ask(on_runner)  # the turn runs where it was asked
+        _, launcher = wait_for(lambda: _launcher_of(runner_host), "the sandbox never started")
+        tree = {launcher}
+
+        def seen(marker: str) -> bool:
+            tree.update(procs.descendants(launcher))
+            return _marked(tree, marker)
+
+        wait_for(lambda: seen("sandbox-started"), "the sandboxed code never ran")
+        cancelled = _cancel(on_other, session_id, stream_url)
+        late: list[bool] = []
+
+        def gone() -> bool:
+            late.append(seen("sandbox-still-running"))
+            return all(procs.real_uid(pid) is None for pid in tree)
+
+        wait_for(gone, f"the sandbox outlived its cancelled turn: {tree}")
+        status = _status(on_other, session_id)
+    assert cancelled.status_code == 202, cancelled.text
+    assert not any(late), "the sandbox ran on after the cancel"
+    assert status == "cancelled"
+    assert len(fake.requests) == 1  # nothing asked the model again for the cancelled turn
+
+
+def test_a_cancel_met_by_another_host_ends_the_runners_model_stream_at_once(
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
+    url = _sqlite(tmp_path, seeded_sqlite_template)
+    # A model that starts, then only pings: longer than any test waits.
+    with FakeClaude([_stalling_reply(PATIENCE_PINGS)]) as fake, ExitStack() as stack:
+        env = _env(url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url)
+        runner_host, other_host = _two_hosts(stack, env, tmp_path)
+        token = _token(url)
+        on_runner = stack.enter_context(_client(runner_host, token))
+        on_other = stack.enter_context(_client(other_host, token))
+        session_id, stream_url = _ask(on_runner)
+        wait_for(lambda: len(fake.requests) == 1, "the model was never asked")
+        cancelled = _cancel(on_other, session_id, stream_url)
+        wait_for(lambda: fake.abandoned == 1, "the cancelled turn's model stream stayed open")
+        status = _status(on_other, session_id)
+    assert cancelled.status_code == 202, cancelled.text
+    assert status == "cancelled"
+    assert len(fake.requests) == 1
+
+
+def _stream_workers(url: str) -> set[str]:
+    """Return the workers whose open streams are counted in the database."""
+    engine = create_store_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {str(w) for w in conn.execute(sa.select(chat_open_streams.c.worker))}
+    finally:
+        engine.dispose()
+
+
+def _lapsed(url: str, workers: set[str], lease: timedelta) -> bool:
+    """Tell whether none of `workers` has renewed its lease within `lease`."""
+    engine = create_store_engine(url)
+    try:
+        with engine.connect() as conn:
+            seen = conn.execute(
+                sa.select(chat_workers.c.seen_at).where(chat_workers.c.id.in_(workers))
+            ).scalars()
+            cutoff = store.now() - lease
+            return all(at.replace(tzinfo=at.tzinfo or UTC) < cutoff for at in seen)
+    finally:
+        engine.dispose()
+
+
+def _stream_status(stack: ExitStack, server: Server, token: str, url: str) -> int:
+    """Open a stream and return its status code; an open one stays open until the test ends."""
+    host, port = server.url.removeprefix("http://").split(":")
+    sock = stack.enter_context(closing(socket.create_connection((host, int(port)))))
+    sock.sendall(
+        f"GET {url} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+        "Accept: text/event-stream\r\n\r\n".encode()
+    )
+    return int(sock.recv(4096).split(b" ", 2)[1])
+
+
+def test_a_killed_workers_streams_stop_counting_when_its_lease_lapses(
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
+    url = _sqlite(tmp_path, seeded_sqlite_template)
+    lease = timedelta(seconds=2)
+    stalling = [_stalling_reply(PATIENCE_PINGS) for _ in range(3)]  # asked again after takeovers
+    with FakeClaude(stalling) as fake, ExitStack() as stack:
+        env = _env(
+            url,
+            ANTHROPIC_API_KEY="test-key",
+            ANTHROPIC_BASE_URL=fake.url,
+            TURN_LEASE_SECONDS=str(lease.total_seconds()),
+            MAX_STREAMS_PER_USER="4",
+        )
+        server = stack.enter_context(gunicorn(env, tmp_path))
+        token = _token(url)
+        client = stack.enter_context(_client(server, token))
+        _, stream_url = _ask(client)
+        wait_for(lambda: len(fake.requests) == 1, "the model was never asked")
+        with ExitStack() as first:
+            opened = [_stream_status(first, server, token, stream_url) for _ in range(4)]
+            held = _stream_workers(url)
+            killed = server.workers()
+            for worker in killed:  # every worker dies at once, as in an out-of-memory kill
+                os.kill(worker, signal.SIGKILL)
+        wait_for(
+            lambda: len(set(server.workers()) - set(killed)) == 2, "gunicorn started no new workers"
+        )
+        wait_for(lambda: _lapsed(url, held, lease), "the killed workers' leases never lapsed")
+        # The readers reconnect once the dead workers' leases have lapsed: each is let in.
+        again = [_stream_status(stack, server, token, stream_url) for _ in range(4)]
+    assert opened == [200] * 4 and held
+    assert again == [200] * 4

@@ -140,6 +140,8 @@ class FakeClaude:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        # Replies whose client hung up before they were sent whole (a turn stopped mid-round).
+        self.abandoned = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
@@ -213,8 +215,9 @@ class FakeClaude:
                         for chunk in _frames(reply):
                             self._chunk(chunk)
                     self._chunk(b"")
-                except OSError:
-                    pass  # the client went away (a killed worker): nothing to send it
+                except OSError:  # the client went away (a killed worker): nothing to send it
+                    with fake._lock:
+                        fake.abandoned += 1
 
             def _chunk(self, data: bytes) -> None:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

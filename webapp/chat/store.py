@@ -467,6 +467,37 @@ def announce(conn: sa.Connection, message_id: str) -> None:
 
 
 EVENTS_CHANNEL = "webapp_chat_events"
+# On the same channel, a key "stop:<message id>" tells the answer's runner, wherever it runs,
+# that its answer was ended from outside (cancelled, past its deadline): the wake-up channel
+# carries it to every worker and host, as it carries news of events to readers.
+STOP_PREFIX = "stop:"
+
+
+def stop_key(message_id: str) -> str:
+    """Return the wake-up key the runner of `message_id` waits on."""
+    return STOP_PREFIX + message_id
+
+
+def runs_as(engine: Engine, message_id: str, owner: str) -> bool:
+    """Tell whether `owner` still runs the answer (it was not ended or taken over)."""
+    query = sa.select(ai_chat_logs.c.id).where(
+        ai_chat_logs.c.id == message_id,
+        ai_chat_logs.c.status == "running",
+        ai_chat_logs.c.lease_owner == owner,
+    )
+    with engine.connect() as conn:
+        return conn.execute(query).first() is not None
+
+
+def still_running(engine: Engine, message_ids: Sequence[str]) -> set[str]:
+    """Return which of the answers are still being written."""
+    if not message_ids:
+        return set()
+    query = sa.select(ai_chat_logs.c.id).where(
+        ai_chat_logs.c.id.in_(message_ids), ai_chat_logs.c.status == "running"
+    )
+    with engine.connect() as conn:
+        return {str(row.id) for row in conn.execute(query)}
 
 
 def append_events(
@@ -669,6 +700,7 @@ def end_running(
         ]
         events.append(StoredEvent(seq + len(events) + 1, "done", json.dumps({"status": status})))
         _insert_events(conn, message_id, events)
+        announce(conn, stop_key(message_id))  # its runner, wherever it is, stops now
         return True
 
     return write(engine, work)
@@ -750,17 +782,25 @@ def renew_lease(engine: Engine, message_id: str, owner: str, lease: timedelta) -
     write(engine, lambda conn: _hold(conn, message_id, owner, lease))
 
 
-WORKER_GONE = timedelta(seconds=60)  # a worker not seen for this long holds no streams
+# A worker not seen for this long is forgotten with its streams' rows. Its streams stopped
+# counting long before: when its lease (`open_stream`'s `lease`) lapsed.
+WORKER_GONE = timedelta(seconds=60)
 
 
-def open_stream(engine: Engine, user_id: int, worker: str, limit: int) -> str | None:
-    """Count a new open stream of the user's, or None when they already have `limit`."""
+def open_stream(
+    engine: Engine, user_id: int, worker: str, limit: int, lease: timedelta = WORKER_GONE
+) -> str | None:
+    """Count a new open stream of the user's, or None when they already have `limit`.
+
+    Streams count while their worker's lease holds: a worker renews it (`worker_seen`) well
+    within `lease`, so the streams of a worker that died stop counting once it lapses.
+    """
     stream_id = new_id()
 
     def work(conn: sa.Connection) -> str | None:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
-        alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - WORKER_GONE)
+        alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - lease)
         held = (
             sa.select(sa.func.count())
             .select_from(chat_open_streams)

@@ -8,6 +8,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, jsonify, request, url_for
 from werkzeug.exceptions import TooManyRequests
 
+from ..chat.service import WorkerStopping
 from ..chat.sessions import (
     KeyConflict,
     ask_once,
@@ -201,10 +202,13 @@ def stream(session_id: str, message_id: str) -> Response:
 
     def body() -> Iterator[str]:
         yield format_comment("open")  # the headers go out now, even if the answer is quiet
-        for batch in batches:
-            # Events stored together go out in one write.
-            yield "".join(
-                format_event(e.data, event=e.event, id=e.seq) for e in batch
-            ) or format_comment("heartbeat")
+        try:
+            for batch in batches:
+                # Events stored together go out in one write.
+                yield "".join(
+                    format_event(e.data, event=e.event, id=e.seq) for e in batch
+                ) or format_comment("heartbeat")
+        except WorkerStopping:
+            return  # ends without `done`: the client resumes on a live worker by Last-Event-ID
 
     return counted_sse_response(service, user.id, body())
