@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from types import FrameType
 from typing import Any
 
@@ -38,6 +37,8 @@ def post_worker_init(worker: Any) -> None:
     for open requests, which open answer streams would fill; the app hands its turns over
     and ends its streams at once instead (`ChatService.stop_serving`).
     """
+    import gevent
+
     from webapp.app import start_worker, worker_stopping
 
     start_worker(worker.wsgi)
@@ -46,8 +47,9 @@ def post_worker_init(worker: Any) -> None:
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
         if callable(gunicorns):
             gunicorns(signum, frame)
-        # Out of the signal handler, where blocking calls are safe (a greenlet under gevent).
-        threading.Thread(target=worker_stopping, args=(worker.wsgi,), daemon=True).start()
+        # In a greenlet of its own: the handler runs in gevent's loop, where nothing may block
+        # (gunicorn's gevent worker does the same with its SIGQUIT).
+        gevent.spawn(worker_stopping, worker.wsgi)
 
     signal.signal(signal.SIGTERM, on_sigterm)
     signal.siginterrupt(signal.SIGTERM, False)  # as gunicorn has it: requests go on meanwhile

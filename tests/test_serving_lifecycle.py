@@ -8,6 +8,7 @@ from the latest checkpoint.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -18,14 +19,24 @@ from datetime import UTC, timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 import sqlalchemy as sa
 from bs4 import BeautifulSoup
+from httpx_sse import ServerSentEvent, connect_sse
 
-from tests.support.fake_claude import FakeClaude, Reply, text_reply, tool_reply
+from tests.support.fake_claude import FakeClaude, Paced, Reply, text_reply, tool_reply
 from tests.support.gunicorn import Server, gunicorn
 from tests.support.waiting import PATIENCE, wait_for
 from tests.test_python_sandbox_serving import _launcher_of
-from tests.test_serving import _ask, _client, _env, _sqlite, _stalling_reply, _token
+from tests.test_serving import (
+    _ask,
+    _client,
+    _env,
+    _migrate,
+    _sqlite,
+    _stalling_reply,
+    _token,
+)
 from webapp.chat import store
 from webapp.chat.tables import chat_open_streams, chat_workers
 from webapp.store.engine import create_store_engine
@@ -258,3 +269,97 @@ def test_a_killed_workers_streams_stop_counting_when_its_lease_lapses(
         again = [_stream_status(stack, server, token, stream_url) for _ in range(4)]
     assert opened == [200] * 4 and held
     assert again == [200] * 4
+
+
+@pytest.mark.postgres
+def test_a_deadline_met_by_another_host_ends_the_runners_model_stream_at_once(
+    tmp_path: Path, pg_url: str
+) -> None:
+    _migrate(pg_url)
+    with FakeClaude([_stalling_reply(PATIENCE_PINGS)]) as fake, ExitStack() as stack:
+        env = _env(
+            pg_url, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.url, WEB_CONCURRENCY="1"
+        )
+        # Only the other host's sweeper holds turns to a short deadline: it is the one that
+        # ends this turn, and the runner hears of it through PostgreSQL's notifications.
+        runner_host = stack.enter_context(gunicorn(env, tmp_path, name="a"))
+        stack.enter_context(gunicorn({**env, "TURN_DEADLINE_SECONDS": "3"}, tmp_path, name="b"))
+        client = stack.enter_context(_client(runner_host, _token(pg_url)))
+        session_id, _ = _ask(client)
+        wait_for(lambda: _status(client, session_id) != "running", "the deadline never came")
+        wait_for(lambda: fake.abandoned == 1, "the overdue turn's model stream stayed open")
+        stored = client.get(f"/api/chat/sessions/{session_id}").json()["messages"][-1]
+    assert stored["status"] == "error" and "took too long" in stored["error"]
+    assert len(fake.requests) == 1  # and nothing asked the model again for it
+
+
+FINAL = "Your cards: $1,842.17 at American Express and $2,940.00 at Chase."
+# About 15 s at 7 characters every 50 ms: the old worker could write all of it well within
+# gunicorn's graceful timeout, were it let to.
+SECOND_ROUND = "Looking at what your cards owe, one account after another. " * 30
+
+
+def _text(events: list[ServerSentEvent]) -> str:
+    return "".join(
+        str(obj.get("content", ""))
+        for e in events
+        if e.event == "packet"
+        and (obj := json.loads(e.data)["obj"])["type"] in ("message_start", "message_delta")
+    )
+
+
+def test_a_reload_ends_old_workers_streams_and_hands_turns_on_from_the_latest_checkpoint(
+    tmp_path: Path, seeded_sqlite_template: Path
+) -> None:
+    url = _sqlite(tmp_path, seeded_sqlite_template)
+    query = {"query": "SELECT account_name, current_balance FROM account_details"}
+    replies: list[Reply] = [
+        tool_reply(("t1", "execute_sql", query)),
+        Paced(text_reply((SECOND_ROUND, [])), 0.05),
+        text_reply((FINAL, [])),
+    ]
+    with FakeClaude(replies) as fake, ExitStack() as stack:
+        env = _env(
+            url,
+            ANTHROPIC_API_KEY="test-key",
+            ANTHROPIC_BASE_URL=fake.url,
+            WEB_CONCURRENCY="1",
+            TURN_LEASE_SECONDS="300",  # only the old worker's hand-over lets another resume
+        )
+        server = stack.enter_context(gunicorn(env, tmp_path))
+        client = stack.enter_context(_client(server, _token(url)))
+        session_id, stream_url = _ask(client)
+        before: list[ServerSentEvent] = []
+        reloaded = False
+        with connect_sse(client, "GET", stream_url) as source:
+            for event in source.iter_sse():
+                before.append(event)
+                if not reloaded and event.event == "packet" and "message_delta" in event.data:
+                    server.process.send_signal(signal.SIGHUP)  # as round two begins to stream
+                    reloaded = True
+        # The old worker's stream ended as the reload began, before the answer did.
+        assert "done" not in [e.event for e in before], "the old worker wrote the answer out"
+        resumed = wait_for(lambda: _resume(client, stream_url, before[-1].id))
+        stored = client.get(f"/api/chat/sessions/{session_id}").json()["messages"][-1]
+    assert SECOND_ROUND.startswith(_text(before)) and _text(before) != SECOND_ROUND
+    # The turn went on from its checkpoint after the tool round: the model was asked round
+    # two again with the tool's result, not the question from the start.
+    assert len(fake.requests) == 3
+    assert fake.requests[2]["messages"] == fake.requests[1]["messages"]
+    # The client resumed by Last-Event-ID: what the old worker wrote past the checkpoint is
+    # withdrawn, and the answer goes on whole.
+    assert resumed[0].event == "reset"
+    assert _text(resumed) == FINAL
+    assert resumed[-1].event == "done" and json.loads(resumed[-1].data) == {"status": "complete"}
+    assert stored["status"] == "complete" and stored["content"] == FINAL
+    assert "Traceback" not in server.log_text()
+
+
+def _resume(client: httpx.Client, url: str, last_id: str) -> list[ServerSentEvent] | None:
+    try:
+        with connect_sse(client, "GET", url, headers={"Last-Event-ID": last_id}) as source:
+            if source.response.status_code != 200:
+                return None
+            return list(source.iter_sse())
+    except httpx.HTTPError:
+        return None  # the server is between workers
