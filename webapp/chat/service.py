@@ -7,6 +7,11 @@ reconnects resumes from `Last-Event-ID`. Readers are woken by the writes themsel
 worker's sweeper (and a reader or a new question that finds a lease expired) takes a turn
 whose runner died over from its last checkpoint under a new owner, and the old runner,
 should it still be alive, is refused its next write.
+
+An answer ended from outside its runner (a cancel, the turn deadline), in whichever worker or
+host, reaches the runner at once over the wake-up channel (`store.stop_key`): its model call
+is abandoned and its sandbox ends, so nothing of a turn that is over runs on. A worker told to
+stop hands its turns over and ends its streams at once (`ChatService.stop_serving`).
 """
 
 from __future__ import annotations
