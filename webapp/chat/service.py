@@ -126,6 +126,8 @@ class _DatabaseSink:
             self.service.announce(self.message_id)
 
     def finish(self, result: TurnResult) -> None:
+        if isinstance(self._failure, LeaseLost):  # ended or handed over: not this runner's
+            raise self._failure
         with self._writing, self._batch() as (batch, _):
             with self._lock:
                 done = self.next_event("done", {"status": result.status})
