@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from ..llm.base import Model
-from ..store.writes import is_transient
+from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import store
 from .store import LeaseLost, SessionBusy, StoredEvent
@@ -104,7 +104,8 @@ class _DatabaseSink:
     def flush(self) -> None:
         """Store the pending events now, in one transaction."""
         with self._writing, self._batch() as (batch, _):
-            if batch:
+            # Handed over or ended meanwhile: a write now would renew a lease given up.
+            if batch and not self._gave_up():
                 store.append_events(
                     self.service.engine, self.message_id, self.owner, self.service.lease, batch
                 )
@@ -113,6 +114,7 @@ class _DatabaseSink:
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._check()
         with self._writing, self._batch() as (batch, seq):
+            self._check()  # not handed over while this waited for the flusher
             store.save_checkpoint(
                 self.service.engine,
                 self.message_id,
@@ -149,6 +151,9 @@ class _DatabaseSink:
     @property
     def closed(self) -> bool:
         return self._closed.is_set()
+
+    def _gave_up(self) -> bool:
+        return isinstance(self._failure, LeaseLost)
 
     @property
     def failed(self) -> bool:
@@ -234,6 +239,8 @@ class _DatabaseSink:
                     flushed_at = time.monotonic()
                 else:
                     with self._writing:
+                        if self._gave_up():
+                            return
                         store.renew_lease(
                             self.service.engine, self.message_id, self.owner, self.service.lease
                         )
@@ -280,6 +287,7 @@ class ChatService:
         self._swept = False
         self._stop = threading.Event()
         self._stopping = threading.Event()  # a deploy's SIGTERM: see `stop_serving`
+        self._handed_over = threading.Event()  # ... and its hand-overs are written
         self._background: list[threading.Thread] = []
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
@@ -342,6 +350,10 @@ class ChatService:
         its checkpoint within seconds; the runner here is refused its next write.
         """
         self._stop.set()
+        if self._stopping.is_set():
+            # The streams may have ended (and let the worker exit) before `stop_serving` has
+            # written every hand-over: a lease left held would keep its turn waiting.
+            self._handed_over.wait(WRITE_RETRY_SECONDS)
         with self._lock:
             sinks = list(self._sinks)
         for sink in sinks:
@@ -366,11 +378,14 @@ class ChatService:
         from then on.
         """
         self._stopping.set()
-        with self._lock:
-            sinks = list(self._sinks)
-        for sink in sinks:
-            sink.hand_over()
-        self.wakeups.wake_all()
+        try:
+            with self._lock:
+                sinks = list(self._sinks)
+            for sink in sinks:
+                sink.hand_over()
+        finally:
+            self._handed_over.set()
+            self.wakeups.wake_all()
 
     def open_stream(self, user_id: int) -> str | None:
         """Count one more open stream of the user's; None when they have as many as allowed."""
