@@ -10,6 +10,8 @@ What blocks in C (the model's SQLite queries) runs on gevent's thread pool inste
 from __future__ import annotations
 
 import os
+import signal
+from types import FrameType
 from typing import Any
 
 worker_class = "gevent"
@@ -36,10 +38,29 @@ if not forwarded_allow_ips:
 
 
 def post_worker_init(worker: Any) -> None:
-    """Start this worker's turn sweeper and its listener for other workers' writes."""
-    from webapp.app import start_worker
+    """Start this worker's turn sweeper and its listener for other workers' writes.
+
+    And hear the worker's `SIGTERM` (a `SIGHUP` reload sends it to every old worker) as it
+    comes: gunicorn's own handler only stops accepting and waits up to `graceful_timeout`
+    for open requests, which open answer streams would fill; the app hands its turns over
+    and ends its streams at once instead (`ChatService.stop_serving`).
+    """
+    import gevent
+
+    from webapp.app import start_worker, worker_stopping
 
     start_worker(worker.wsgi)
+    gunicorns = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        if callable(gunicorns):
+            gunicorns(signum, frame)
+        # In a greenlet of its own: the handler runs in gevent's loop, where nothing may block
+        # (gunicorn's gevent worker does the same with its SIGQUIT).
+        gevent.spawn(worker_stopping, worker.wsgi)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    signal.siginterrupt(signal.SIGTERM, False)  # as gunicorn has it: requests go on meanwhile
 
 
 def worker_exit(server: Any, worker: Any) -> None:

@@ -21,7 +21,7 @@ from tests.support.gunicorn import gunicorn
 from tests.support.waiting import wait_for
 from tests.test_serving import _ask, _client, _env, _sqlite, _stalling_reply, _stream, _token
 from webapp import create_app
-from webapp.chat import service
+from webapp.store import writes
 from webapp.store.app_db import close_engine
 
 T = TypeVar("T")
@@ -104,7 +104,7 @@ def test_a_write_lock_held_past_every_retry_resumes_the_turn(
         # Another program holds the file's write lock longer than a write keeps retrying.
         blocker = sqlite3.connect(url.removeprefix("sqlite:///"))
         blocker.execute("BEGIN IMMEDIATE")
-        time.sleep(service.store.WRITE_RETRY_SECONDS + 3)  # type: ignore[attr-defined]
+        time.sleep(writes.WRITE_RETRY_SECONDS + 3)
         blocker.rollback()
         blocker.close()
         stored = wait_for(lambda: _settled(client, session_id))

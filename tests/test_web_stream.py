@@ -19,6 +19,7 @@ from tests.support.answer_stream import (
     run,
     stored,
 )
+from webapp.chat.service import WorkerStopping
 from webapp.chat.store import StoredEvent
 from webapp.sse import ServerSentEvent
 from webapp.web import stream
@@ -186,6 +187,25 @@ def test_events_that_stop_before_done_are_an_interrupted_answer(
     assert "sources" not in names(events)
     assert events[-1].event == "done" and events[-1].data == "interrupted"
     assert "ended before the answer did" in caplog.text
+
+
+class Stopping(Events):
+    """Stored events, then this worker begins to stop (a deploy) before the turn's `done`."""
+
+    def __init__(self, datas: list[str]) -> None:
+        super().__init__(
+            [(0.0, StoredEvent(seq, "packet", data)) for seq, data in enumerate(datas, start=1)]
+        )
+
+    def __iter__(self) -> Iterator[StoredEvent | None]:
+        yield from super().__iter__()
+        raise WorkerStopping
+
+
+def test_a_stopping_worker_ends_the_stream_without_done_so_the_browser_reconnects() -> None:
+    events, _ = run(Stopping(OPENING + deltas("You owe [[1]]", "(https://www.irs.gov/a) $5")))
+    assert "done" not in names(events)  # htmx's SSE extension closes only on `done`
+    assert all("interrupted" not in e.data for e in events)
 
 
 def test_events_that_stop_after_the_stop_packet_are_a_complete_answer() -> None:

@@ -96,6 +96,12 @@ def start_worker(app: object) -> None:
         chat_service(app).start_background()
 
 
+def worker_stopping(app: object) -> None:
+    """Begin a serving process's exit (its `SIGTERM`): hand turns over, end open streams."""
+    if isinstance(app, Flask) and installed(app):
+        services(app).chat.stop_serving()
+
+
 def stop_worker(app: object) -> None:
     """Stop what `start_worker` started."""
     if isinstance(app, Flask) and installed(app):

@@ -254,6 +254,8 @@ class FakeClaude:
         self.expect_refusals = expect_refusals
         self.ledger = CacheLedger()
         self._ids = itertools.count(1)
+        # Replies whose client hung up before they were sent whole (a turn stopped mid-round).
+        self.abandoned = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
@@ -366,8 +368,9 @@ class FakeClaude:
                         if isinstance(reply, Dropped):
                             return  # no last chunk: the line broke mid-answer
                     self._chunk(b"")
-                except OSError:
-                    pass  # the client went away (a killed worker): nothing to send it
+                except OSError:  # the client went away (a killed worker): nothing to send it
+                    with fake._lock:
+                        fake.abandoned += 1
 
             def _chunk(self, data: bytes) -> None:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

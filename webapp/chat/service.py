@@ -7,6 +7,11 @@ reconnects resumes from `Last-Event-ID`. Readers are woken by the writes themsel
 worker's sweeper (and a reader or a new question that finds a lease expired) takes a turn
 whose runner died over from its last checkpoint under a new owner, and the old runner,
 should it still be alive, is refused its next write.
+
+An answer ended from outside its runner (a cancel, the turn deadline), in whichever worker or
+host, reaches the runner at once over the wake-up channel (`store.stop_key`): its model call
+is abandoned and its sandbox ends, so nothing of a turn that is over runs on. A worker told to
+stop hands its turns over and ends its streams at once (`ChatService.stop_serving`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from ..llm.base import DEFAULT_MAX_TOKENS, Model
+from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import store
 from .store import LeaseLost, SessionBusy, StoredEvent
@@ -62,8 +68,11 @@ class _DatabaseSink:
         self._writing = threading.Lock()  # one write at a time, so batches land in order
         self._news = threading.Event()
         self._closed = threading.Event()
+        # Set by a wake-up of the answer's stop key (it was ended elsewhere) and by `close`.
+        self.told = threading.Event()
         self._failure: BaseException | None = None
         self.on_abort: Callable[[], None] | None = None  # abandons the model call in flight
+        self._abandoned = False
 
     def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
         self.seq += 1
@@ -95,7 +104,8 @@ class _DatabaseSink:
     def flush(self) -> None:
         """Store the pending events now, in one transaction."""
         with self._writing, self._batch() as (batch, _):
-            if batch:
+            # Handed over or ended meanwhile: a write now would renew a lease given up.
+            if batch and not self._gave_up():
                 store.append_events(
                     self.service.engine, self.message_id, self.owner, self.service.lease, batch
                 )
@@ -104,6 +114,7 @@ class _DatabaseSink:
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._check()
         with self._writing, self._batch() as (batch, seq):
+            self._check()  # not handed over while this waited for the flusher
             store.save_checkpoint(
                 self.service.engine,
                 self.message_id,
@@ -117,6 +128,8 @@ class _DatabaseSink:
             self.service.announce(self.message_id)
 
     def finish(self, result: TurnResult) -> None:
+        if isinstance(self._failure, LeaseLost):  # ended or handed over: not this runner's
+            raise self._failure
         with self._writing, self._batch() as (batch, _):
             with self._lock:
                 done = self.next_event("done", {"status": result.status})
@@ -136,20 +149,43 @@ class _DatabaseSink:
         self.close()
         self.service.announce(self.message_id)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def _gave_up(self) -> bool:
+        return isinstance(self._failure, LeaseLost)
+
+    @property
+    def failed(self) -> bool:
+        return self._failure is not None
+
     def abort(self) -> None:
         """Stop the runner at once: its answer was ended elsewhere (cancelled, timed out)."""
         self._failure = LeaseLost()
         self.close()
-        if self.on_abort is not None:
-            try:
-                self.on_abort()
-            except Exception:
-                log.exception("could not abandon a cancelled turn's model call")
+        self._abandon()
+
+    def _abandon(self) -> None:
+        """End the turn's model call and sandbox now: nothing more of this turn is wanted."""
+        with self._lock:
+            if self._abandoned or self.on_abort is None:
+                return
+            self._abandoned = True
+        try:
+            self.on_abort()
+        except Exception:
+            log.exception("could not abandon a stopped turn's model call")
 
     def hand_over(self) -> None:
-        """Stop writing and release the lease, for another worker to resume the turn."""
+        """Stop writing and release the lease, for another worker to resume the turn.
+
+        The model call and the sandbox end here too: the turn goes on elsewhere, from its
+        checkpoint, and this process asks the model nothing more for it.
+        """
         self._failure = LeaseLost()
         self.close()
+        self._abandon()
         try:
             with self._writing:  # after any batch in flight, which would renew the lease
                 store.release_lease(self.service.engine, self.message_id, self.owner)
@@ -160,6 +196,31 @@ class _DatabaseSink:
         """Stop the background flusher (the turn has ended, one way or another)."""
         self._closed.set()
         self._news.set()
+        self.told.set()
+
+    def watch_for_end(self) -> None:
+        """Until the turn ends here, wait for news that it was ended elsewhere; then abort.
+
+        The news is a wake-up of the answer's stop key, from whichever worker or host ended
+        it; the answer's row says whether this runner still owns it (a listener that
+        reconnects wakes every key, so a wake-up alone proves nothing).
+        """
+        wakeups = self.service.wakeups
+        with wakeups.watch(store.stop_key(self.message_id), self.told):
+            while True:
+                self.told.wait()
+                self.told.clear()
+                if self.closed:
+                    return
+                try:
+                    if store.runs_as(self.service.engine, self.message_id, self.owner):
+                        continue
+                except Exception:  # the flusher's next write finds out instead
+                    log.exception("could not tell whether a turn was ended elsewhere")
+                    continue
+                log.info("a turn was ended elsewhere; its runner stops")
+                self.abort()
+                return
 
     def run_flusher(self) -> None:
         """Close batch windows and keep the lease while the model is quiet."""
@@ -179,16 +240,25 @@ class _DatabaseSink:
                     flushed_at = time.monotonic()
                 else:
                     with self._writing:
+                        if self._gave_up():
+                            return
                         store.renew_lease(
                             self.service.engine, self.message_id, self.owner, self.service.lease
                         )
             except LeaseLost as exc:
+                # Ended or taken over elsewhere: the model call and the sandbox end now, not
+                # at the runner's next write.
                 self._failure = exc
+                self._abandon()
                 return
             except Exception as exc:
                 log.exception("could not store a turn's events")
                 self._failure = exc
                 return
+
+
+class WorkerStopping(Exception):
+    """This worker is stopping: its streams end, for their clients to resume on a live one."""
 
 
 class ChatService:
@@ -219,6 +289,8 @@ class ChatService:
         self._lock = threading.Lock()
         self._swept = False
         self._stop = threading.Event()
+        self._stopping = threading.Event()  # a deploy's SIGTERM: see `stop_serving`
+        self._handed_over = threading.Event()  # ... and its hand-overs are written
         self._background: list[threading.Thread] = []
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
@@ -281,6 +353,10 @@ class ChatService:
         its checkpoint within seconds; the runner here is refused its next write.
         """
         self._stop.set()
+        if self._stopping.is_set():
+            # The streams may have ended (and let the worker exit) before `stop_serving` has
+            # written every hand-over: a lease left held would keep its turn waiting.
+            self._handed_over.wait(WRITE_RETRY_SECONDS)
         with self._lock:
             sinks = list(self._sinks)
         for sink in sinks:
@@ -292,9 +368,33 @@ class ChatService:
         except Exception:
             log.exception("could not forget this worker's streams; they lapse in a minute")
 
+    def stop_serving(self) -> None:
+        """Begin this worker's exit: hand its turns over and end its streams, at once.
+
+        Called as a deploy's `SIGTERM` (or a `SIGHUP` reload's) reaches the worker
+        (gunicorn.conf.py). gunicorn then waits up to its graceful timeout for open requests:
+        open answer streams would hold the worker there, and its turns would run on here only
+        to be resumed elsewhere from an older checkpoint. Instead each turn is handed over
+        now, from its latest checkpoint, to a live worker's next sweep, and each stream ends
+        without `done`, so that its client reconnects to a live worker and resumes
+        (`Last-Event-ID`; the browser's stream starts over). This worker takes nothing over
+        from then on.
+        """
+        self._stopping.set()
+        try:
+            with self._lock:
+                sinks = list(self._sinks)
+            for sink in sinks:
+                sink.hand_over()
+        finally:
+            self._handed_over.set()
+            self.wakeups.wake_all()
+
     def open_stream(self, user_id: int) -> str | None:
         """Count one more open stream of the user's; None when they have as many as allowed."""
-        return store.open_stream(self.engine, user_id, self.worker_id, self.max_streams_per_user)
+        return store.open_stream(
+            self.engine, user_id, self.worker_id, self.max_streams_per_user, self.lease
+        )
 
     def close_stream(self, stream_id: str) -> None:
         """Stop counting a stream (it ended, or its client went away)."""
@@ -304,13 +404,20 @@ class ChatService:
             log.exception("could not forget a closed stream")
 
     def _sweep_forever(self) -> None:
+        # This worker's lease, renewed thrice a lease as a turn's is: its streams count against
+        # their users while it holds, and stop counting once it lapses (the worker died).
+        beat = min(SWEEP_SECONDS, self.lease.total_seconds() / 3)
+        sweep_at = time.monotonic() + SWEEP_SECONDS
         while True:
             try:
                 store.worker_seen(self.engine, self.worker_id)
             except Exception:
                 log.exception("could not say this worker is alive")
-            if self._stop.wait(SWEEP_SECONDS):
+            if self._stop.wait(beat):
                 return
+            if time.monotonic() < sweep_at or self._stopping.is_set():
+                continue
+            sweep_at = time.monotonic() + SWEEP_SECONDS
             try:
                 self.end_overdue()
                 self.resume_stale()
@@ -338,10 +445,14 @@ class ChatService:
         )
         with self._lock:
             local = [sink for sink in self._sinks if sink.message_id == message_id]
-        for sink in local:  # a runner elsewhere is refused its next write instead
+        for sink in local:
             sink.abort()
         if ended:
             self.announce(message_id)
+            # A runner in another process hears it through the wake-up channel (PostgreSQL's
+            # notification rides in `end_running`'s transaction; SQLite's poller sees the row).
+            if self.listener is not None:
+                self.listener.publish(store.stop_key(message_id))
         return ended
 
     def resume_stale_once(self) -> None:
@@ -364,6 +475,8 @@ class ChatService:
 
     def resume_if_stale(self, user_id: int, message_id: str) -> bool:
         """Take over an answer whose lease expired, from its last checkpoint."""
+        if self._stopping.is_set():  # a stopping worker hands turns over, it takes none
+            return False
         owner = store.claim_stale(self.engine, message_id, self.lease)
         if owner is None:
             return False
@@ -402,16 +515,15 @@ class ChatService:
             name=f"turn-{message_id[:8]}",
             daemon=True,
         )
+        if self._stopping.is_set():  # asked as this worker stops: a live one answers it
+            sink.hand_over()
+            return
         with self._lock:
             self._threads.add(thread)
             self._sinks.add(sink)
         thread.start()
 
     def _run(self, user_id: int, sink: _DatabaseSink, checkpoint: dict[str, Any]) -> None:
-        flusher = threading.Thread(
-            target=sink.run_flusher, daemon=True, name=f"flush-{sink.message_id[:8]}"
-        )
-        flusher.start()
         model, tools = self.model(), self.tools(user_id)
         stop_tools = getattr(tools, "stop", None)  # LocalTools ends a running sandbox with it
 
@@ -421,13 +533,17 @@ class ChatService:
                 stop_tools()
 
         sink.on_abort = abandon
+        if sink.failed:  # ended before it started: nothing of it may run
+            sink.abort()
+        for job, name in ((sink.run_flusher, "flush"), (sink.watch_for_end, "ends")):
+            threading.Thread(target=job, daemon=True, name=f"{name}-{sink.message_id[:8]}").start()
         try:
             result = run_turn(model, tools, sink, checkpoint, self.max_tokens)
             sink.finish(result)
         except LeaseLost:
             log.info("a turn was ended or taken over elsewhere; this runner stops")
         except Exception as exc:
-            if store.is_transient(exc) or store.is_transient(exc.__cause__ or exc):
+            if is_transient(exc) or is_transient(exc.__cause__ or exc):
                 # The database stayed away past the write's retries: a live worker resumes
                 # the turn from its checkpoint instead of this answer failing.
                 log.warning("a turn's database write kept failing; handing the turn over")
@@ -466,7 +582,8 @@ class ChatService:
     ) -> Iterator[list[StoredEvent]]:
         """Yield the answer's events after `after` until `done`, as stored together.
 
-        An empty list is a heartbeat.
+        An empty list is a heartbeat. WorkerStopping when this worker begins to stop
+        (`stop_serving`): the stream ends without `done`, for its client to resume elsewhere.
 
         The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
         stream costs no query at all, heartbeats included.
@@ -474,6 +591,8 @@ class ChatService:
         checked, woke = False, False
         with self.wakeups.watch(message_id) as news:
             while True:
+                if self._stopping.is_set():
+                    raise WorkerStopping
                 news.clear()
                 batch = store.events_after(self.engine, message_id, after)
                 if batch:

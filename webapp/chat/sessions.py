@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..store.writes import write
 from . import store
 from .service import ChatService
 from .store import TITLE_CHARS, SessionBusy, SessionRow
@@ -118,7 +119,7 @@ def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> Ses
             )
         return at
 
-    at = store.write(engine, work)
+    at = write(engine, work)
     return SessionRow(id=session_id, title=title, created_at=at, updated_at=at)
 
 
@@ -172,7 +173,7 @@ def rename_session(engine: Engine, user_id: int, session_id: str, title: str) ->
         )
         return bool(result.rowcount)
 
-    if not store.write(engine, work):
+    if not write(engine, work):
         return None
     return store.get_session(engine, user_id, session_id)
 
@@ -206,7 +207,7 @@ def delete_session(engine: Engine, user_id: int, session_id: str) -> bool:
         conn.execute(chat_sessions.delete().where(chat_sessions.c.id == session_id))
         return True
 
-    return store.write(engine, work)
+    return write(engine, work)
 
 
 def remove_session(service: ChatService, user_id: int, session_id: str) -> bool:
@@ -260,7 +261,7 @@ def discard_exchange(engine: Engine, user_id: int, session_id: str, answer_id: s
         conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == answer_id))
         conn.execute(ai_chat_logs.delete().where(ai_chat_logs.c.id.in_(ids)))
 
-    store.write(engine, work)
+    write(engine, work)
 
 
 def find_key(engine: Engine, user_id: int, key: str) -> tuple[str, str] | None:
@@ -303,7 +304,7 @@ def remember_key(
         )
 
     try:
-        store.write(engine, work)
+        write(engine, work)
     except sa.exc.IntegrityError:
         winner = find_key(engine, user_id, key)
         if winner is None:

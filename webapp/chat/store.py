@@ -6,19 +6,18 @@ Every read names the user, so another user's session or message is simply not fo
 from __future__ import annotations
 
 import json
-import random
 import re
-import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.values import JsonValue
+from ..store.writes import write
 from ..text import valid_json, valid_text
 from ..turn.emit import SinkClosed
 from .tables import (
@@ -31,10 +30,6 @@ from .tables import (
 )
 
 TITLE_CHARS = 80
-# How long a write keeps retrying a locked database or a dropped connection before it gives up.
-WRITE_RETRY_SECONDS = 10.0
-
-T = TypeVar("T")
 
 
 def now() -> datetime:
@@ -52,45 +47,6 @@ class StoredEvent:
     seq: int
     event: str
     data: str
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Tell whether a database error may pass if the same write is tried again.
-
-    SQLite's lock held past the driver's short busy wait, a PostgreSQL connection that was
-    dropped or terminated, a serialization failure or a deadlock: all of these are about
-    timing, not about the write itself.
-    """
-    if not isinstance(exc, sa.exc.DBAPIError):
-        return False
-    if exc.connection_invalidated:
-        return True
-    text = str(exc.orig).lower()
-    if "database is locked" in text or "database is busy" in text:
-        return True
-    sqlstate = getattr(exc.orig, "sqlstate", None) or ""
-    return sqlstate[:2] in ("08", "57") or sqlstate in ("40001", "40P01")
-
-
-def write(
-    engine: Engine, work: Callable[[sa.Connection], T], *, budget: float = WRITE_RETRY_SECONDS
-) -> T:
-    """Run `work` in one transaction, trying again with backoff while the error is transient.
-
-    The wait between tries is `time.sleep`, so under gevent a locked SQLite file or a
-    reconnecting PostgreSQL pool lets every other greenlet run meanwhile.
-    """
-    deadline = time.monotonic() + budget
-    delay = 0.01
-    while True:
-        try:
-            with engine.begin() as conn:
-                return work(conn)
-        except sa.exc.DBAPIError as exc:
-            if not is_transient(exc) or time.monotonic() + delay > deadline:
-                raise
-        time.sleep(delay * (0.5 + random.random()))
-        delay = min(delay * 2, 0.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +143,9 @@ def create_session(engine: Engine, user_id: int, title: str = "New chat") -> Ses
     created = SessionRow(
         id=new_id(), title=title[:TITLE_CHARS] or "New chat", created_at=now(), updated_at=now()
     )
-    with engine.begin() as conn:
-        conn.execute(
+    write(
+        engine,
+        lambda conn: conn.execute(
             chat_sessions.insert().values(
                 id=created.id,
                 user_id=user_id,
@@ -196,7 +153,8 @@ def create_session(engine: Engine, user_id: int, title: str = "New chat") -> Ses
                 created_at=created.created_at,
                 updated_at=created.updated_at,
             )
-        )
+        ),
+    )
     return created
 
 
@@ -550,6 +508,37 @@ def announce(conn: sa.Connection, message_id: str) -> None:
 
 
 EVENTS_CHANNEL = "webapp_chat_events"
+# On the same channel, a key "stop:<message id>" tells the answer's runner, wherever it runs,
+# that its answer was ended from outside (cancelled, past its deadline): the wake-up channel
+# carries it to every worker and host, as it carries news of events to readers.
+STOP_PREFIX = "stop:"
+
+
+def stop_key(message_id: str) -> str:
+    """Return the wake-up key the runner of `message_id` waits on."""
+    return STOP_PREFIX + message_id
+
+
+def runs_as(engine: Engine, message_id: str, owner: str) -> bool:
+    """Tell whether `owner` still runs the answer (it was not ended or taken over)."""
+    query = sa.select(ai_chat_logs.c.id).where(
+        ai_chat_logs.c.id == message_id,
+        ai_chat_logs.c.status == "running",
+        ai_chat_logs.c.lease_owner == owner,
+    )
+    with engine.connect() as conn:
+        return conn.execute(query).first() is not None
+
+
+def still_running(engine: Engine, message_ids: Sequence[str]) -> set[str]:
+    """Return which of the answers are still being written."""
+    if not message_ids:
+        return set()
+    query = sa.select(ai_chat_logs.c.id).where(
+        ai_chat_logs.c.id.in_(message_ids), ai_chat_logs.c.status == "running"
+    )
+    with engine.connect() as conn:
+        return {str(row.id) for row in conn.execute(query)}
 
 
 def append_events(
@@ -642,8 +631,10 @@ def load_checkpoint(engine: Engine, message_id: str) -> tuple[Any, int] | None:
 
 def claim_stale(engine: Engine, message_id: str, lease: timedelta) -> str | None:
     """Take over a running answer whose lease ran out; return the new owner if this caller won."""
-    at, owner = now(), new_id()
-    with engine.begin() as conn:
+    owner = new_id()
+
+    def work(conn: sa.Connection) -> bool:
+        at = now()
         result = conn.execute(
             ai_chat_logs.update()
             .where(
@@ -653,17 +644,21 @@ def claim_stale(engine: Engine, message_id: str, lease: timedelta) -> str | None
             )
             .values(lease_until=at + lease, lease_owner=owner)
         )
-    return owner if result.rowcount else None
+        return bool(result.rowcount)
+
+    return owner if write(engine, work) else None
 
 
 def truncate_events(engine: Engine, message_id: str, after: int) -> None:
     """Drop the events a dead runner wrote after its last checkpoint."""
-    with engine.begin() as conn:
-        conn.execute(
+    write(
+        engine,
+        lambda conn: conn.execute(
             chat_events.delete().where(
                 chat_events.c.message_id == message_id, chat_events.c.seq > after
             )
-        )
+        ),
+    )
 
 
 def finish_message(
@@ -749,6 +744,7 @@ def end_running(
         ]
         events.append(StoredEvent(seq + len(events) + 1, "done", json.dumps({"status": status})))
         _insert_events(conn, message_id, events)
+        announce(conn, stop_key(message_id))  # its runner, wherever it is, stops now
         return True
 
     return write(engine, work)
@@ -830,17 +826,25 @@ def renew_lease(engine: Engine, message_id: str, owner: str, lease: timedelta) -
     write(engine, lambda conn: _hold(conn, message_id, owner, lease))
 
 
-WORKER_GONE = timedelta(seconds=60)  # a worker not seen for this long holds no streams
+# A worker not seen for this long is forgotten with its streams' rows. Its streams stopped
+# counting long before: when its lease (`open_stream`'s `lease`) lapsed.
+WORKER_GONE = timedelta(seconds=60)
 
 
-def open_stream(engine: Engine, user_id: int, worker: str, limit: int) -> str | None:
-    """Count a new open stream of the user's, or None when they already have `limit`."""
+def open_stream(
+    engine: Engine, user_id: int, worker: str, limit: int, lease: timedelta = WORKER_GONE
+) -> str | None:
+    """Count a new open stream of the user's, or None when they already have `limit`.
+
+    Streams count while their worker's lease holds: a worker renews it (`worker_seen`) well
+    within `lease`, so the streams of a worker that died stop counting once it lapses.
+    """
     stream_id = new_id()
 
     def work(conn: sa.Connection) -> str | None:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
-        alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - WORKER_GONE)
+        alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - lease)
         held = (
             sa.select(sa.func.count())
             .select_from(chat_open_streams)

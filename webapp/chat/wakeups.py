@@ -12,6 +12,12 @@ this one through one listener per process, picked by the database the app uses:
 
 Whatever the listener misses while it reconnects, it makes up for by waking every reader,
 who then reads what it missed from the database: the events table stays the truth.
+
+The same channel stops runners: an answer ended from outside its runner (a cancel, the turn
+deadline, met by any worker of any host) wakes the key `stop:<message id>` (`store.stop_key`),
+on which the runner's process waits; it then checks the answer's row and, if it no longer
+runs it, ends the turn's model call and sandbox at once. SQLite's poller finds such answers
+by their status.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.engine import sqlite_file
-from .store import EVENTS_CHANNEL
+from .store import EVENTS_CHANNEL, STOP_PREFIX, still_running
 from .tables import chat_events
 
 log = logging.getLogger(__name__)
@@ -46,9 +52,12 @@ class Wakeups:
         self._someone = threading.Condition(self._lock)
 
     @contextmanager
-    def watch(self, message_id: str) -> Iterator[threading.Event]:
-        """Register a reader of `message_id`; its flag is set whenever the message has news."""
-        flag = threading.Event()
+    def watch(
+        self, message_id: str, flag: threading.Event | None = None
+    ) -> Iterator[threading.Event]:
+        """Register a reader of `message_id`; its flag (`flag`, or a new one) is set whenever
+        the message has news."""
+        flag = flag if flag is not None else threading.Event()
         with self._lock:
             self._waiting.setdefault(message_id, set()).add(flag)
             self._someone.notify_all()
@@ -207,7 +216,14 @@ class SqlitePoller:
             stop.wait(SQLITE_POLL_SECONDS)
 
     def _wake_grown(self, wakeups: Wakeups, seen: dict[str, int]) -> dict[str, int]:
-        watched = wakeups.watched()
+        keys = wakeups.watched()
+        runners = [key.removeprefix(STOP_PREFIX) for key in keys if key.startswith(STOP_PREFIX)]
+        watched = [key for key in keys if not key.startswith(STOP_PREFIX)]
+        if runners:  # a runner here whose answer another process ended
+            running = still_running(self._engine, runners)
+            for message_id in runners:
+                if message_id not in running:
+                    wakeups.wake(STOP_PREFIX + message_id)
         if not watched:
             return {}
         query = (

@@ -148,7 +148,7 @@ def create_store_engine(url: str) -> Engine:
         }
     if normalized.startswith("sqlite"):
         # Writers hold the file for one short transaction. The driver waits briefly, in C (which
-        # blocks a gevent worker's loop); past that, `chat.store.write` retries with sleeps
+        # blocks a gevent worker's loop); past that, `store.writes.write` retries with sleeps
         # that let other greenlets run.
         options["connect_args"] = {"timeout": SQLITE_BUSY_SECONDS}
     else:

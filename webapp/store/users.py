@@ -14,6 +14,7 @@ from sqlalchemy.engine import Engine
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .schema import api_tokens, metadata, users
+from .writes import write
 
 _USERNAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 _TOKEN_PREFIX = "wat_"
@@ -159,8 +160,7 @@ def end_sessions(engine: Engine, user_id: int) -> None:
         index_elements=[session_versions.c.user_id],
         set_={"version": session_versions.c.version + 1},
     )
-    with engine.begin() as connection:
-        connection.execute(statement)
+    write(engine, lambda connection: connection.execute(statement))
 
 
 def create_api_token(engine: Engine, username: str) -> str:

@@ -17,6 +17,7 @@ from ..chat.pages import (
     parse_limit,
     session_page,
 )
+from ..chat.service import WorkerStopping
 from ..chat.sessions import (
     ChatCaps,
     KeyConflict,
@@ -252,10 +253,13 @@ def stream(session_id: str, message_id: str) -> Response:
 
     def body() -> Iterator[str]:
         yield format_comment("open")  # the headers go out now, even if the answer is quiet
-        for batch in batches:
-            # Events stored together go out in one write.
-            yield "".join(
-                format_event(e.data, event=e.event, id=e.seq) for e in batch
-            ) or format_comment("heartbeat")
+        try:
+            for batch in batches:
+                # Events stored together go out in one write.
+                yield "".join(
+                    format_event(e.data, event=e.event, id=e.seq) for e in batch
+                ) or format_comment("heartbeat")
+        except WorkerStopping:
+            return  # ends without `done`: the client resumes on a live worker by Last-Event-ID
 
     return counted_sse_response(service, user.id, body())

@@ -37,7 +37,7 @@ from flask import Response
 from markupsafe import Markup
 from werkzeug.exceptions import TooManyRequests
 
-from ..chat.service import ChatService
+from ..chat.service import ChatService, WorkerStopping
 from ..chat.store import StoredEvent
 from ..packets.state import PacketStream
 from ..sse import format_comment, format_event
@@ -87,7 +87,10 @@ def counted_sse_response(service: ChatService, user_id: int, body: Iterable[str]
 
 
 class _End:
-    pass
+    """The events ended; `stopping` when because this worker stops (the client reconnects)."""
+
+    def __init__(self, stopping: bool = False) -> None:
+        self.stopping = stopping
 
 
 _END = _End()
@@ -105,18 +108,21 @@ class _Pump:
         self._thread.start()
 
     def _run(self, events: Iterator[StoredEvent | None]) -> None:
+        end = _END
         try:
             for item in events:
                 if self._stop.is_set():
                     break
                 self._queue.put(item)
+        except WorkerStopping:
+            end = _End(stopping=True)
         except Exception:  # the stream ends with what it has; the page can be reloaded
             log.exception("reading an answer's events failed")
         finally:
             close = getattr(events, "close", None)
             if callable(close):
                 close()
-            self._queue.put(_END)
+            self._queue.put(end)
 
     def get(self, timeout: float) -> StoredEvent | None | _End | float:
         """Return the next item, or the timeout (a float) when none came in time."""
@@ -224,6 +230,10 @@ def answer_stream(
                     yield sent
                 continue
             if isinstance(item, _End):
+                if item.stopping:
+                    # This worker stops: the connection closes with no `done`, and htmx's
+                    # SSE extension reconnects to a live worker, whose stream starts over.
+                    return
                 break
             if item is None:
                 continue
