@@ -46,6 +46,12 @@ INTENTS = frozenset(
         "small_talk",
         "out_of_scope",
         "no_data",
+        "compute",
+        "multi",
+        "follow_up",
+        "open",
+        "advice",
+        "action",
     }
 )
 ALWAYS_NEVER = ("null", "None")
@@ -64,6 +70,7 @@ class Question:
     cites_one_of: tuple[dict[str, Any], ...] = ()
     sources: int | None = None
     max_sources: int | None = None
+    after: tuple[str, ...] = ()  # earlier questions of the same chat, asked first
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,7 @@ def load_questions(path: Path = QUESTIONS) -> list[Question]:
             cites_one_of=tuple(q.get("cites_one_of", ())),
             sources=q.get("sources"),
             max_sources=q.get("max_sources"),
+            after=tuple(q.get("after", ())),
         )
         for q in data["question"]
     ]
@@ -129,16 +137,19 @@ class Evaluator:
         close_engine(self.app)
 
     def ask(self, question: Question) -> Answer:
-        """Ask through the API on a new session; wait for the whole answer."""
+        """Ask through the API on a new session (after its earlier questions, if any); wait
+        for the whole answer."""
         client = self.clients[question.user]
         with idle_after(self.app):
             session_id = client.new_session()
+            for earlier in question.after:
+                client.stream(client.ask(session_id, earlier)["stream_url"])
             started = time.perf_counter()
             events = client.stream(client.ask(session_id, question.ask)["stream_url"])
             seconds = time.perf_counter() - started
         stream = PacketStream(0)
         stream.extend(json.loads(e.data) for e in events if e.event == "packet")
-        message = client.session(session_id)["messages"][1]
+        message = client.session(session_id)["messages"][-1]
         return Answer(
             str(message["status"]),
             str(message["content"] or ""),
