@@ -144,7 +144,9 @@ def _units(paragraph: str) -> Iterator[tuple[str, str]]:
     if len(items) > 2 and all(item[:1].islower() for item in items):
         # Fragments of one sentence ("1. income; 2. assets; ..."): quote them together.
         parts = [
-            re.sub(r"[;.,]?\s*(?:and|or)?[;.,]?$", "", " ".join(item.split())) for item in items
+            # The list's own "; and" / "; or" goes, never the end of a word ("error;").
+            re.sub(r"[;.,]?(?:\s+(?:and|or))?[;.,]?$", "", " ".join(item.split()))
+            for item in items
         ]
         yield _clean("; ".join(parts)), ""
         return
@@ -153,10 +155,12 @@ def _units(paragraph: str) -> Iterator[tuple[str, str]]:
         lead_in = _LEAD_IN.match(item)
         context = lead_in[1] if lead_in else ""
         mark = (lead_in[2] or lead_in[3]).replace(".", ":") if lead_in else ""
+        if words(context)[:1] and words(context)[0] in _STEPS:
+            mark = ""  # a step's title ("Note the dates."): its sentences read on their own
         for order, sentence in enumerate(_sentences(item[lead_in.end() :] if lead_in else item)):
             if len(sentence) > 3:
                 # A bold lead-in ("Write to the address.") belongs to its first sentence.
-                shown = f"{context}{mark} {sentence}" if context and not order else sentence
+                shown = f"{context}{mark} {sentence}" if mark and not order else sentence
                 yield _clean(shown), context
 
 
@@ -306,7 +310,10 @@ def document_answer(
             break
         chosen += extra
         supports += 1
-    return _blocks(chosen)
+    # Read as the documents are written: each document's sentences in its own order, the
+    # documents in the order the answer reaches them.
+    first = {id(u.source): -i for i, u in reversed(list(enumerate(chosen)))}
+    return _blocks(sorted(chosen, key=lambda u: (-first[id(u.source)], u.block, u.order)))
 
 
 def _blocks(chosen: list[Unit]) -> list[Block]:

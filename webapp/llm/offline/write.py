@@ -89,7 +89,7 @@ def _documents(
     return document_answer(asked, sources, library.rarity)
 
 
-def _joined(sections: list[list[Block]]) -> list[Block]:
+def join_sections(sections: list[list[Block]]) -> list[Block]:
     """Sentences of a section run on; a list item ends its line; sections are paragraphs."""
     out: list[Block] = []
     kept = [section for section in sections if section]
@@ -147,7 +147,7 @@ def write_answer(
     ]
     if documents:
         sections.append(_documents(question, documents, hits, library) or [(NOT_FOUND, [])])
-    blocks = _joined(sections)
+    blocks = join_sections(sections)
     if errors and not any(cites for _, cites in blocks):
         return [("I couldn't get that information: " + errors[0], [])]
     return blocks or [(NOT_FOUND, [])]
