@@ -83,6 +83,11 @@ def _documentish(phrase: str) -> bool:
     return any(stem(word) in _DOCUMENT_STEMS for word in phrase.split())
 
 
+def documentish(text: str) -> bool:
+    """Tell whether a question asks about rules or documents (a tax, a penalty, coverage)."""
+    return _documentish(_phrase(text))
+
+
 # Generic words of a question about accounts: never taken for an institution or account name.
 GENERIC = lexicon.words_of("generic")
 

@@ -14,7 +14,7 @@ from typing import Literal, TypeAlias
 from rapidfuzz import fuzz
 
 from . import lexicon
-from .ask import Question, understand
+from .ask import ALIASES, Question, understand
 from .cite import Block, number
 from .figures import Row
 from .plan import ACCOUNT_COLUMNS, KIND_FILTERS
@@ -69,8 +69,17 @@ def _side(text: str) -> Question:
     return understand("my " + text.strip(" ?.!"), own=True)
 
 
+# A side that names a measure over every account rather than an account.
+_WHOLE = {"assets": "assets", "asset": "assets", "debt": "debts", "debts": "debts", "cash": "cash"}
+
+
+def _whole(side: Question) -> str | None:
+    return next((_WHOLE[w] for w in words(side.text) if w in _WHOLE), None)
+
+
 def _about_accounts(side: Question) -> bool:
-    return bool(side.kinds or side.names or side.about_data) and not side.tickers
+    named = side.kinds or side.names or side.about_data or _whole(side)
+    return bool(named) and not side.tickers
 
 
 def read_computation(text: str) -> Computation | None:
@@ -140,10 +149,12 @@ def resolve(side: Question, rows: list[Row]) -> list[Row]:
     pool = [r for r in rows if r.balance is not None]
     if side.kinds:
         pool = [r for r in pool if any(_is_kind(r, k) for k in side.kinds)]
-    elif "debts" in side.intents:
+    elif "debts" in side.intents or _whole(side) == "debts":
         pool = [r for r in pool if r.owed]
-    elif "cash" in side.intents:
+    elif "cash" in side.intents or _whole(side) == "cash":
         pool = [r for r in pool if r.kind == "depository"]
+    elif _whole(side) == "assets":
+        pool = [r for r in pool if not r.owed]
     if side.names:
         scores = {id(r): _name_score(side, r) for r in pool}
         best = max(scores.values(), default=0)
@@ -162,10 +173,19 @@ def value(side: Question, rows: list[Row]) -> float:
 
 def describe(side: Question) -> str:
     """Name a side in the person's own words: "my credit card debt" -> "your credit card debt"."""
-    said = [w for w in words(side.text) if w not in ("the", "a", "in", "on", "of")]
-    if said[:2] == ["my", "my"]:
-        said = said[1:]
-    return " ".join("your" if w in ("my", "mine") else w for w in said)
+    said = [w for w in words(side.text) if w not in ("the", "a", "in", "on", "of", "than")]
+    mine = [i for i, w in enumerate(said) if w in ("my", "mine")]
+    said = said[mine[-1] :] if mine else said  # "do i owe on my sapphire" -> "my sapphire"
+    names = set(side.names)
+
+    def shown(word: str) -> str:
+        if word in ("my", "mine"):
+            return "your"
+        if word in ALIASES:
+            return ALIASES[word].title()  # "amex" -> "American Express"
+        return word.title() if word in names else word
+
+    return " ".join(shown(w) for w in said)
 
 
 def _figure(row: Row, measure: Measure) -> float | None:

@@ -15,6 +15,7 @@ from .words import join_words, words
 _OPENERS = lexicon.phrases("follow_up", "openers")
 _OTHER = lexicon.phrases("follow_up", "other")
 _JOINERS = lexicon.phrases("parts", "joiners")
+_EXCEPT = lexicon.phrases("follow_up", "except")
 _SPLIT = re.compile(r"(?<=[?!])\s+|;\s+")
 _MEASURES = {
     "debts": "what you owe",
@@ -83,6 +84,8 @@ def follow_up(text: str, previous: str | None) -> tuple[Question, str] | None:
     opens = any(padded.startswith(f" {o} ") for o in _OPENERS)
     if current.intents or not (opens or len(words(text)) <= 4):
         return None
+    if lexicon.has_phrase(_padded(text), _EXCEPT):
+        return None  # "and without the house?": not the same question about other accounts
     before = understand(previous)
     if before.names_account and not before.intents:
         before = replace(before, intents=("balances",))
@@ -108,5 +111,7 @@ def follow_up(text: str, previous: str | None) -> tuple[Question, str] | None:
         about = f"your other {join_words([_NOUNS.get(k, k) for k in kinds]) or 'accounts'}"
     else:
         named = entities.institutions or entities.names
-        about = join_words([n.title() if n.islower() else n for n in named])
+        about = join_words([n.title() if n.islower() else n for n in named]) or (
+            "your " + join_words([_NOUNS.get(k, k) for k in kinds])
+        )
     return inherited, f"Taking that as the same question, {measure}, for {about}:"

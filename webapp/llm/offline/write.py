@@ -4,7 +4,7 @@ or passages; short plain replies, with no sources, to small talk and to what it 
 from __future__ import annotations
 
 from ...tools.python.market import MarketData
-from .ask import GENERIC, Question
+from .ask import GENERIC, Question, documentish
 from .cite import Block, Result
 from .figures import balances, cash, debts, net_worth, rows_of, utilization
 from .library import DocHit, Library
@@ -65,6 +65,8 @@ def direct_reply(question: Question, hits: list[DocHit], market: MarketData | No
         return NO_TICKER
     if "quote" in question.intents:
         return no_data(without_data(question.tickers, market))[0]
+    if documentish(question.text) or question.kinds:
+        return NOT_FOUND  # a question for the documents, which don't answer it
     return OUT_OF_SCOPE
 
 
