@@ -145,7 +145,7 @@ def test_a_follow_up_inherits_the_measure_and_says_what_it_assumed() -> None:
 
 
 def test_earlier_questions_come_from_the_requests_history() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "how much do i owe on my amex"},
         {"role": "assistant", "content": [{"type": "text", "text": "You owe $1."}]},
         {"role": "user", "content": [{"type": "text", "text": "What about Citi?"}]},
@@ -200,7 +200,7 @@ def test_questions_of_one_message_share_calls_and_each_reads_its_own_results() -
 
 
 def test_a_follow_up_asks_the_tools_about_the_new_entity() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "how much do i owe on my amex"},
         {"role": "assistant", "content": [{"type": "text", "text": "You owe $1,842.17."}]},
         {"role": "user", "content": "What about Citi?"},
