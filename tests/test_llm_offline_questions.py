@@ -10,7 +10,13 @@ import pytest
 from webapp.llm.base import ModelRequest
 from webapp.llm.offline.cite import Result
 from webapp.llm.offline.compute import read_computation, write_computation
-from webapp.llm.offline.conversation import earlier_questions, follow_up, split_parts
+from webapp.llm.offline.conversation import (
+    earlier_questions,
+    follow_up,
+    previous_question,
+    split_parts,
+    standing,
+)
 from webapp.llm.offline.dispatch import Context, Reply, answer, merged_calls, tasks
 from webapp.llm.offline.figures import rows_of
 from webapp.llm.offline.fuzzy import correct
@@ -131,17 +137,20 @@ def test_a_message_splits_into_its_questions() -> None:
 
 
 def test_a_follow_up_inherits_the_measure_and_says_what_it_assumed() -> None:
-    found = follow_up("What about Citi?", "how much do i owe on my amex")
+    found = follow_up("What about Citi?", standing("how much do i owe on my amex"))
     assert found is not None
     question, note = found
     assert question.intents == ("debts",) and question.institutions == ("citi",)
     assert "what you owe" in note and "Citi" in note
-    other = follow_up("and the other card?", "What's my Amex balance?")
+    other = follow_up("and the other card?", standing("What's my Amex balance?"))
     assert other is not None
     assert other[0].kinds == ("credit",) and other[0].excluded == ("american", "express")
-    assert follow_up("What is an index fund?", "What's my Amex balance?") is None
+    assert follow_up("What is an index fund?", standing("What's my Amex balance?")) is None
     assert follow_up("What about Citi?", None) is None
-    assert follow_up("and without the house?", "What is my net worth?") is None
+    assert follow_up("and without the house?", standing("What is my net worth?")) is None
+    # A follow-up of a follow-up keeps the first question's measure.
+    chain = previous_question(["how much do i owe on my amex", "and citi?"])
+    assert chain is not None and chain.intents == ("debts",) and chain.institutions == ("citi",)
 
 
 def test_earlier_questions_come_from_the_requests_history() -> None:
@@ -174,6 +183,9 @@ def test_computations_over_the_users_rows_cite_what_they_used() -> None:
     assert count is not None
     assert "two credit cards" in write_computation(count, rows)[0][0]
     assert read_computation("Compare Microsoft and Google stock prices") is None
+    assert read_computation("what's the difference between an ETF and a mutual fund?") is None
+    bigger = read_computation("Which is bigger, my checking or my savings?")
+    assert bigger is not None and bigger.op == "difference"
 
 
 def test_an_overview_cites_each_figure() -> None:

@@ -60,7 +60,7 @@ _AT_NAME = re.compile(r"\b(?:at|with|from)\s+((?:[A-Z][\w&.-]*\s?){1,3})")
 _QUOTE_WORDS = frozenset(lexicon.phrases("quote_words"))
 _SPENDING = re.compile(
     r" (expense|expenses|spend|spending|spent|transactions?|purchases|"
-    r"bought|income|paycheck|salary|bills) "
+    r"bought|income|paycheck|salary|bills) | did (i|we) (make|earn) | (i|we) (made|earned) "
 )
 _HOW_MUCH_HAVE = re.compile(
     r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) |"

@@ -38,6 +38,9 @@ _DIFFERENCE = (
         r" than (?:in |on )?(?P<b>.+)"
     ),
     re.compile(r"compare (?P<a>.+?) (?:to|with|and|against|vs|versus) (?P<b>.+)"),
+    re.compile(
+        r"which is (?:bigger|larger|greater|more|higher|smaller|lower|less) (?P<a>.+?) or (?P<b>.+)"
+    ),
     re.compile(r"(?P<a>.+?) (?:vs|versus|compared to|compared with) (?P<b>.+)"),
 )
 _KIND_TEST: dict[str, Callable[[Row], bool]] = {
@@ -78,7 +81,11 @@ def _whole(side: Question) -> str | None:
 
 
 def _about_accounts(side: Question) -> bool:
-    named = side.kinds or side.names or side.about_data or _whole(side)
+    """A side names the user's accounts: a kind, an institution, a measure over them, or
+    words after "my" ("an ETF and a mutual fund" are not accounts)."""
+    said = words(side.text)[1:]  # without the "my" `_side` puts first
+    mine = bool({"my", "mine", "our"} & set(said)) and bool(side.names or side.about_data)
+    named = side.kinds or side.institutions or _whole(side) or mine
     return bool(named) and not side.tickers
 
 

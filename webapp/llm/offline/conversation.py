@@ -74,10 +74,28 @@ def _padded(text: str) -> str:
     return " " + " ".join(words(text)) + " "
 
 
-def follow_up(text: str, previous: str | None) -> tuple[Question, str] | None:
+def standing(text: str) -> Question:
+    """Read a question on its own ("my Chase checking?" asks for its balance)."""
+    question = understand(text)
+    if question.names_account and not question.intents:
+        question = replace(question, intents=("balances",))
+    return question
+
+
+def previous_question(earlier: list[str] | tuple[str, ...]) -> Question | None:
+    """Return the chat's last question as understood, follow-ups resolved along the way."""
+    before: Question | None = None
+    for asked in earlier:
+        last = split_parts(asked)[-1]
+        found = follow_up(last, before)
+        before = found[0] if found else standing(last)
+    return before
+
+
+def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None:
     """Read a follow-up as the previous question about new entities, with the sentence that
     says what was assumed; None when the question stands on its own."""
-    if previous is None:
+    if before is None:
         return None
     current = understand(text)
     padded = _padded(text)
@@ -86,9 +104,6 @@ def follow_up(text: str, previous: str | None) -> tuple[Question, str] | None:
         return None
     if lexicon.has_phrase(_padded(text), _EXCEPT):
         return None  # "and without the house?": not the same question about other accounts
-    before = understand(previous)
-    if before.names_account and not before.intents:
-        before = replace(before, intents=("balances",))
     if not before.about_data:
         return None
     other = lexicon.has_phrase(padded, _OTHER)

@@ -17,7 +17,7 @@ from ...tools.python.market import MarketData
 from .ask import Question, understand
 from .cite import Block, Result
 from .compute import Computation, computation_query, read_computation, write_computation
-from .conversation import follow_up, split_parts
+from .conversation import follow_up, previous_question, split_parts
 from .figures import rows_of
 from .library import DocHit, Library
 from .overview import Open, afford, overview, payoff, read_open, sell, uncovered
@@ -135,8 +135,7 @@ def _scope(text: str, context: Context) -> Task | None:
 def _follow_up(text: str, context: Context) -> Task | None:
     if not context.first or not context.earlier:
         return None
-    previous = split_parts(context.earlier[-1])[-1]
-    found = follow_up(text, previous)
+    found = follow_up(text, previous_question(context.earlier))
     if found is None:
         return None
     question, note = found
