@@ -20,8 +20,9 @@ from .compute import Computation, computation_query, read_computation, write_com
 from .conversation import follow_up, previous_question, split_parts
 from .figures import rows_of
 from .library import DocHit, Library
-from .overview import Open, afford, overview, payoff, read_open, sell, uncovered
-from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, plan
+from .overview import Open, afford, overview, payoff, plan, read_open, sell, uncovered
+from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall
+from .plan import plan as tool_calls
 from .scope import missing_document, padded, scope_reply
 from .write import direct_reply, write_answer
 
@@ -75,7 +76,7 @@ class Figures:
     note: str = ""
 
     def calls(self) -> list[ToolCall]:
-        return plan(self.question, self.hits, self.context.books, self.context.market)
+        return tool_calls(self.question, self.hits, self.context.books, self.context.market)
 
     def direct(self) -> str:
         return direct_reply(self.question, self.hits, self.context.market)
@@ -122,6 +123,8 @@ class Opened:
             return afford(self.question, rows)
         if self.kind == "payoff":
             return payoff(rows)
+        if self.kind == "plan":
+            return plan(rows)
         if self.kind == "sell":
             return sell(self.question, rows)
         return uncovered(self.reply, self.question, rows)

@@ -14,7 +14,7 @@ from .cite import Block, number
 from .figures import Row
 from .words import count_of, money, percent
 
-Open: TypeAlias = Literal["overview", "afford", "payoff", "sell", "uncovered"]
+Open: TypeAlias = Literal["overview", "afford", "payoff", "sell", "uncovered", "plan"]
 _UNCOVERED = lexicon.rules("uncovered")
 
 
@@ -26,7 +26,8 @@ def read_open(phrase: str, question: Question) -> tuple[Open, str] | None:
                 return "uncovered", rule.reply
         if lexicon.has_phrase(phrase, lexicon.phrases("open", "sell")):
             return "sell", ""
-    for kind in ("payoff", "afford", "overview"):
+    kinds: tuple[Open, ...] = ("payoff", "plan", "afford", "overview")
+    for kind in kinds:
         if lexicon.has_phrase(phrase, lexicon.phrases("open", kind)):
             return kind, ""
     return None
@@ -178,4 +179,25 @@ def uncovered(reply: str, question: Question, rows: list[Row]) -> list[Block]:
         blocks.append(
             (f"- {quantity:,.0f} shares of {r.get('ticker')} worth {money(value)}\n", [r.cite])
         )
+    return blocks
+
+
+def plan(rows: list[Row]) -> list[Block]:
+    """Debt or investing: what decides it, then what the user has and owes, each cited."""
+    known = [r for r in rows if r.balance is not None]
+    cash = [r for r in known if r.kind == "depository"]
+    owed = [r for r in known if r.owed]
+    invested = [r for r in known if r.kind in ("investment", "crypto")]
+    blocks: list[Block] = [
+        (
+            "I can't give personal investment advice, and the answer turns on interest rates "
+            "I don't have: paying off a card that charges more than your investments are "
+            "likely to earn is a sure return, and an emergency fund of three to six months of "
+            "expenses usually comes before either. Here is what you have and owe:\n",
+            [],
+        )
+    ]
+    for title, group in (("Cash", cash), ("Debts", owed), ("Investments", invested)):
+        if group:
+            blocks.append((f"- {title}: {money(_total(group))}\n", [r.cite for r in group]))
     return blocks

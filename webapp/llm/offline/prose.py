@@ -283,6 +283,13 @@ def _with_antecedent(unit: Unit, units: list[Unit]) -> list[Unit]:
     return [unit]
 
 
+def _on_topic(unit: Unit, lead: Source, score: _Scorer) -> bool:
+    """A sentence of the lead document, or of one whose title or section names the topic."""
+    if unit.source is lead:
+        return True
+    return score.weight(stems(f"{unit.result.title} {heading_of(unit)}")) > 0
+
+
 def document_answer(
     question: str, sources: list[Source], rarity: Callable[[str], float]
 ) -> list[Block]:
@@ -305,6 +312,8 @@ def document_answer(
             break
         if unit in chosen or any(_similar(unit, c) for c in chosen):
             continue
+        if not _on_topic(unit, lead, score) and support(unit) < 0.8 * best:
+            continue  # another document that shares words, not the subject
         extra = [u for u in _with_antecedent(unit, units) if u not in chosen]
         if sum(len(u.text) for u in chosen + extra) > MAX_CHARS:
             break
