@@ -75,6 +75,8 @@ def sql_result(rows: list[dict[str, Any]], index: int = 0, call: int = 0) -> Res
         ("whats my saphire prefered balnce", "whats my sapphire preferred balance"),
         ("can I afford a vacation?", "can I afford a vacation?"),  # a real word stays
         ("Can you recommend a pizza place?", "Can you recommend a pizza place?"),
+        ("how long do i have to dispuet a charge", "how long do i have to dispute a charge"),
+        ("wat is an index fund", "what is an index fund"),
     ],
 )
 def test_typos_are_read_as_the_words_they_stand_for(typed: str, meant: str) -> None:
@@ -91,6 +93,8 @@ def test_typos_are_read_as_the_words_they_stand_for(typed: str, meant: str) -> N
         ("What's my credit score?", "don't have your credit score"),
         ("what's the APR on my sapphire preferred", "interest rate"),
         ("What's the weather like?", "can't help"),
+        ("Please open a new savings account for me", "can't open"),
+        ("What will my net worth be in 5 years?", "can't project"),
     ],
 )
 def test_what_the_product_cannot_do_gets_a_plain_reply(question: str, says: str) -> None:
@@ -106,6 +110,7 @@ def test_what_the_product_cannot_do_gets_a_plain_reply(question: str, says: str)
         "What is a credit score?",
         "which card should I pay off first?",
         "Does my card cover a trip cancelled for bad weather?",
+        "How do I improve my credit score?",
     ],
 )
 def test_questions_the_product_answers_are_not_refused(question: str) -> None:
@@ -151,6 +156,10 @@ def test_a_follow_up_inherits_the_measure_and_says_what_it_assumed() -> None:
     # A follow-up of a follow-up keeps the first question's measure.
     chain = previous_question(["how much do i owe on my amex", "and citi?"])
     assert chain is not None and chain.intents == ("debts",) and chain.institutions == ("citi",)
+    held = follow_up("and Apple?", standing("How many shares of VTI do I have?"))
+    assert held is not None and held[0].tickers == ("AAPL",) and "holdings" in held[0].intents
+    cash = follow_up("how about just cash?", standing("what's my net worth?"))
+    assert cash is not None and cash[0].intents == ("cash",) and "your cash" in cash[1]
 
 
 def test_earlier_questions_come_from_the_requests_history() -> None:

@@ -38,6 +38,7 @@ _DIFFERENCE = (
         r" than (?:in |on )?(?P<b>.+)"
     ),
     re.compile(r"compare (?P<a>.+?) (?:to|with|and|against|vs|versus) (?P<b>.+)"),
+    re.compile(r"(?:owe|have|is there) more (?:on|in|at) (?P<a>.+?) or (?:on |in |at )?(?P<b>.+)"),
     re.compile(
         r"which is (?:bigger|larger|greater|more|higher|smaller|lower|less) (?P<a>.+?) or (?P<b>.+)"
     ),
@@ -195,6 +196,10 @@ def describe(side: Question) -> str:
     return " ".join(shown(w) for w in said)
 
 
+def _first_up(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _figure(row: Row, measure: Measure) -> float | None:
     limit = number(row.get("credit_limit"))
     owed = abs(row.balance or 0.0)
@@ -254,13 +259,13 @@ def write_computation(c: Computation, rows: list[Row]) -> list[Block]:
     va, vb = value(a, rows_a), value(b, rows_b)
     cites_a, cites_b = [r.cite for r in rows_a], [r.cite for r in rows_b]
     blocks: list[Block] = [
-        (f"- {describe(a).capitalize()}: {money(va)}\n", cites_a),
-        (f"- {describe(b).capitalize()}: {money(vb)}\n", cites_b),
+        (f"- {_first_up(describe(a))}: {money(va)}\n", cites_a),
+        (f"- {_first_up(describe(b))}: {money(vb)}\n", cites_b),
     ]
     if c.op == "share":
         return [
             (
-                f"{describe(a).capitalize()}, {money(va)}, is {percent(va, vb)} of "
+                f"{_first_up(describe(a))}, {money(va)}, is {percent(va, vb)} of "
                 f"{describe(b)}, {money(vb)}.",
                 cites_a + cites_b,
             )
@@ -268,7 +273,7 @@ def write_computation(c: Computation, rows: list[Row]) -> list[Block]:
     more, less = (a, b) if va >= vb else (b, a)
     return [
         (
-            f"{describe(more).capitalize()} is {money(abs(va - vb))} more than {describe(less)}.\n",
+            f"{_first_up(describe(more))} is {money(abs(va - vb))} more than {describe(less)}.\n",
             cites_a + cites_b,
         ),
         *blocks,

@@ -100,7 +100,14 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
     current = understand(text)
     padded = _padded(text)
     opens = any(padded.startswith(f" {o} ") for o in _OPENERS)
-    if current.intents or not (opens or len(words(text)) <= 4):
+    if not (opens or len(words(text)) <= 4):
+        return None
+    if current.tickers and current.intents == ("quote",) and "holdings" in before.intents:
+        # "How many shares of VTI do I have?" then "and Apple?": the holding, not a quote
+        held = replace(before, text=text, tickers=current.tickers)
+        tickers = join_words(list(current.tickers))
+        return held, f"Taking that as the same question, your holdings, for {tickers}:"
+    if current.intents:
         return None
     if lexicon.has_phrase(_padded(text), _EXCEPT):
         return None  # "and without the house?": not the same question about other accounts
@@ -108,6 +115,11 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
         return None
     other = lexicon.has_phrase(padded, _OTHER)
     entities = understand("my " + text, own=True)
+    measures = set(entities.intents) & set(_MEASURES)
+    if measures and not (entities.kinds or entities.institutions):
+        # "how about just cash?": a measure of its own, over the user's accounts
+        asked = join_words([_MEASURES[i] for i in entities.intents if i in _MEASURES])
+        return replace(entities, text=text, names=()), f"Taking that as a question about {asked}:"
     if not (entities.kinds or entities.names or entities.institutions or other):
         return None
     kinds = entities.kinds or before.kinds or (("credit",) if other else ())

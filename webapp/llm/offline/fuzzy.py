@@ -20,12 +20,16 @@ from .words import STOPWORDS, words
 MIN_RATIO = 84.0  # of 100: "wels" -> "wells" is 88.9, "acount" -> "account" 92.3
 MIN_LENGTH = 4
 _WORD = re.compile(r"[A-Za-z]+")
+_TYPOS: dict[str, str] = lexicon.table("typos")
 
 
 @lru_cache(maxsize=1)
 def _targets() -> tuple[str, ...]:
     """The words a typo may stand for: the lexicon's and the documents' titles'."""
-    found: set[str] = set(library().title_words)
+    books = library()
+    found: set[str] = set(books.title_words)
+    # The documents' longer words: "dispuet" is "dispute" (never a real word: see `_known`).
+    found.update(w for w in books.vocabulary if len(w) >= 6 and w.isalpha())
     for key in ("institutions", "price_phrases"):
         found.update(w for phrase in lexicon.phrases(key) for w in words(phrase))
     found.update(w for cue, _ in lexicon.pairs("kind_phrases") for w in words(cue))
@@ -47,6 +51,8 @@ def _known() -> frozenset[str]:
 def correct_word(word: str) -> str:
     """Return the known word `word` is a typo of, or `word` itself."""
     lowered = word.lower()
+    if lowered in _TYPOS:
+        return _TYPOS[lowered]
     if len(lowered) < MIN_LENGTH or lowered in _known():
         return word
     found = process.extractOne(

@@ -26,7 +26,7 @@ def read_open(phrase: str, question: Question) -> tuple[Open, str] | None:
                 return "uncovered", rule.reply
         if lexicon.has_phrase(phrase, lexicon.phrases("open", "sell")):
             return "sell", ""
-    kinds: tuple[Open, ...] = ("payoff", "plan", "afford", "overview")
+    kinds: tuple[Open, ...] = ("plan", "payoff", "afford", "overview")
     for kind in kinds:
         if lexicon.has_phrase(phrase, lexicon.phrases("open", kind)):
             return kind, ""

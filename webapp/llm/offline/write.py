@@ -65,7 +65,7 @@ def direct_reply(question: Question, hits: list[DocHit], market: MarketData | No
         return NO_TICKER
     if "quote" in question.intents:
         return no_data(without_data(question.tickers, market))[0]
-    if documentish(question.text) or question.kinds:
+    if documentish(question.text) or question.kinds or question.own:
         return NOT_FOUND  # a question for the documents, which don't answer it
     return OUT_OF_SCOPE
 
