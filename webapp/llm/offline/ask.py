@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 from ...tools.python.market import SnapshotMarket
-from .words import STOPWORDS, amounts, stem, word_set, words, years
+from . import lexicon
+from .words import STOPWORDS, amounts, stem, words, years
 
 Intent: TypeAlias = Literal[
     "small_talk",
@@ -44,312 +45,37 @@ Kind: TypeAlias = Literal[
 ]
 Extreme: TypeAlias = Literal["most", "least"]
 
-# Phrases (in the question's own words, joined by single spaces) that name a kind of account.
-KIND_PHRASES: tuple[tuple[str, Kind], ...] = (
-    ("checking", "checking"),
-    ("savings", "savings"),
-    ("saving account", "savings"),
-    ("credit card", "credit"),
-    ("card", "credit"),
-    ("cards", "credit"),
-    ("bank account", "depository"),
-    ("bank accounts", "depository"),
-    ("brokerage", "investment"),
-    ("investment account", "investment"),
-    ("investment accounts", "investment"),
-    ("401k", "retirement"),
-    ("ira", "retirement"),
-    ("retirement", "retirement"),
-    ("403b", "retirement"),
-    ("mortgage", "mortgage"),
-    ("home loan", "mortgage"),
-    ("loan", "loan"),
-    ("loans", "loan"),
-    ("home", "property"),
-    ("house", "property"),
-    ("property", "property"),
-    ("real estate", "property"),
-    ("crypto", "crypto"),
-    ("wallet", "crypto"),
-    ("bitcoin", "crypto"),
-    ("ethereum", "crypto"),
+KIND_PHRASES: tuple[tuple[str, Kind], ...] = tuple(
+    (cue, cast(Kind, kind)) for cue, kind in lexicon.pairs("kind_phrases")
 )
-# Well-known institutions, so that a person naming one they have no account at hears so.
-INSTITUTIONS = (
-    "ally",
-    "american express",
-    "bank of america",
-    "barclays",
-    "capital one",
-    "charles schwab",
-    "chase",
-    "citi",
-    "coinbase",
-    "discover",
-    "e trade",
-    "etrade",
-    "fidelity",
-    "goldman sachs",
-    "hsbc",
-    "marcus",
-    "merrill",
-    "navy federal",
-    "pnc",
-    "robinhood",
-    "schwab",
-    "sofi",
-    "synchrony",
-    "td bank",
-    "truist",
-    "us bank",
-    "usaa",
-    "vanguard",
-    "wells fargo",
-    "wealthfront",
-    "betterment",
-)
-# Short names people use, as the names in their data spell them.
-ALIASES = {
-    "amex": "american express",
-    "bofa": "bank of america",
-    "boa": "bank of america",
-    "citibank": "citi",
-    "wf": "wells fargo",
-}
-COMPANIES = {
-    "apple": "AAPL",
-    "microsoft": "MSFT",
-    "nvidia": "NVDA",
-    "google": "GOOGL",
-    "alphabet": "GOOGL",
-    "s&p 500": "SPY",
-    "total stock market": "VTI",
-}
-# Capitals that are not tickers: financial acronyms and plain words.
-NOT_TICKERS = word_set("""
-A I AM PM OK US USA UK EU NY NYC IRA IRAS APR APY ETF ETFS FDIC CFPB IRS FOMC PMI HELOC QM
-ATR LLC CD CDS PCE SSA SSN RMD AGI MAGI HSA FSA CFR USC TILA RESPA FHA VA ARM HOA DTI LTV CPI
-GDP FICO ATM PIN ID FAQ TV CEO AI FYI BTW ASAP IPO EPS PE NAV YTD ROI SEC FTC FED NASDAQ NYSE
-EFT ACH SIPC ESPP RSU W X Z AMEX BOFA BOA WF USAA PNC TD HSBC SOFI CC MY WHAT HOW
-""")
-
-_SMALL_TALK = word_set("""
-hi hello hey hiya howdy yo morning afternoon evening good thanks thank thx ty cheers bye
-goodbye see later how are you doing who what can do help nice great cool awesome ok okay
-there is it going up sup please am talking to your name hows whats so much very a lot me
-with for i appreciate that bot assistant
-""")
+INSTITUTIONS = lexicon.phrases("institutions")
+ALIASES: dict[str, str] = lexicon.table("aliases")
+COMPANIES: dict[str, str] = lexicon.table("companies")
+NOT_TICKERS = lexicon.words_of("not_tickers")
+_SMALL_TALK = lexicon.words_of("small_talk")
 _OWN = frozenset({"my", "mine", "me", "i", "we", "our", "us", "im", "ive"})
 _TICKER = re.compile(r"(?<![A-Za-z])\$?([A-Z]{1,5})(?![A-Za-z])")
 _DOLLAR_TICKER = re.compile(r"\$([A-Za-z]{1,5})\b")
 _AT_NAME = re.compile(r"\b(?:at|with|from)\s+((?:[A-Z][\w&.-]*\s?){1,3})")
-_QUOTE_WORDS = frozenset(
-    {
-        "price",
-        "trading",
-        "trade",
-        "trades",
-        "quote",
-        "stock",
-        "share",
-        "shares",
-        "ticker",
-        "doing",
-        "cost",
-        "costs",
-        "priced",
-        "worth",
-    }
-)
+_QUOTE_WORDS = frozenset(lexicon.phrases("quote_words"))
 _SPENDING = re.compile(
     r" (expense|expenses|spend|spending|spent|transactions?|purchases|"
-    r"bought|income|paycheck|salary|bills) "
+    r"bought|income|paycheck|salary|bills) | did (i|we) (make|earn) | (i|we) (made|earned) "
 )
 _HOW_MUCH_HAVE = re.compile(
     r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) |"
     r" do (i|we) (have|own|hold) (?!to )"
 )
-_PRICE_PHRASES = (
-    "trading at",
-    "stock price",
-    "share price",
-    "price of",
-    "quote for",
-    "quote of",
-    "stock doing",
-    "shares doing",
-)
+_PRICE_PHRASES = lexicon.phrases("price_phrases")
 # Of those, the ones that ask for a price even about shares the user owns.
-_PRICE_WORDS = frozenset(
-    {
-        "price",
-        "prices",
-        "trading",
-        "trade",
-        "trades",
-        "quote",
-        "doing",
-        "cost",
-        "costs",
-        "priced",
-        "performing",
-        "performance",
-        "today",
-    }
-)
+_PRICE_WORDS = frozenset(lexicon.phrases("price_words"))
 
 # Words that ask about the user's own figures, per intent (phrases are single-spaced).
-_CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = (
-    (
-        "net_worth",
-        (
-            "net worth",
-            "networth",
-            "total worth",
-            "am i worth",
-            "total assets",
-            "assets and liabilities",
-            "assets minus",
-            "how rich",
-        ),
-    ),
-    (
-        "utilization",
-        (
-            "utilization",
-            "utilisation",
-            "utilized",
-            "credit limit",
-            "credit limits",
-            "available credit",
-            "of my credit",
-            "my limit",
-            "my limits",
-            "using of",
-            "maxed",
-            "maxed out",
-        ),
-    ),
-    (
-        "debts",
-        (
-            "owe",
-            "owed",
-            "owing",
-            "debt",
-            "debts",
-            "liabilities",
-            "pay off",
-            "paying off",
-            "outstanding",
-        ),
-    ),
-    ("cash", ("cash", "liquid", "how much money", "in the bank", "spendable")),
-    (
-        "allocation",
-        (
-            "allocation",
-            "allocated",
-            "asset mix",
-            "breakdown",
-            "diversified",
-            "percentage",
-            "percent",
-            "weighting",
-            "split between",
-            "mix",
-        ),
-    ),
-    (
-        "holdings",
-        (
-            "holding",
-            "holdings",
-            "hold",
-            "portfolio",
-            "invested",
-            "investments",
-            "positions",
-            "position",
-            "shares",
-            "stock",
-            "stocks",
-            "own",
-            "i own",
-            "securities",
-        ),
-    ),
-    (
-        "balances",
-        (
-            "balance",
-            "balances",
-            "how much is in",
-            "how much do i have",
-            "how much have i",
-            "what do i have",
-            "what accounts",
-            "which accounts",
-            "account",
-            "accounts",
-            "worth",
-            "value",
-            "how much is my",
-            "how much are my",
-            "total",
-        ),
-    ),
+_CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = tuple(
+    (cast(Intent, intent), tuple(cues)) for intent, cues in lexicon.table("cues").items()
 )
 # Words (as stems) that make a question about rules and documents, even when it says "my".
-_DOCUMENT_STEMS = frozenset(
-    stem(w)
-    for w in (
-        "tax",
-        "taxes",
-        "taxed",
-        "taxable",
-        "irs",
-        "deduct",
-        "deductible",
-        "deduction",
-        "law",
-        "rule",
-        "rules",
-        "regulation",
-        "require",
-        "required",
-        "benefit",
-        "benefits",
-        "cover",
-        "covered",
-        "coverage",
-        "insurance",
-        "insured",
-        "dispute",
-        "disclose",
-        "exclusion",
-        "exclude",
-        "penalty",
-        "legal",
-        "allowed",
-        "deadline",
-        "contribute",
-        "contribution",
-        "should",
-        "why",
-        "define",
-        "explain",
-        "if",
-        "stolen",
-        "lost",
-        "fraud",
-        "unauthorized",
-        "happen",
-        "happens",
-        "protection",
-        "warranty",
-    )
-)
+_DOCUMENT_STEMS = frozenset(stem(w) for w in lexicon.phrases("document_words"))
 _POSSESSIVE = frozenset({"my", "mine", "our"})
 
 
@@ -357,19 +83,13 @@ def _documentish(phrase: str) -> bool:
     return any(stem(word) in _DOCUMENT_STEMS for word in phrase.split())
 
 
+def documentish(text: str) -> bool:
+    """Tell whether a question asks about rules or documents (a tax, a penalty, coverage)."""
+    return _documentish(_phrase(text))
+
+
 # Generic words of a question about accounts: never taken for an institution or account name.
-GENERIC = word_set("""
-account accounts balance balances total totals money worth value owe owed owing debt debts
-net card cards credit bank banks cash amount amounts left available sum overall altogether
-combined each every both separately show list give see check look find compute calculate
-summary summarize breakdown per institution institutions across between owned own hold
-holding holdings share shares stock stocks invest invested investment investments portfolio
-position positions price trading quote limit limits utilization utilisation percent
-percentage allocation allocated mix liquid spend spendable rich assets liabilities pay
-paying off outstanding currently right now at in on have has do does many number which
-highest lowest largest smallest biggest most least more less than over under whole above
-below
-""")
+GENERIC = lexicon.words_of("generic")
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +110,8 @@ class Question:
     advice: bool = False
     # Speaks of the user's own account with no question word: "my Chase checking?"
     maybe_accounts: bool = False
+    # Words naming accounts to leave out: "the other card" after a question about one.
+    excluded: tuple[str, ...] = ()
 
     @property
     def names_account(self) -> bool:
@@ -501,13 +223,14 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     return intents
 
 
-def understand(text: str) -> Question:
-    """Read a question: its intents (none: a document or nothing) and its entities."""
+def understand(text: str, own: bool = False) -> Question:
+    """Read a question: its intents (none: a document or nothing) and its entities; `own`:
+    it is about the user's own figures even without saying "my" (a later part of a message)."""
     if is_small_talk(text):
         return Question(text, ("small_talk",))
     phrase = _phrase(text)
     tickers = tickers_in(text)
-    own = bool(_OWN & set(phrase.split()))
+    own = own or bool(_OWN & set(phrase.split()))
     intents = _intents(phrase, tickers, own)
     kinds = _kinds(phrase)
     # "Can I ...?" and "Should I ...?" ask what is allowed or wise, not what an account holds.

@@ -21,6 +21,7 @@ class Result:
     tool: str
     index: int | None
     block: dict[str, Any]
+    call: int = -1  # the position of its tool call in the engine's round of calls
 
     @property
     def texts(self) -> list[str]:

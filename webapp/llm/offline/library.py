@@ -113,6 +113,14 @@ class Library:
                 ],
             )
             (self._size,) = self._db.execute("SELECT count(*) FROM passages").fetchone()
+        # Every word the documents use, and those of their titles (what a typo may mean).
+        self.vocabulary = frozenset(
+            w for doc, context, text in documents for w in words(f"{doc.title} {context} {text}")
+        )
+        self.title_words = frozenset(w for doc in self.docs for w in words(doc.title))
+        self.doc_stems = [
+            stems(f"{doc.title} {context} {text}") for doc, context, text in documents
+        ]
         # The same rarity for the writer's crude stems, from the same passages.
         self._stem_df: dict[str, int] = {}
         for doc, context, text in documents:

@@ -12,18 +12,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
 from ...tools.python.market import MarketData
 from ..base import ModelRequest
-from .ask import understand
 from .cite import Block, Result
+from .conversation import earlier_questions
+from .dispatch import Context, answer, merged_calls, tasks
+from .fuzzy import correct
 from .library import library
-from .plan import ToolCall, plan
+from .plan import ToolCall
 from .spending import read_spending, spending_answer, spending_calls
-from .write import direct_reply, write_answer
+from .write import NOT_FOUND, join_sections
 
 
 @dataclass
@@ -58,7 +60,8 @@ def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
     """Find the current question and collect this turn's results in request order."""
     start = max((i for i, m in enumerate(messages) if _is_question(m)), default=0)
     turn = _Turn(_text_of(messages[start].get("content")) if messages else "")
-    calls: dict[str, str] = {}
+    calls: dict[str, tuple[str, int]] = {}
+    order = 0
     index = 0  # search_result_index counts every search_result block in the request.
     for position, message in enumerate(messages):
         content = message.get("content")
@@ -68,23 +71,24 @@ def _read_turn(messages: list[dict[str, Any]]) -> _Turn:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "tool_use" and position > start:
-                calls[str(block.get("id"))] = str(block.get("name"))
+                calls[str(block.get("id"))] = (str(block.get("name")), order)
+                order += 1
                 continue
             if block.get("type") == "search_result":
                 index += 1
                 continue
             if block.get("type") != "tool_result":
                 continue
-            name = calls.get(str(block.get("tool_use_id")), "")
+            name, call = calls.get(str(block.get("tool_use_id")), ("", -1))
             inner = block.get("content")
             items = inner if isinstance(inner, list) else [{"type": "text", "text": str(inner)}]
             for item in items:
                 if item.get("type") == "search_result":
                     if position > start:
-                        turn.results.append(Result(name, index, item))
+                        turn.results.append(Result(name, index, item, call))
                     index += 1
                 elif position > start and block.get("is_error"):
-                    turn.results.append(Result(name, None, {"error": item.get("text", "")}))
+                    turn.results.append(Result(name, None, {"error": item.get("text", "")}, call))
     turn.rounds = sum(1 for m in messages[start:] if m.get("role") == "assistant")
     return turn
 
@@ -182,22 +186,16 @@ class OfflineModel:
             else:
                 yield from _events_for_text(spending_answer(spending, turn.results))
             return
-        question = understand(turn.question)
-        books = library()
-        if question.names_account:
-            question = replace(question, intents=("balances",))  # "my Chase checking?"
-        hits = [] if question.intents and not question.advice else books.rank(turn.question)
-        if not question.intents and not hits and question.maybe_accounts:
-            # No document is about "my <something>": perhaps an account of that name.
-            question = replace(question, intents=("balances",))
+        earlier = tuple(correct(q) for q in earlier_questions(request.messages))
+        context = Context(library(), self._market, earlier)
+        found = tasks(correct(turn.question), context)
         if turn.rounds == 0:
-            calls = plan(question, hits, market=self._market)
+            calls, _ = merged_calls(found)
             if calls:
                 yield from _events_for_tools(calls, 0)
-            else:
-                yield from _events_for_text([(direct_reply(question, hits, self._market), [])])
-            return
-        yield from _events_for_text(write_answer(question, turn.results, hits, books, self._market))
+                return
+        results = turn.results if turn.rounds else []
+        yield from _events_for_text(join_sections(answer(found, results)) or [(NOT_FOUND, [])])
 
     def close(self) -> None:
         """Hold nothing: nothing to release."""

@@ -90,6 +90,14 @@ def account_query(question: Question) -> str:
         where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds))
     else:
         where = next((_INTENT_FILTERS[i] for i in question.intents if i in _INTENT_FILTERS), "")
+    if question.excluded:  # "the other card": not the one asked about before
+        words = question.excluded
+        left_out = " OR ".join(
+            f"' ' || lower({c}) || ' ' LIKE '% {w} %'"
+            for c in ("institution_name", "account_name")
+            for w in words
+        )
+        where = f"({where or '1 = 1'}) AND NOT ({left_out})"
     source = "account_details" + (f" WHERE {where}" if where else "")
     order = "ORDER BY account_name, institution_name"
     if not question.names or "net_worth" in question.intents:

@@ -144,7 +144,9 @@ def _units(paragraph: str) -> Iterator[tuple[str, str]]:
     if len(items) > 2 and all(item[:1].islower() for item in items):
         # Fragments of one sentence ("1. income; 2. assets; ..."): quote them together.
         parts = [
-            re.sub(r"[;.,]?\s*(?:and|or)?[;.,]?$", "", " ".join(item.split())) for item in items
+            # The list's own "; and" / "; or" goes, never the end of a word ("error;").
+            re.sub(r"[;.,]?(?:\s+(?:and|or))?[;.,]?$", "", " ".join(item.split()))
+            for item in items
         ]
         yield _clean("; ".join(parts)), ""
         return
@@ -153,10 +155,12 @@ def _units(paragraph: str) -> Iterator[tuple[str, str]]:
         lead_in = _LEAD_IN.match(item)
         context = lead_in[1] if lead_in else ""
         mark = (lead_in[2] or lead_in[3]).replace(".", ":") if lead_in else ""
+        if words(context)[:1] and words(context)[0] in _STEPS:
+            mark = ""  # a step's title ("Note the dates."): its sentences read on their own
         for order, sentence in enumerate(_sentences(item[lead_in.end() :] if lead_in else item)):
             if len(sentence) > 3:
                 # A bold lead-in ("Write to the address.") belongs to its first sentence.
-                shown = f"{context}{mark} {sentence}" if context and not order else sentence
+                shown = f"{context}{mark} {sentence}" if mark and not order else sentence
                 yield _clean(shown), context
 
 
@@ -279,6 +283,13 @@ def _with_antecedent(unit: Unit, units: list[Unit]) -> list[Unit]:
     return [unit]
 
 
+def _on_topic(unit: Unit, lead: Source, score: _Scorer) -> bool:
+    """A sentence of the lead document, or of one whose title or section names the topic."""
+    if unit.source is lead:
+        return True
+    return score.weight(stems(f"{unit.result.title} {heading_of(unit)}")) > 0
+
+
 def document_answer(
     question: str, sources: list[Source], rarity: Callable[[str], float]
 ) -> list[Block]:
@@ -301,12 +312,17 @@ def document_answer(
             break
         if unit in chosen or any(_similar(unit, c) for c in chosen):
             continue
+        if not _on_topic(unit, lead, score) and support(unit) < 0.8 * best:
+            continue  # another document that shares words, not the subject
         extra = [u for u in _with_antecedent(unit, units) if u not in chosen]
         if sum(len(u.text) for u in chosen + extra) > MAX_CHARS:
             break
         chosen += extra
         supports += 1
-    return _blocks(chosen)
+    # Read as the documents are written: each document's sentences in its own order, the
+    # documents in the order the answer reaches them.
+    first = {id(u.source): -i for i, u in reversed(list(enumerate(chosen)))}
+    return _blocks(sorted(chosen, key=lambda u: (-first[id(u.source)], u.block, u.order)))
 
 
 def _blocks(chosen: list[Unit]) -> list[Block]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from .lexicon import table
+
 _APOSTROPHE = re.compile(r"['’]s\b")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _AMOUNT = re.compile(
@@ -36,38 +38,9 @@ way ways work works mean means meaning explain define definition happen happens 
 example anything something someone anyone currently today year
 """)
 
-# Everyday words and the words the documents use for the same thing.
+# Everyday words and the words the documents use for the same thing (lexicon.toml).
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "home": ("residence",),
-    "house": ("home", "residence"),
-    "sell": ("sale",),
-    "selling": ("sale",),
-    "sold": ("sale",),
-    "donate": ("charitable", "contribution"),
-    "donation": ("charitable", "contribution"),
-    "donations": ("charitable", "contribution"),
-    "charity": ("charitable",),
-    "gift": ("contribution",),
-    "gifts": ("contribution",),
-    "lender": ("creditor",),
-    "lenders": ("creditor",),
-    "disclose": ("disclosure",),
-    "disclosures": ("disclosure",),
-    "401k": ("401",),
-    "dispute": ("billing", "error"),
-    "chargeback": ("dispute", "billing"),
-    "stolen": ("unauthorized",),
-    "fraud": ("unauthorized",),
-    "lost": ("unauthorized",),
-    "rental": ("rent", "collision"),
-    "car": ("auto", "rental"),
-    "etf": ("etfs", "fund"),
-    "roth": ("ira",),
-    "put": ("contribute", "contribution"),
-    "rid": ("cancel",),
-    "taxable": ("tax",),
-    "rebalance": ("rebalancing",),
-    "fed": ("federal", "fomc"),
+    word: tuple(forms) for word, forms in table("synonyms").items()
 }
 
 

@@ -4,7 +4,7 @@ or passages; short plain replies, with no sources, to small talk and to what it 
 from __future__ import annotations
 
 from ...tools.python.market import MarketData
-from .ask import GENERIC, Question
+from .ask import GENERIC, Question, documentish
 from .cite import Block, Result
 from .figures import balances, cash, debts, net_worth, rows_of, utilization
 from .library import DocHit, Library
@@ -65,6 +65,8 @@ def direct_reply(question: Question, hits: list[DocHit], market: MarketData | No
         return NO_TICKER
     if "quote" in question.intents:
         return no_data(without_data(question.tickers, market))[0]
+    if documentish(question.text) or question.kinds or question.own:
+        return NOT_FOUND  # a question for the documents, which don't answer it
     return OUT_OF_SCOPE
 
 
@@ -89,7 +91,7 @@ def _documents(
     return document_answer(asked, sources, library.rarity)
 
 
-def _joined(sections: list[list[Block]]) -> list[Block]:
+def join_sections(sections: list[list[Block]]) -> list[Block]:
     """Sentences of a section run on; a list item ends its line; sections are paragraphs."""
     out: list[Block] = []
     kept = [section for section in sections if section]
@@ -147,7 +149,7 @@ def write_answer(
     ]
     if documents:
         sections.append(_documents(question, documents, hits, library) or [(NOT_FOUND, [])])
-    blocks = _joined(sections)
+    blocks = join_sections(sections)
     if errors and not any(cites for _, cites in blocks):
         return [("I couldn't get that information: " + errors[0], [])]
     return blocks or [(NOT_FOUND, [])]

@@ -1,0 +1,144 @@
+"""The conversation around a question: the questions asked before it (the request's history),
+the several questions one message may hold, and a follow-up that leaves out what the
+previous question said ("What about Citi?"), which inherits it and says what it assumed."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from . import lexicon
+from .ask import Question, understand
+from .words import join_words, words
+
+_OPENERS = lexicon.phrases("follow_up", "openers")
+_OTHER = lexicon.phrases("follow_up", "other")
+_JOINERS = lexicon.phrases("parts", "joiners")
+_EXCEPT = lexicon.phrases("follow_up", "except")
+_SPLIT = re.compile(r"(?<=[?!])\s+|;\s+")
+_MEASURES = {
+    "debts": "what you owe",
+    "balances": "the balance",
+    "cash": "your cash",
+    "utilization": "credit utilization",
+    "holdings": "your holdings",
+    "net_worth": "net worth",
+}
+_NOUNS = {"credit": "cards", "checking": "checking accounts", "savings": "savings accounts"}
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def earlier_questions(messages: list[dict[str, Any]]) -> list[str]:
+    """Return the person's earlier questions in this chat, oldest first (not the current one)."""
+    asked = [
+        _text(m.get("content"))
+        for m in messages
+        if m.get("role") == "user"
+        and not (
+            isinstance(m.get("content"), list)
+            and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in m["content"])
+        )
+    ]
+    return [q for q in asked[:-1] if q.strip()]
+
+
+def split_parts(text: str) -> list[str]:
+    """Split a message into its questions: after a question mark, or at "and what", "plus"."""
+    parts: list[str] = []
+    for piece in _SPLIT.split(text.strip()):
+        lowered = " " + " ".join(words(piece)) + " "
+        cut = min((lowered.find(f" {j} ") for j in _JOINERS if f" {j} " in lowered[1:]), default=-1)
+        if cut > 0:
+            head_words = len(lowered[:cut].split())
+            tokens = piece.split()
+            parts += [" ".join(tokens[:head_words]), " ".join(tokens[head_words:])]
+        else:
+            parts.append(piece)
+    cleaned = [re.sub(r"^(?:and|also|plus)\s+", "", p.strip(), flags=re.IGNORECASE) for p in parts]
+    return [p for p in cleaned if len(words(p)) >= 1] or [text]
+
+
+def _padded(text: str) -> str:
+    return " " + " ".join(words(text)) + " "
+
+
+def standing(text: str) -> Question:
+    """Read a question on its own ("my Chase checking?" asks for its balance)."""
+    question = understand(text)
+    if question.names_account and not question.intents:
+        question = replace(question, intents=("balances",))
+    return question
+
+
+def previous_question(earlier: list[str] | tuple[str, ...]) -> Question | None:
+    """Return the chat's last question as understood, follow-ups resolved along the way."""
+    before: Question | None = None
+    for asked in earlier:
+        last = split_parts(asked)[-1]
+        found = follow_up(last, before)
+        before = found[0] if found else standing(last)
+    return before
+
+
+def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None:
+    """Read a follow-up as the previous question about new entities, with the sentence that
+    says what was assumed; None when the question stands on its own."""
+    if before is None:
+        return None
+    current = understand(text)
+    padded = _padded(text)
+    opens = any(padded.startswith(f" {o} ") for o in _OPENERS)
+    if not (opens or len(words(text)) <= 4):
+        return None
+    if current.tickers and current.intents == ("quote",) and "holdings" in before.intents:
+        # "How many shares of VTI do I have?" then "and Apple?": the holding, not a quote
+        held = replace(before, text=text, tickers=current.tickers)
+        tickers = join_words(list(current.tickers))
+        return held, f"Taking that as the same question, your holdings, for {tickers}:"
+    if current.intents:
+        return None
+    if lexicon.has_phrase(_padded(text), _EXCEPT):
+        return None  # "and without the house?": not the same question about other accounts
+    if not before.about_data:
+        return None
+    other = lexicon.has_phrase(padded, _OTHER)
+    entities = understand("my " + text, own=True)
+    measures = set(entities.intents) & set(_MEASURES)
+    if measures and not (entities.kinds or entities.institutions):
+        # "how about just cash?": a measure of its own, over the user's accounts
+        asked = join_words([_MEASURES[i] for i in entities.intents if i in _MEASURES])
+        return replace(entities, text=text, names=()), f"Taking that as a question about {asked}:"
+    if not (entities.kinds or entities.names or entities.institutions or other):
+        return None
+    kinds = entities.kinds or before.kinds or (("credit",) if other else ())
+    inherited = replace(
+        before,
+        text=text,
+        kinds=kinds,
+        names=() if other else entities.names,
+        institutions=() if other else entities.institutions,
+        excluded=before.names if other else (),
+        extreme=None,
+        amounts=(),
+    )
+    measure = join_words([_MEASURES.get(i, i) for i in before.intents if i in _MEASURES])
+    if other:
+        about = f"your other {join_words([_NOUNS.get(k, k) for k in kinds]) or 'accounts'}"
+    else:
+        named = entities.institutions or entities.names
+        about = join_words([n.title() if n.islower() else n for n in named]) or (
+            "your " + join_words([_NOUNS.get(k, k) for k in kinds])
+        )
+    return inherited, f"Taking that as the same question, {measure}, for {about}:"

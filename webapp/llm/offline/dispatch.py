@@ -1,0 +1,209 @@
+"""From a message to its answers: each question of the message becomes one task, which asks
+the tools for what it needs and then writes its part of the answer from their results.
+
+A task is anything with `calls()` and `write(results)`. `READERS` are tried in order on each
+question; the first that returns a task takes it, and the figures-and-documents task of
+`write.py` takes what none claims. A new kind of answer (spending, say) plugs in as one more
+reader, ahead of the fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from ...tools.python.market import MarketData
+from .ask import Question, understand
+from .cite import Block, Result
+from .compute import Computation, computation_query, read_computation, write_computation
+from .conversation import follow_up, previous_question, split_parts
+from .figures import rows_of
+from .library import DocHit, Library
+from .overview import Open, afford, overview, payoff, plan, read_open, sell, uncovered
+from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall
+from .plan import plan as tool_calls
+from .scope import missing_document, padded, scope_reply
+from .write import direct_reply, write_answer
+
+ALL_ACCOUNTS = (
+    f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
+    " ORDER BY account_name, institution_name"
+)
+ALL_HOLDINGS = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
+
+
+class Task(Protocol):
+    """One question's work: the tool calls it needs, and its answer from their results."""
+
+    def calls(self) -> list[ToolCall]: ...
+
+    def write(self, results: list[Result]) -> list[Block]: ...
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a reader may consult: the library, the market, the chat's earlier questions,
+    and whether this is the message's first question."""
+
+    books: Library
+    market: MarketData | None
+    earlier: tuple[str, ...] = ()
+    first: bool = True
+    own: bool = False  # an earlier part of the message was about the user's own figures
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A plain answer with no tools and no sources."""
+
+    text: str
+
+    def calls(self) -> list[ToolCall]:
+        return []
+
+    def write(self, results: list[Result]) -> list[Block]:
+        return [(self.text, [])]
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The user's figures, quotes and documents (the engine's general task)."""
+
+    question: Question
+    hits: list[DocHit]
+    context: Context
+    note: str = ""
+
+    def calls(self) -> list[ToolCall]:
+        return tool_calls(self.question, self.hits, self.context.books, self.context.market)
+
+    def direct(self) -> str:
+        return direct_reply(self.question, self.hits, self.context.market)
+
+    def write(self, results: list[Result]) -> list[Block]:
+        if not self.calls():
+            return [(self.direct(), [])]
+        blocks = write_answer(
+            self.question, results, self.hits, self.context.books, self.context.market
+        )
+        return [(self.note + "\n", []), *blocks] if self.note else blocks
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A figure computed over the user's accounts: highest, difference, share, count."""
+
+    computation: Computation
+
+    def calls(self) -> list[ToolCall]:
+        return [ToolCall("execute_sql", {"query": computation_query(self.computation)})]
+
+    def write(self, results: list[Result]) -> list[Block]:
+        return write_computation(self.computation, rows_of(results))
+
+
+@dataclass(frozen=True)
+class Opened:
+    """An open question answered from the user's figures."""
+
+    kind: Open
+    question: Question
+    reply: str = ""
+
+    def calls(self) -> list[ToolCall]:
+        query = ALL_HOLDINGS if self.kind in ("sell", "uncovered") else ALL_ACCOUNTS
+        return [ToolCall("execute_sql", {"query": query})]
+
+    def write(self, results: list[Result]) -> list[Block]:
+        rows = rows_of(results)
+        if self.kind == "overview":
+            return overview(rows)
+        if self.kind == "afford":
+            return afford(self.question, rows)
+        if self.kind == "payoff":
+            return payoff(rows)
+        if self.kind == "plan":
+            return plan(rows)
+        if self.kind == "sell":
+            return sell(self.question, rows)
+        return uncovered(self.reply, self.question, rows)
+
+
+def _scope(text: str, context: Context) -> Task | None:
+    said = scope_reply(text) or missing_document(text, context.books)
+    return Reply(said) if said else None
+
+
+def _follow_up(text: str, context: Context) -> Task | None:
+    if not context.first or not context.earlier:
+        return None
+    found = follow_up(text, previous_question(context.earlier))
+    if found is None:
+        return None
+    question, note = found
+    return Figures(question, [], context, note)
+
+
+def _open(text: str, context: Context) -> Task | None:
+    question = understand(text, own=context.own)
+    found = read_open(padded(text), question)
+    return Opened(found[0], question, found[1]) if found else None
+
+
+def _computed(text: str, context: Context) -> Task | None:
+    computation = read_computation(text)
+    return Computed(computation) if computation else None
+
+
+def figures(text: str, context: Context) -> Task:
+    """The general task: figures the question names, a quote, or the documents it asks."""
+    question = understand(text, own=context.own)
+    if question.names_account:
+        question = replace(question, intents=("balances",))  # "my Chase checking?"
+    books = context.books
+    hits = [] if question.intents and not question.advice else books.rank(text)
+    if not question.intents and not hits and question.maybe_accounts:
+        # No document is about "my <something>": perhaps an account of that name.
+        question = replace(question, intents=("balances",))
+    return Figures(question, hits, context)
+
+
+READERS: list[Callable[[str, Context], Task | None]] = [_scope, _follow_up, _open, _computed]
+
+
+def tasks(text: str, context: Context) -> list[Task]:
+    """Return one task per question of the message, in order."""
+    found: list[Task] = []
+    for number, part in enumerate(split_parts(text)):
+        here = replace(context, first=number == 0)
+        task = next((t for read in READERS if (t := read(part, here)) is not None), None)
+        task = task or figures(part, here)
+        found.append(task)
+        if isinstance(task, Figures) and task.question.about_data:
+            context = replace(context, own=True)
+    return found
+
+
+def merged_calls(found: list[Task]) -> tuple[list[ToolCall], list[list[int]]]:
+    """Return the round's calls (a call two questions share is made once) and, per task,
+    the positions of its calls."""
+    calls: list[ToolCall] = []
+    positions: list[list[int]] = []
+    for task in found:
+        mine = []
+        for call in task.calls():
+            if call not in calls:
+                calls.append(call)
+            mine.append(calls.index(call))
+        positions.append(mine)
+    return calls, positions
+
+
+def answer(found: list[Task], results: list[Result]) -> list[list[Block]]:
+    """Write each task's part of the answer from the results of its own calls."""
+    _, positions = merged_calls(found)
+    return [
+        task.write([r for r in results if r.call in mine])
+        for task, mine in zip(found, positions, strict=True)
+    ]

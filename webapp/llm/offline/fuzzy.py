@@ -1,0 +1,69 @@
+"""Tolerant reading: a word the engine doesn't know is read as the known word it is a typo
+of ("wels fargo acount" is "wells fargo account"), through RapidFuzz's edit-distance ratio.
+
+Only words found nowhere (not in the documents, the lexicon or the stopwords) are candidates,
+and only for the words a question about money uses: institutions, kinds of account, measures,
+operations, company names and the documents' titles, so a real word is never "corrected".
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from rapidfuzz import fuzz, process
+
+from . import lexicon
+from .library import library
+from .words import STOPWORDS, words
+
+MIN_RATIO = 84.0  # of 100: "wels" -> "wells" is 88.9, "acount" -> "account" 92.3
+MIN_LENGTH = 4
+_WORD = re.compile(r"[A-Za-z]+")
+_TYPOS: dict[str, str] = lexicon.table("typos")
+
+
+@lru_cache(maxsize=1)
+def _targets() -> tuple[str, ...]:
+    """The words a typo may stand for: the lexicon's and the documents' titles'."""
+    books = library()
+    found: set[str] = set(books.title_words)
+    # The documents' longer words: "dispuet" is "dispute" (never a real word: see `_known`).
+    found.update(w for w in books.vocabulary if len(w) >= 6 and w.isalpha())
+    for key in ("institutions", "price_phrases"):
+        found.update(w for phrase in lexicon.phrases(key) for w in words(phrase))
+    found.update(w for cue, _ in lexicon.pairs("kind_phrases") for w in words(cue))
+    found.update(lexicon.words_of("generic"))
+    found.update(lexicon.table("aliases"))
+    found.update(w for name in lexicon.table("companies") for w in words(name))
+    for cues in lexicon.table("cues").values():
+        found.update(w for cue in cues for w in words(cue))
+    for ops in lexicon.table("operations").values():
+        found.update(w for op in ops for w in words(op))
+    return tuple(sorted(w for w in found if len(w) >= MIN_LENGTH - 1 and w.isalpha()))
+
+
+@lru_cache(maxsize=1)
+def _known() -> frozenset[str]:
+    return library().vocabulary | STOPWORDS | frozenset(_targets()) | lexicon.words_of("small_talk")
+
+
+def correct_word(word: str) -> str:
+    """Return the known word `word` is a typo of, or `word` itself."""
+    lowered = word.lower()
+    if lowered in _TYPOS:
+        return _TYPOS[lowered]
+    if len(lowered) < MIN_LENGTH or lowered in _known():
+        return word
+    found = process.extractOne(
+        lowered,
+        [t for t in _targets() if t[0] == lowered[0]],
+        scorer=fuzz.ratio,
+        score_cutoff=MIN_RATIO,
+    )
+    return found[0] if found else word
+
+
+def correct(text: str) -> str:
+    """Return `text` with each unknown word read as the known word it is a typo of."""
+    return _WORD.sub(lambda m: correct_word(m[0]), text)
