@@ -20,7 +20,7 @@ from ...tools.python.market import MarketData
 from ..base import ModelRequest
 from .cite import Block, Result
 from .conversation import earlier_questions
-from .dispatch import Context, answer, merged_calls, tasks
+from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
 from .library import library
 from .plan import ToolCall
@@ -163,6 +163,14 @@ def _message_end(stop_reason: str) -> Iterator[dict[str, Any]]:
     yield {"type": "message_stop"}
 
 
+def _paragraph(blocks: list[Block]) -> list[Block]:
+    """Return `blocks` as a paragraph of their own after what comes before them."""
+    if not blocks:
+        return []
+    text, citations = blocks[0]
+    return [("\n\n" + text.lstrip(), citations), *blocks[1:]]
+
+
 class OfflineModel:
     """Answer deterministically from the tools, citing what they returned; `market` is the
     market data its quote tool reads (the bundled snapshot unless given)."""
@@ -179,23 +187,23 @@ class OfflineModel:
         turn = _read_turn(request.messages)
         today = self._today()
         spending = read_spending(turn.question, today)
-        if spending is not None:
-            # Money over time: a self-contained reading of the question (spending.py).
-            if turn.rounds == 0:
-                yield from _events_for_tools(spending_calls(spending, today), 0)
-            else:
-                yield from _events_for_text(spending_answer(spending, turn.results))
-            return
         earlier = tuple(correct(q) for q in earlier_questions(request.messages))
-        context = Context(library(), self._market, earlier)
-        found = tasks(correct(turn.question), context)
-        if turn.rounds == 0:
-            calls, _ = merged_calls(found)
-            if calls:
-                yield from _events_for_tools(calls, 0)
-                return
+        found: list[Task] = []
+        if spending is None or spending.kind == "overview":
+            # "How am I doing (this month)?": the month's money and where the user stands.
+            found = tasks(correct(turn.question), Context(library(), self._market, earlier))
+        calls, _ = merged_calls(found)
+        money = spending_calls(spending, today) if spending is not None else []
+        if turn.rounds == 0 and (calls or money):
+            # The engine's calls first: its tasks find their results by position.
+            yield from _events_for_tools([*calls, *money], 0)
+            return
         results = turn.results if turn.rounds else []
-        yield from _events_for_text(join_sections(answer(found, results)) or [(NOT_FOUND, [])])
+        blocks = join_sections(answer(found, results)) if found else []
+        if spending is not None:
+            mine = [r for r in results if r.call >= len(calls)]
+            blocks = [*spending_answer(spending, mine), *_paragraph(blocks)]
+        yield from _events_for_text(blocks or [(NOT_FOUND, [])])
 
     def close(self) -> None:
         """Hold nothing: nothing to release."""
