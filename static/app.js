@@ -307,6 +307,58 @@
     if (count >= MAX_STREAM_FAILURES) giveUp(article, event.detail.source);
   });
 
+  // A question sent is shown at once, with a status line, before the server has answered;
+  // the server's own copy replaces both when it comes (or the text goes back in the box).
+  function showAsked(form) {
+    var field = form.querySelector("[name='message']");
+    var text = field ? field.value.trim() : "";
+    var list = conversation();
+    if (!text || !list) return;
+    var asked = document.createElement("article");
+    asked.className = "message user is-pending";
+    asked.setAttribute("aria-label", "You asked");
+    var bubble = document.createElement("div");
+    bubble.className = "bubble";
+    bubble.textContent = text;
+    asked.appendChild(bubble);
+    var waiting = document.createElement("article");
+    waiting.className = "message assistant is-pending";
+    waiting.setAttribute("aria-label", "Answer");
+    var line = document.createElement("p");
+    line.className = "thinking";
+    line.setAttribute("role", "status");
+    for (var i = 0; i < 3; i++) {
+      var dot = document.createElement("span");
+      dot.className = "dot";
+      dot.setAttribute("aria-hidden", "true");
+      line.appendChild(dot);
+    }
+    var step = document.createElement("span");
+    step.className = "thinking-step";
+    step.textContent = "Sending your question…";
+    line.appendChild(step);
+    waiting.appendChild(line);
+    list.appendChild(asked);
+    list.appendChild(waiting);
+    form.pendingAsk = { nodes: [asked, waiting], text: text };
+    if (form.id === "composer" && field) { field.value = ""; field.style.height = "auto"; }
+    scrollToEnd();
+  }
+
+  function dropAsked(form, failed) {
+    var pending = form && form.pendingAsk;
+    if (!pending) return;
+    form.pendingAsk = null;
+    pending.nodes.forEach(function (n) { n.remove(); });
+    var box = document.getElementById("message");
+    if (failed && form.id === "composer" && box && !box.value) box.value = pending.text;
+  }
+
+  function asks(form) {
+    return form instanceof HTMLFormElement && form.closest(".chat") &&
+      form.getAttribute("hx-target") === "#conversation" && form.querySelector("[name='message']");
+  }
+
   // (Stop is what a person may want while an answer is being written.)
   document.addEventListener("htmx:beforeRequest", function (event) {
     var form = event.detail.elt;
@@ -314,15 +366,27 @@
         !form.classList.contains("answer-stop")) {
       event.preventDefault();
       toast("Wait for the answer to finish.");
+      return;
     }
+    if (asks(form)) showAsked(form);
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (!event.detail.shouldSwap) return;  // refused: afterRequest puts the text back
+    dropAsked(event.detail.requestConfig && event.detail.requestConfig.elt, false);
   });
 
   document.addEventListener("htmx:afterRequest", function (event) {
     var form = event.detail.elt;
+    dropAsked(form, !event.detail.successful);
     if (form && form.id === "composer" && event.detail.successful) {
       form.reset();
       var box = form.querySelector("textarea");
       if (box) { box.style.height = "auto"; box.focus(); }
+    } else if (asks(form) && event.detail.successful) {
+      // A suggestion's form goes away with the empty state: keep the focus in the page.
+      var message = document.getElementById("message");
+      if (message) message.focus();
     }
   });
 

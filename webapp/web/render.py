@@ -169,6 +169,8 @@ class AnswerView:
     # While streaming: where the open blocks (the last ones, still growing) start in
     # `text.markdown`. The settled blocks before it are drawn once; the stream redraws the rest.
     open_at: int = 0
+    # While nothing is written yet: the step being worked on, in plain words (web/status.py).
+    status: str = "Thinking…"
 
     @property
     def body(self) -> Markup:
