@@ -108,7 +108,7 @@
 
   function plainText(el) {
     var copy = el.cloneNode(true);
-    copy.querySelectorAll(".cite, .chooser, .visually-hidden").forEach(function (n) { n.remove(); });
+    copy.querySelectorAll(".cite, .cite-tip, .chooser, .visually-hidden").forEach(function (n) { n.remove(); });
     return (copy.textContent || "").replace(/\s+/g, " ").trim();
   }
 
@@ -180,6 +180,7 @@
     var body = article.querySelector(".answer-body");
     if (!body) return "";
     var copy = body.cloneNode(true);
+    copy.querySelectorAll(".cite-tip").forEach(function (tip) { tip.remove(); });
     copy.querySelectorAll(".cite").forEach(function (chip) {
       chip.replaceWith(" [" + chip.textContent.trim() + "]");
     });
@@ -238,6 +239,52 @@
     }
     // A click on the backdrop (the dialog itself, outside its inner box) closes the sheet.
     if (target instanceof HTMLDialogElement && target.open) target.close();
+  });
+
+  // Citation previews: hover and focus show one (CSS); a tap on a phone shows it first and
+  // opens the source on a second tap; a citation that opens nothing shows it on a click.
+  // One preview at a time, and Escape hides it.
+  function closePreviews(except) {
+    document.querySelectorAll(".cite-wrap.is-open").forEach(function (wrap) {
+      if (wrap !== except) wrap.classList.remove("is-open");
+    });
+  }
+
+  var touchHover = window.matchMedia ? window.matchMedia("(hover: none)") : null;
+
+  document.addEventListener("click", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    var cite = target && target.closest(".cite");
+    var wrap = cite && cite.closest(".cite-wrap");
+    if (!wrap) {
+      if (!(target && target.closest(".cite-tip"))) closePreviews(null);
+      return;
+    }
+    wrap.classList.remove("is-dismissed");
+    var touch = event.pointerType === "touch" || (touchHover && touchHover.matches);
+    if (cite.hasAttribute("data-preview")) {
+      closePreviews(wrap);
+      wrap.classList.toggle("is-open");
+      event.stopImmediatePropagation();
+      return;
+    }
+    if (touch && !wrap.classList.contains("is-open")) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      closePreviews(wrap);
+      wrap.classList.add("is-open");
+    }
+  }, true);
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var shown = document.querySelectorAll(".cite-wrap.is-open, .cite-wrap:hover, .cite-wrap:focus-within");
+    shown.forEach(function (wrap) { wrap.classList.remove("is-open"); wrap.classList.add("is-dismissed"); });
+  });
+
+  document.addEventListener("mouseout", function (event) {
+    var wrap = event.target instanceof Element ? event.target.closest(".cite-wrap") : null;
+    if (wrap && !wrap.contains(event.relatedTarget)) wrap.classList.remove("is-dismissed");
   });
 
   // While an answer streams, `patch` events redraw only its open blocks (the last ones, still

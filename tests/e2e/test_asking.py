@@ -4,14 +4,13 @@ status line says which step it is at, until the answer itself streams in."""
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from playwright.sync_api import Page, Route, expect
 
 from tests.e2e.pages import new_chat, sign_in
+from tests.e2e.scripts import Held
 from tests.support.fake_claude import FakeClaude, Paced, text_reply, tool_reply
 
 if TYPE_CHECKING:
@@ -25,20 +24,6 @@ SQL = (
     "SELECT source, source_account_id, account_name, institution_name, current_balance "
     "FROM account_details WHERE account_type = 'credit'"
 )
-
-
-class Held(list[dict[str, Any]]):
-    """A model's events that wait for the test before the first words of the answer."""
-
-    def __init__(self, events: list[dict[str, Any]]) -> None:
-        super().__init__(events)
-        self.go = threading.Event()
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for event in super().__iter__():
-            if event["type"] == "content_block_delta":
-                self.go.wait(TIMEOUT / 1000)
-            yield event
 
 
 def test_pressing_enter_shows_the_question_before_the_server_answers(page: Page) -> None:
