@@ -468,7 +468,37 @@
     toast("The server could not be reached. Check your connection and try again.");
   });
 
+  // Back to the answer: a page opened from an answer links back to its chat (the server reads
+  // where it came from); the answer clicked is remembered here, so the link lands on it.
+  var BACK_KEY = "back-to-answer";
+
+  document.addEventListener("click", function (event) {
+    var link = event.target instanceof Element ? event.target.closest("a[href^='/']") : null;
+    var article = link && link.closest("article.message.assistant");
+    if (!article || !article.id) return;
+    try {
+      sessionStorage.setItem(BACK_KEY, JSON.stringify({ chat: location.pathname, id: article.id }));
+    } catch (e) { /* storage may be off: the link goes back to the chat */ }
+  });
+
+  function aimBackLink() {
+    var link = document.querySelector("a[data-back-to-answer]");
+    if (!link || link.hash) return;
+    try {
+      var seen = JSON.parse(sessionStorage.getItem(BACK_KEY) || "null");
+      if (seen && seen.chat === link.pathname && /^message-[\w-]+$/.test(seen.id)) {
+        link.hash = seen.id;
+      }
+    } catch (e) { /* nothing remembered */ }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
-    if (conversation() && conversation().querySelector(".message")) scrollToEnd();
+    aimBackLink();
+    var list = conversation();
+    if (!list || !list.querySelector(".message")) return;
+    // Back from a page the answer opened: that answer in view, not the end of the chat.
+    var aimed = location.hash.length > 1 ? document.getElementById(location.hash.slice(1)) : null;
+    if (aimed && list.contains(aimed)) aimed.scrollIntoView({ block: "start" });
+    else scrollToEnd();
   });
 })();

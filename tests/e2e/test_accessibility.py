@@ -171,6 +171,10 @@ def test_previewing_citations_has_no_serious_barriers(
     page.locator(".answer-body .cite", has_text=re.compile("^3$")).focus()
     expect(page.get_by_role("tooltip", name=re.compile("Analyst note"))).to_be_visible()
     audit(page, "citation-preview-opens-nothing")
+    portfolio = page.locator(".answer-body .cite", has_text=re.compile("^5$"))
+    page.goto(str(portfolio.get_attribute("href")), referer=page.url)  # a tap previews first
+    expect(page.get_by_role("link", name="← Back to the answer")).to_be_visible()
+    audit(page, "portfolio-back-to-the-answer")
 
 
 def test_sending_a_question_and_watching_its_step_has_no_serious_barriers(

@@ -53,6 +53,7 @@ from ..store.app_db import get_engine
 from .answers import AnswerRenderer, AnswerViews
 from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, own_message, own_session
 from .auth import current_user, login_required
+from .back import back_to_answer
 from .history import by_day
 from .htmx import htmx_details
 from .render import FILE_NOTICE
@@ -60,6 +61,8 @@ from .responses import is_text
 from .stream import Phase, answer_stream, counted_sse_response
 
 bp = Blueprint("chat", __name__)
+# The pages an answer opens draw `Back to the answer` with it (templates/_back_to_answer.html).
+bp.add_app_template_global(back_to_answer)
 bp.add_app_template_filter(by_day, "by_day")
 
 
