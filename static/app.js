@@ -108,7 +108,7 @@
 
   function plainText(el) {
     var copy = el.cloneNode(true);
-    copy.querySelectorAll(".cite, .cite-tip, .chooser, .visually-hidden").forEach(function (n) { n.remove(); });
+    copy.querySelectorAll(".cite, .cite-tip, .code-copy, .chooser, .visually-hidden").forEach(function (n) { n.remove(); });
     return (copy.textContent || "").replace(/\s+/g, " ").trim();
   }
 
@@ -175,14 +175,30 @@
     box.style.height = Math.min(box.scrollHeight, 220) + "px";
   });
 
+  // A table copied as a Markdown table: a header row, its rule, then one line a row.
+  function markdownTable(table) {
+    var lines = [];
+    Array.prototype.forEach.call(table.rows, function (row, index) {
+      var cells = Array.prototype.map.call(row.cells, function (cell) {
+        return (cell.textContent || "").replace(/\s+/g, " ").trim().replace(/\|/g, "\\|");
+      });
+      lines.push("| " + cells.join(" | ") + " |");
+      if (index === 0) lines.push("|" + cells.map(function () { return " --- "; }).join("|") + "|");
+    });
+    return lines.join("\n");
+  }
+
   // Copy: the answer's words, its citations as [n], then its sources, one a line.
   function answerText(article) {
     var body = article.querySelector(".answer-body");
     if (!body) return "";
     var copy = body.cloneNode(true);
-    copy.querySelectorAll(".cite-tip").forEach(function (tip) { tip.remove(); });
+    copy.querySelectorAll(".cite-tip, .code-copy").forEach(function (n) { n.remove(); });
     copy.querySelectorAll(".cite").forEach(function (chip) {
       chip.replaceWith(" [" + chip.textContent.trim() + "]");
+    });
+    copy.querySelectorAll("table").forEach(function (table) {
+      table.replaceWith("\n" + markdownTable(table) + "\n");
     });
     var text = copy.innerText || copy.textContent || "";
     var rows = article.querySelectorAll(".sheet .source-list > li");
@@ -331,6 +347,7 @@
         var stick = nearBottom();
         patch(article, message.data);
         if (stick) scrollToEnd();
+        showJump();
       });
     }
   });
@@ -468,6 +485,74 @@
     toast("The server could not be reached. Check your connection and try again.");
   });
 
+  // A finished answer's code blocks each get a button that copies just the code.
+  function addCodeButtons(root) {
+    root.querySelectorAll(".answer-body:not(.is-streaming) pre").forEach(function (pre) {
+      if (pre.parentNode.classList.contains("code-block")) return;
+      var box = document.createElement("div");
+      box.className = "code-block";
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "answer-button code-copy";
+      button.textContent = "Copy code";
+      pre.replaceWith(box);
+      box.appendChild(button);
+      box.appendChild(pre);
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element ? event.target.closest(".code-copy") : null;
+    var pre = button && button.parentNode.querySelector("pre");
+    if (!pre || !navigator.clipboard) return;
+    navigator.clipboard.writeText(pre.textContent || "").then(function () {
+      toast("Copied the code.");
+    }, function () {
+      toast("Copying was not allowed here. Select the text to copy it instead.");
+    });
+  });
+
+  document.addEventListener("htmx:sseClose", function (event) {
+    var article = event.detail.elt || event.target;
+    if (article instanceof Element) addCodeButtons(article);
+  });
+
+  // Jump to latest: shown while an answer grows and the page is scrolled away from its end.
+  function jumpButton() {
+    return document.getElementById("jump-latest");
+  }
+
+  function showJump() {
+    var button = jumpButton();
+    if (button) button.hidden = !(busy() && !nearBottom());
+  }
+
+  window.addEventListener("scroll", showJump, { passive: true });
+  document.addEventListener("htmx:sseMessage", showJump);
+  document.addEventListener("htmx:sseClose", showJump);
+
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element ? event.target.closest("#jump-latest") : null;
+    if (!button) return;
+    scrollToEnd();
+    button.hidden = true;
+    var box = document.getElementById("message");
+    if (box) box.focus({ preventScroll: true });
+  });
+
+  // One popover at a time: "Delete chat…" closes the chat's menu before it asks.
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element ? event.target.closest(".session-delete") : null;
+    var ask = button && document.getElementById(button.getAttribute("popovertarget"));
+    var menu = button && button.closest("[popover]");
+    if (!ask || !menu || typeof ask.showPopover !== "function") return;
+    event.preventDefault();
+    menu.hidePopover();
+    ask.showPopover();
+    var cancel = ask.querySelector(".session-cancel");
+    if (cancel) cancel.focus();
+  });
+
   // Back to the answer: a page opened from an answer links back to its chat (the server reads
   // where it came from); the answer clicked is remembered here, so the link lands on it.
   var BACK_KEY = "back-to-answer";
@@ -494,6 +579,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     aimBackLink();
+    addCodeButtons(document);
     var list = conversation();
     if (!list || !list.querySelector(".message")) return;
     // Back from a page the answer opened: that answer in view, not the end of the chat.

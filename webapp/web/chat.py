@@ -331,7 +331,7 @@ def rename(session_id: str) -> BaseResponse | str | tuple[str, int]:
 @login_required
 def delete(session_id: str) -> BaseResponse | str:
     """Delete a chat (its running answer stops first); the open one gives way to another."""
-    own_session(session_id, NO_CHAT)
+    deleted = own_session(session_id, NO_CHAT)
     user = current_user()
     open_id = _open_chat()
     remove_session(chat_service(), user.id, session_id)
@@ -340,8 +340,10 @@ def delete(session_id: str) -> BaseResponse | str:
             return _sidebar(open_id)
         return redirect(url_for("chat.show", session_id=open_id))
     sessions = list_sessions(get_engine(), user.id)
-    target = sessions[0].id if sessions else create_session(get_engine(), user.id).id
-    where = url_for("chat.show", session_id=target)
+    target = sessions[0] if sessions else create_session(get_engine(), user.id)
+    where = url_for("chat.show", session_id=target.id)
+    if open_id == session_id:  # the page goes elsewhere: say where
+        flash(f"Deleted “{deleted.title}”. You are now in “{target.title}”.")
     if htmx_details():
         return Response(status=204, headers={"HX-Redirect": where})
     return redirect(where)
