@@ -553,6 +553,14 @@
     if (cancel) cancel.focus();
   });
 
+  // Cancel on that question hands the focus back to the chat's "⋯" button.
+  document.addEventListener("click", function (event) {
+    var cancel = event.target instanceof Element ? event.target.closest(".session-cancel") : null;
+    var ask = cancel && cancel.closest("[popover][role='dialog']");
+    var more = ask && ask.closest(".session") && ask.closest(".session").querySelector(".session-more");
+    if (more) window.setTimeout(function () { more.focus(); }, 0);
+  });
+
   // Back to the answer: a page opened from an answer links back to its chat (the server reads
   // where it came from); the answer clicked is remembered here, so the link lands on it.
   var BACK_KEY = "back-to-answer";
