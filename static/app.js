@@ -108,7 +108,7 @@
 
   function plainText(el) {
     var copy = el.cloneNode(true);
-    copy.querySelectorAll(".cite, .chooser, .visually-hidden").forEach(function (n) { n.remove(); });
+    copy.querySelectorAll(".cite, .cite-tip, .code-copy, .chooser, .visually-hidden").forEach(function (n) { n.remove(); });
     return (copy.textContent || "").replace(/\s+/g, " ").trim();
   }
 
@@ -175,13 +175,30 @@
     box.style.height = Math.min(box.scrollHeight, 220) + "px";
   });
 
+  // A table copied as a Markdown table: a header row, its rule, then one line a row.
+  function markdownTable(table) {
+    var lines = [];
+    Array.prototype.forEach.call(table.rows, function (row, index) {
+      var cells = Array.prototype.map.call(row.cells, function (cell) {
+        return (cell.textContent || "").replace(/\s+/g, " ").trim().replace(/\|/g, "\\|");
+      });
+      lines.push("| " + cells.join(" | ") + " |");
+      if (index === 0) lines.push("|" + cells.map(function () { return " --- "; }).join("|") + "|");
+    });
+    return lines.join("\n");
+  }
+
   // Copy: the answer's words, its citations as [n], then its sources, one a line.
   function answerText(article) {
     var body = article.querySelector(".answer-body");
     if (!body) return "";
     var copy = body.cloneNode(true);
+    copy.querySelectorAll(".cite-tip, .code-copy").forEach(function (n) { n.remove(); });
     copy.querySelectorAll(".cite").forEach(function (chip) {
       chip.replaceWith(" [" + chip.textContent.trim() + "]");
+    });
+    copy.querySelectorAll("table").forEach(function (table) {
+      table.replaceWith("\n" + markdownTable(table) + "\n");
     });
     var text = copy.innerText || copy.textContent || "";
     var rows = article.querySelectorAll(".sheet .source-list > li");
@@ -240,6 +257,52 @@
     if (target instanceof HTMLDialogElement && target.open) target.close();
   });
 
+  // Citation previews: hover and focus show one (CSS); a tap on a phone shows it first and
+  // opens the source on a second tap; a citation that opens nothing shows it on a click.
+  // One preview at a time, and Escape hides it.
+  function closePreviews(except) {
+    document.querySelectorAll(".cite-wrap.is-open").forEach(function (wrap) {
+      if (wrap !== except) wrap.classList.remove("is-open");
+    });
+  }
+
+  var touchHover = window.matchMedia ? window.matchMedia("(hover: none)") : null;
+
+  document.addEventListener("click", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    var cite = target && target.closest(".cite");
+    var wrap = cite && cite.closest(".cite-wrap");
+    if (!wrap) {
+      if (!(target && target.closest(".cite-tip"))) closePreviews(null);
+      return;
+    }
+    wrap.classList.remove("is-dismissed");
+    var touch = event.pointerType === "touch" || (touchHover && touchHover.matches);
+    if (cite.hasAttribute("data-preview")) {
+      closePreviews(wrap);
+      wrap.classList.toggle("is-open");
+      event.stopImmediatePropagation();
+      return;
+    }
+    if (touch && !wrap.classList.contains("is-open")) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      closePreviews(wrap);
+      wrap.classList.add("is-open");
+    }
+  }, true);
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var shown = document.querySelectorAll(".cite-wrap.is-open, .cite-wrap:hover, .cite-wrap:focus-within");
+    shown.forEach(function (wrap) { wrap.classList.remove("is-open"); wrap.classList.add("is-dismissed"); });
+  });
+
+  document.addEventListener("mouseout", function (event) {
+    var wrap = event.target instanceof Element ? event.target.closest(".cite-wrap") : null;
+    if (wrap && !wrap.contains(event.relatedTarget)) wrap.classList.remove("is-dismissed");
+  });
+
   // While an answer streams, `patch` events redraw only its open blocks (the last ones, still
   // growing) and settle the blocks that can no longer change: those are drawn once, in
   // `.answer-settled`. The data is "BASE KEEP SETTLE HTML": keep KEEP characters of the open
@@ -284,6 +347,7 @@
         var stick = nearBottom();
         patch(article, message.data);
         if (stick) scrollToEnd();
+        showJump();
       });
     }
   });
@@ -307,6 +371,58 @@
     if (count >= MAX_STREAM_FAILURES) giveUp(article, event.detail.source);
   });
 
+  // A question sent is shown at once, with a status line, before the server has answered;
+  // the server's own copy replaces both when it comes (or the text goes back in the box).
+  function showAsked(form) {
+    var field = form.querySelector("[name='message']");
+    var text = field ? field.value.trim() : "";
+    var list = conversation();
+    if (!text || !list) return;
+    var asked = document.createElement("article");
+    asked.className = "message user is-pending";
+    asked.setAttribute("aria-label", "You asked");
+    var bubble = document.createElement("div");
+    bubble.className = "bubble";
+    bubble.textContent = text;
+    asked.appendChild(bubble);
+    var waiting = document.createElement("article");
+    waiting.className = "message assistant is-pending";
+    waiting.setAttribute("aria-label", "Answer");
+    var line = document.createElement("p");
+    line.className = "thinking";
+    line.setAttribute("role", "status");
+    for (var i = 0; i < 3; i++) {
+      var dot = document.createElement("span");
+      dot.className = "dot";
+      dot.setAttribute("aria-hidden", "true");
+      line.appendChild(dot);
+    }
+    var step = document.createElement("span");
+    step.className = "thinking-step";
+    step.textContent = "Sending your question…";
+    line.appendChild(step);
+    waiting.appendChild(line);
+    list.appendChild(asked);
+    list.appendChild(waiting);
+    form.pendingAsk = { nodes: [asked, waiting], text: text };
+    if (form.id === "composer" && field) { field.value = ""; field.style.height = "auto"; }
+    scrollToEnd();
+  }
+
+  function dropAsked(form, failed) {
+    var pending = form && form.pendingAsk;
+    if (!pending) return;
+    form.pendingAsk = null;
+    pending.nodes.forEach(function (n) { n.remove(); });
+    var box = document.getElementById("message");
+    if (failed && form.id === "composer" && box && !box.value) box.value = pending.text;
+  }
+
+  function asks(form) {
+    return form instanceof HTMLFormElement && form.closest(".chat") &&
+      form.getAttribute("hx-target") === "#conversation" && form.querySelector("[name='message']");
+  }
+
   // (Stop is what a person may want while an answer is being written.)
   document.addEventListener("htmx:beforeRequest", function (event) {
     var form = event.detail.elt;
@@ -314,15 +430,27 @@
         !form.classList.contains("answer-stop")) {
       event.preventDefault();
       toast("Wait for the answer to finish.");
+      return;
     }
+    if (asks(form)) showAsked(form);
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (!event.detail.shouldSwap) return;  // refused: afterRequest puts the text back
+    dropAsked(event.detail.requestConfig && event.detail.requestConfig.elt, false);
   });
 
   document.addEventListener("htmx:afterRequest", function (event) {
     var form = event.detail.elt;
+    dropAsked(form, !event.detail.successful);
     if (form && form.id === "composer" && event.detail.successful) {
       form.reset();
       var box = form.querySelector("textarea");
       if (box) { box.style.height = "auto"; box.focus(); }
+    } else if (asks(form) && event.detail.successful) {
+      // A suggestion's form goes away with the empty state: keep the focus in the page.
+      var message = document.getElementById("message");
+      if (message) message.focus();
     }
   });
 
@@ -370,11 +498,119 @@
     if (img && img.tagName === "IMG" && img.hasAttribute("data-fallback")) useFallback(img);
   }, true);
 
+
+  // A finished answer's code blocks each get a button that copies just the code.
+  function addCodeButtons(root) {
+    root.querySelectorAll(".answer-body:not(.is-streaming) pre").forEach(function (pre) {
+      if (pre.parentNode.classList.contains("code-block")) return;
+      var box = document.createElement("div");
+      box.className = "code-block";
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "answer-button code-copy";
+      button.textContent = "Copy code";
+      pre.replaceWith(box);
+      box.appendChild(button);
+      box.appendChild(pre);
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element ? event.target.closest(".code-copy") : null;
+    var pre = button && button.parentNode.querySelector("pre");
+    if (!pre || !navigator.clipboard) return;
+    navigator.clipboard.writeText(pre.textContent || "").then(function () {
+      toast("Copied the code.");
+    }, function () {
+      toast("Copying was not allowed here. Select the text to copy it instead.");
+    });
+  });
+
+  document.addEventListener("htmx:sseClose", function (event) {
+    var article = event.detail.elt || event.target;
+    if (article instanceof Element) addCodeButtons(article);
+  });
+
+  // Jump to latest: shown while an answer grows and the page is scrolled away from its end.
+  function jumpButton() {
+    return document.getElementById("jump-latest");
+  }
+
+  function showJump() {
+    var button = jumpButton();
+    if (button) button.hidden = !(busy() && !nearBottom());
+  }
+
+  window.addEventListener("scroll", showJump, { passive: true });
+  document.addEventListener("htmx:sseMessage", showJump);
+  document.addEventListener("htmx:sseClose", showJump);
+
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element ? event.target.closest("#jump-latest") : null;
+    if (!button) return;
+    scrollToEnd();
+    button.hidden = true;
+    var box = document.getElementById("message");
+    if (box) box.focus({ preventScroll: true });
+  });
+
+  // One popover at a time: "Delete chat…" closes the chat's menu before it asks.
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element ? event.target.closest(".session-delete") : null;
+    var ask = button && document.getElementById(button.getAttribute("popovertarget"));
+    var menu = button && button.closest("[popover]");
+    if (!ask || !menu || typeof ask.showPopover !== "function") return;
+    event.preventDefault();
+    menu.hidePopover();
+    ask.showPopover();
+    var cancel = ask.querySelector(".session-cancel");
+    if (cancel) cancel.focus();
+  });
+
+  // Cancel on that question hands the focus back to the chat's "⋯" button.
+  document.addEventListener("click", function (event) {
+    var cancel = event.target instanceof Element ? event.target.closest(".session-cancel") : null;
+    var ask = cancel && cancel.closest("[popover][role='dialog']");
+    var more = ask && ask.closest(".session") && ask.closest(".session").querySelector(".session-more");
+    if (more) window.setTimeout(function () { more.focus(); }, 0);
+  });
+
+  // Back to the answer: a page opened from an answer links back to its chat (the server reads
+  // where it came from); the answer clicked is remembered here, so the link lands on it.
+  var BACK_KEY = "back-to-answer";
+
+  document.addEventListener("click", function (event) {
+    var link = event.target instanceof Element ? event.target.closest("a[href^='/']") : null;
+    var article = link && link.closest("article.message.assistant");
+    if (!article || !article.id) return;
+    try {
+      sessionStorage.setItem(BACK_KEY, JSON.stringify({ chat: location.pathname, id: article.id }));
+    } catch (e) { /* storage may be off: the link goes back to the chat */ }
+  });
+
+  function aimBackLink() {
+    var link = document.querySelector("a[data-back-to-answer]");
+    if (!link || link.hash) return;
+    try {
+      var seen = JSON.parse(sessionStorage.getItem(BACK_KEY) || "null");
+      if (seen && seen.chat === link.pathname && /^message-[\w-]+$/.test(seen.id)) {
+        link.hash = seen.id;
+      }
+    } catch (e) { /* nothing remembered */ }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
-    if (conversation() && conversation().querySelector(".message")) scrollToEnd();
     // Icons that failed before this script ran.
     document.querySelectorAll("img[data-fallback]").forEach(function (img) {
       if (img.complete && img.naturalWidth === 0 && img.getAttribute("src")) useFallback(img);
     });
+    aimBackLink();
+    addCodeButtons(document);
+    var list = conversation();
+    if (!list || !list.querySelector(".message")) return;
+    // Back from a page the answer opened: that answer in view, not the end of the chat.
+    var aimed = location.hash.length > 1 ? document.getElementById(location.hash.slice(1)) : null;
+    if (aimed && list.contains(aimed)) aimed.scrollIntoView({ block: "start" });
+    else scrollToEnd();
   });
 })();

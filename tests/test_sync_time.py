@@ -231,7 +231,7 @@ def test_account_rows_say_synced_and_other_rows_say_updated() -> None:
     text = "account_name: Checking\ncurrent_balance: 4820.33\nsynced_at: 2026-03-02 10:00:00"
     two_hours = (NOW - timedelta(hours=2)).isoformat()
     assert freshness(two_hours, text, NOW) == "Synced 2 hours ago"
-    assert freshness(None, "account_name: Home\nsynced_at: null", NOW) == "Not synced"
+    assert freshness(None, "account_name: Home\nsynced_at: null", NOW) == "Entered by hand"
     assert freshness(two_hours, "The limit is $2,000.", NOW) == "Updated 2 hours ago"
     assert freshness(None, "The limit is $2,000.", NOW) is None
 

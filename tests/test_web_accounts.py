@@ -19,6 +19,7 @@ from webapp.store.accounts import list_accounts, list_holdings
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 from webapp.tools.python.market import FinnhubLive, SnapshotMarket
+from webapp.web.accounts import kind_words
 
 PROVIDERS = ("plaid", "snaptrade", "manual")
 
@@ -412,3 +413,21 @@ def test_the_chart_leaves_out_what_has_no_value_and_charts_each_currency(
     assert text(page, ".allocation-left-out") == (
         "Not in the chart, with no positive market value: GONE."
     )
+
+
+@pytest.mark.parametrize(
+    ("account_type", "subtype", "words"),
+    [
+        ("depository", "checking", "Checking account"),
+        ("depository", "savings", "Savings account"),
+        ("credit", "credit card", "Credit card"),
+        ("investment", "brokerage", "Brokerage account"),
+        ("loan", None, "Loan"),
+        (None, None, None),
+    ],
+    ids=["checking", "savings", "card", "brokerage", "loan", "unknown"],
+)
+def test_an_account_type_reads_as_people_say_it(
+    account_type: str | None, subtype: str | None, words: str | None
+) -> None:
+    assert kind_words(account_type, subtype) == words

@@ -174,8 +174,16 @@ def test_a_url_cited_document_is_found_on_the_shelf() -> None:
         ("> quoted *line*\n> and `more`", "> quoted *line*", ["quoted line\nand more"]),
         ("- one\n  two\n- three", "- one two - three", ["one\ntwo", "three"]),
         ("A \ue0000\ue001 stray placeholder.", "A stray", ["A  stray placeholder."]),
+        ("Benefits:\n- Rental car cover\n- Trip delay\n- Lost bags", "Trip delay", ["Trip delay"]),
     ],
-    ids=["setext-heading", "closed-atx-heading", "blockquote", "list-items", "placeholders"],
+    ids=[
+        "setext-heading",
+        "closed-atx-heading",
+        "blockquote",
+        "list-items",
+        "placeholders",
+        "one-item-of-a-list",
+    ],
 )
 def test_marks_wrap_whole_blocks_and_always_close(text: str, cite: str, marked: list[str]) -> None:
     html, found = marked_html(text, [cite])

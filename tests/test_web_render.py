@@ -346,8 +346,11 @@ def test_placeholder_characters_in_the_model_text_cannot_forge_citations() -> No
             wire_doc("f", semantic_identifier="Statement.pdf", file_id="file-9"),
             f'button.cite[data-notice="{FILE_NOTICE}"]',
         ),
-        (wire_doc("n", semantic_identifier="Notes"), "span.cite-static"),
-        (wire_doc("j", semantic_identifier="Bad", link="javascript:alert(1)"), "span.cite-static"),
+        (wire_doc("n", semantic_identifier="Notes"), "button.cite-static[data-preview]"),
+        (
+            wire_doc("j", semantic_identifier="Bad", link="javascript:alert(1)"),
+            "button.cite-static[data-preview]",
+        ),
     ],
     ids=["file", "nothing", "javascript-link"],
 )
@@ -541,9 +544,7 @@ def test_an_inline_chooser_opens_only_once_the_answer_is_finished(
     (cite,) = soup(str(view.body)).select(".cite")
     assert cite.get_text() == "1"
     # A popover in the streamed fragment would close on the next re-render.
-    assert (cite.name, cite.has_attr("popovertarget")) == (
-        ("button", True) if opens else ("span", False)
-    )
+    assert (cite.name, cite.has_attr("popovertarget")) == ("button", opens)
     assert bool(view.choosers) is opens
 
 
@@ -648,7 +649,7 @@ def test_the_answer_template_draws_settled_blocks_apart_while_streaming(
         ),
         ({"kind": "market_data", "ticker": "AAPL"}, None, ("a", "/markets/AAPL")),
         ({"kind": "portfolio"}, None, ("a", "/portfolio")),
-        ({"kind": "analysis"}, None, ("span", None)),
+        ({"kind": "analysis"}, None, ("button", None)),
     ],
     ids=["account", "web", "market-data", "portfolio", "analysis"],
 )
@@ -669,7 +670,8 @@ def test_while_streaming_only_an_account_citation_waits_for_its_settled_target(
         (cite,) = soup(str(view.body)).select(".cite")
         shown = (cite.name, cite.get("href"))
         if streaming and target["kind"] == "account":
-            assert shown == ("span", None) and "cite-pending" in cite["class"]
+            assert shown == ("button", None) and "cite-pending" in cite["class"]
+            assert not cite.has_attr("popovertarget")
         else:
             assert shown == opens
 
@@ -695,8 +697,9 @@ def test_source_titles_are_shown_without_bidi_controls(title: str, shown: str) -
     state = state_of("x [[1]]()", docs, [(1, "d")])
     row = sources_view(state, MID, None, icon_for).sections[0].rows[0]
     assert row.title == shown
-    chip = soup(str(answer_text(state, MID, None, streaming=False)[0].citations[0])).a
-    assert chip is not None and chip["title"] == shown
+    drawn = soup(str(answer_text(state, MID, None, streaming=False)[0].citations[0]))
+    chip, tip = drawn.a, drawn.select_one("[role=tooltip] .cite-tip-title")
+    assert chip is not None and tip is not None and tip.get_text() == shown
     assert not any(ch in chip["aria-label"] for ch in BIDI)
 
 
@@ -880,8 +883,64 @@ def test_chips_that_open_no_link_are_drawn_without_an_app() -> None:
         None,
         streaming=True,
     )
-    assert [c.name for c in soup(str(live.body)).select(".cite")] == ["span", "span"]
+    live_cites = soup(str(live.body)).select(".cite")
+    assert [c.name for c in live_cites] == ["button", "button"]
+    assert not any(c.has_attr("popovertarget") or c.has_attr("href") for c in live_cites)
     done = answer_view(state_of("B [[1]]()", docs, [(1, "c")]), MID, None, streaming=False)
     assert [c.name for c in soup(str(done.body)).select(".cite")] == ["button"]
     with pytest.raises(RuntimeError):
         done.choosers[0].options[0].href  # noqa: B018 - a link does need the app
+
+
+@pytest.mark.parametrize(
+    ("doc", "where", "text", "opens"),
+    [
+        (
+            wire_doc(
+                "w",
+                semantic_identifier="Pub 523",
+                link="https://www.irs.gov/p",
+                blurb="Up to $250,000.",
+            ),
+            "irs.gov",
+            "Up to $250,000.",
+            "Opens irs.gov in a new tab",
+        ),
+        (
+            wire_doc(
+                "n",
+                semantic_identifier="Crypto wallet",
+                source_type="analysis",
+                target={"kind": "analysis"},
+                blurb="balance: 1.5 BTC",
+            ),
+            "Analysis",
+            "Balance: 1.5 BTC",
+            "Nothing to open: the figure comes from this text",
+        ),
+    ],
+    ids=["web", "opens-nothing"],
+)
+def test_every_citation_has_a_preview_of_where_its_figure_comes_from(
+    doc: dict[str, Any], where: str, text: str, opens: str
+) -> None:
+    view = answer_view(
+        state_of("Fact [[1]]().", [doc], [(1, doc["document_id"])]), MID, None, streaming=False
+    )
+    page = soup(str(view.body))
+    (cite,) = page.select(".cite")
+    tip = page.select_one(f"#{cite['aria-describedby']}")
+    assert tip is not None and tip["role"] == "tooltip"
+    assert [
+        tip.select_one(f".cite-tip-{part}").get_text()
+        for part in ("title", "where", "text", "opens")
+    ] == [doc["semantic_identifier"], where, text, opens]
+
+
+def test_two_citations_of_one_source_have_previews_of_their_own() -> None:
+    docs = [wire_doc("w", link="https://a.com/x", semantic_identifier="A")]
+    view = answer_view(
+        state_of("x [[1]]() y [[1]]()", docs, [(1, "w")]), MID, None, streaming=False
+    )
+    ids = [tip["id"] for tip in soup(str(view.body)).select("[role=tooltip]")]
+    assert len(ids) == 2 and len(set(ids)) == 2

@@ -310,7 +310,7 @@ def test_a_document_that_changes_a_sent_citation_redraws_the_whole_answer() -> N
     )
     events, _ = run(stored(datas), every_packet=True)
     streaming = [e.data for e in events if e.event == "answer" and "'streaming'" in e.data]
-    assert len(streaming) == 2 and 'title="IRS Publication 523"' in streaming[1]
+    assert len(streaming) == 2 and 'aria-label="Source 1: IRS Publication 523"' in streaming[1]
 
 
 def test_an_error_while_streaming_is_drawn_at_once() -> None:

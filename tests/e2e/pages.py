@@ -36,3 +36,5 @@ def ask(page: Page, question: str) -> None:
     box.fill(question)
     box.press("Enter")
     expect(page.locator(".message.user .bubble").last).to_have_text(question)
+    # The question shows at once; wait for the server's copy and its answer to take its place.
+    expect(page.locator(".message.is-pending")).to_have_count(0, timeout=20_000)

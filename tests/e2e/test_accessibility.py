@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
+from tests.e2e.scripts import Held
 from tests.e2e.stored import store_mixed_answer
-from tests.support.fake_claude import FakeClaude, Paced, text_reply
+from tests.support.fake_claude import FakeClaude, Paced, text_reply, tool_reply
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import LiveServer
@@ -156,6 +157,66 @@ def test_every_kind_of_source_in_the_sheet_has_no_serious_barriers(
     page.locator(".sources-bar").click()
     expect(page.get_by_role("dialog", name="Sources")).to_be_visible()
     audit(page, "sheet-every-kind")
+
+
+def test_previewing_citations_has_no_serious_barriers(
+    person: Page, audit: Callable[[Page, str], None], live_server: LiveServer
+) -> None:
+    session_id = store_mixed_answer(live_server.app)
+    page = signed_in(person)
+    page.goto(f"/chat/{session_id}")
+    page.locator(".answer-body .cite", has_text=re.compile("^1$")).focus()
+    expect(page.get_by_role("tooltip")).to_be_visible()
+    audit(page, "citation-preview")
+    page.locator(".answer-body .cite", has_text=re.compile("^3$")).focus()
+    expect(page.get_by_role("tooltip", name=re.compile("Analyst note"))).to_be_visible()
+    audit(page, "citation-preview-opens-nothing")
+    portfolio = page.locator(".answer-body .cite", has_text=re.compile("^5$"))
+    page.goto(str(portfolio.get_attribute("href")), referer=page.url)  # a tap previews first
+    expect(page.get_by_role("link", name="← Back to the answer")).to_be_visible()
+    audit(page, "portfolio-back-to-the-answer")
+
+
+def test_sending_a_question_and_watching_its_step_has_no_serious_barriers(
+    person: Page,
+    audit: Callable[[Page, str], None],
+    slow_server: LiveServer,
+    slow_model: FakeClaude,
+) -> None:
+    query = "SELECT source, source_account_id, account_name, current_balance FROM account_details"
+    slow_model.replies = [
+        tool_reply(("toolu_a11y", "execute_sql", {"query": query})),
+        Paced(words := Held(text_reply((STREAMING_TEXT, []))), 0.05),
+    ]
+    try:
+        sign_in(person, server=slow_server.url)
+        expect(person).to_have_url(re.compile(r"/chat/[0-9a-f]+$"))
+        new_chat(person)
+        held: list[Route] = []
+        person.route("**/messages", lambda route: held.append(route))
+        box = person.get_by_label("Message")
+        box.fill(CARDS_QUESTION)
+        box.press("Enter")
+        expect(
+            person.get_by_role("status").filter(has_text="Sending your question…")
+        ).to_be_visible()
+        audit(person, "chat-question-sent")
+        for _ in range(200):
+            if held:
+                break
+            person.wait_for_timeout(50)
+        held[0].continue_()
+        status = person.locator("article.message.assistant").get_by_role("status")
+        expect(status).to_have_text(re.compile("^Looking at your accounts"), timeout=ANSWER_TIMEOUT)
+        audit(person, "chat-status-step")
+        words.go.set()
+        answer = person.locator("article.message.assistant").last
+        expect(answer.locator(".answer-body")).to_contain_text("Your cards", timeout=ANSWER_TIMEOUT)
+        answer.get_by_role("button", name="Stop").click()
+        expect(answer.locator(".answer-stopped")).to_be_visible(timeout=ANSWER_TIMEOUT)
+    finally:
+        words.go.set()
+        slow_model.replies = []
 
 
 def test_choosing_an_account_and_reading_sources_and_documents_has_no_serious_barriers(

@@ -112,11 +112,13 @@ def test_change_your_mind_about_deleting_a_chat(signed_in: Page) -> None:
     session_id, title = chat_with_answer(page)
     menu = open_menu(page, title)
     menu.get_by_role("button", name="Delete chat…").click()
+    # One popover at a time: the menu gave way to the question, and Cancel closes it.
+    expect(page.locator(".session-menu:popover-open")).to_have_count(1)
     page.get_by_role("dialog", name=f"Delete “{title}”?").get_by_role(
         "button", name="Cancel"
     ).click()
-    menu.get_by_role("button", name="Cancel").click()
     expect(page.locator(".session-menu:popover-open")).to_have_count(0)
+    expect(page.get_by_role("button", name=f"Rename or delete “{title}”")).to_be_focused()
     expect(listed(page, session_id)).to_have_text(title)
 
 

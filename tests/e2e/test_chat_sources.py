@@ -171,7 +171,7 @@ def test_back_from_a_cited_account_shows_the_answer(signed_in: Page) -> None:
     expect(page).to_have_url(chat)
     answer = page.locator("article.message.assistant")
     expect(answer).to_have_count(1)
-    expect(answer.locator(".answer-body")).to_have_text(shown)
+    expect(answer.locator(".answer-body")).to_have_text(shown, use_inner_text=True)
     expect(answer).not_to_have_attribute("aria-busy", "true")
     expect(page.get_by_role("button", name="Sources · 2", exact=True)).to_be_visible()
     expect(answer.locator(".answer-interrupted")).to_have_count(0)

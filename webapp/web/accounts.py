@@ -53,11 +53,32 @@ _ACCOUNT_FIELDS = (
 )
 
 
+# Plaid's account types, as people name them.
+_TYPE_WORDS = {
+    "depository": "Bank account",
+    "credit": "Credit card",
+    "investment": "Investment account",
+    "loan": "Loan",
+}
+
+
+def kind_words(account_type: object, subtype: object) -> str | None:
+    """Return what kind of account it is, as people say it: "Checking account", "Credit card"."""
+    kind = account_type.strip().lower() if isinstance(account_type, str) else ""
+    sub = subtype.strip().lower() if isinstance(subtype, str) else ""
+    if sub and sub not in _TYPE_WORDS.get(kind, "").lower():
+        words = sub.capitalize()
+        needs_noun = kind in ("depository", "investment") and "account" not in sub
+        return f"{words} account" if needs_noun else words
+    return _TYPE_WORDS.get(kind) or (kind.capitalize() or None)
+
+
 def _account_view(account: Mapping[str, JsonValue]) -> dict[str, Any]:
     view: dict[str, Any] = {name: account.get(name) for name in _ACCOUNT_FIELDS}
     account_id = account.get("source_account_id")
     is_id = isinstance(account_id, str) and is_account_id(account_id)
     view["side"] = side_of(account.get("account_type"))
+    view["kind"] = kind_words(account.get("account_type"), account.get("account_subtype"))
     synced_at = account.get("synced_at")
     ago = relative_time(synced_at) if isinstance(synced_at, str) else None
     # A manual account is typed in by hand: it has no sync to date it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from flask import url_for
@@ -25,6 +25,7 @@ from .render import (
     answer_view,
     sources_view,
 )
+from .status import status_text
 
 GENERIC_ERROR = "Something went wrong while answering. Please try again."
 UNDRAWABLE = "This answer can't be shown. The rest of the chat is as it was."
@@ -94,6 +95,8 @@ class AnswerRenderer:
             start=start,
             library=LIBRARY,
         )
+        if answer.waiting:
+            answer = replace(answer, status=status_text(stream.packets))
         return AnswerViews(answer, sources_view(state, message_id, labeler, icon_for, LIBRARY))
 
     def stored(self, message: MessageRow) -> AnswerViews:

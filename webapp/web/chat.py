@@ -54,6 +54,7 @@ from ..store.app_db import get_engine
 from .answers import AnswerRenderer, AnswerViews
 from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, new_chat, own_message, own_session
 from .auth import current_user, login_required
+from .back import back_to_answer
 from .history import by_day
 from .htmx import htmx_details
 from .render import FILE_NOTICE
@@ -62,6 +63,8 @@ from .stream import Phase, answer_stream, counted_sse_response
 
 log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
+# The pages an answer opens draw `Back to the answer` with it (templates/_back_to_answer.html).
+bp.add_app_template_global(back_to_answer)
 bp.add_app_template_filter(by_day, "by_day")
 
 
@@ -334,7 +337,7 @@ def rename(session_id: str) -> BaseResponse | str | tuple[str, int]:
 @login_required
 def delete(session_id: str) -> BaseResponse | str:
     """Delete a chat (its running answer stops first); the open one gives way to another."""
-    own_session(session_id, NO_CHAT)
+    deleted = own_session(session_id, NO_CHAT)
     user = current_user()
     open_id = _open_chat()
     remove_session(chat_service(), user.id, session_id)
@@ -343,8 +346,10 @@ def delete(session_id: str) -> BaseResponse | str:
             return _sidebar(open_id)
         return redirect(url_for("chat.show", session_id=open_id))
     sessions = list_sessions(get_engine(), user.id)
-    target = sessions[0].id if sessions else create_session(get_engine(), user.id).id
-    where = url_for("chat.show", session_id=target)
+    target = sessions[0] if sessions else create_session(get_engine(), user.id)
+    where = url_for("chat.show", session_id=target.id)
+    if open_id == session_id:  # the page goes elsewhere: say where
+        flash(f"Deleted “{deleted.title}”. You are now in “{target.title}”.")
     if htmx_details():
         return Response(status=204, headers={"HX-Redirect": where})
     return redirect(where)

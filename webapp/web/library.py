@@ -91,6 +91,10 @@ def library_path(corpus: str, url: str) -> str | None:
     return _shelf().get((corpus, url))
 
 
+# The first line of a list item: "- ", "* ", "+ ", "1. " or "1) ".
+_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s")
+
+
 def _passage_lines(text: str, cite: str) -> tuple[int, int] | None:
     """Return the lines of the blank-line-bounded part(s) of `text` holding `cite`.
 
@@ -117,9 +121,12 @@ def _passage_lines(text: str, cite: str) -> tuple[int, int] | None:
     bottom = text.count("\n", 0, where[start + len(needle) - 1])
     # A passage is cited as the readers cut it, by blank lines: the whole of each such part
     # it touches is marked (a link carries only its first words: the rest of a table too).
-    while top > 0 and lines[top - 1].strip():
+    # Within a list, only the items the passage touches: one benefit cited is one marked.
+    while top > 0 and lines[top - 1].strip() and not _ITEM.match(lines[top]):
         top -= 1
-    while bottom < len(lines) - 1 and lines[bottom + 1].strip():
+    while (
+        bottom < len(lines) - 1 and lines[bottom + 1].strip() and not _ITEM.match(lines[bottom + 1])
+    ):
         bottom += 1
     return top, bottom
 

@@ -12,6 +12,7 @@ its public URL, if any, stays one click away beside its row.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -50,6 +51,7 @@ IconFor = Callable[[SearchDoc], str]
 OpenKind = Literal["browser", "page", "chooser", "file", "none"]
 
 _CR = re.compile(r"\r\n?")
+_MARKER = re.compile(r"\[\[(\d{1,9})\]\]")
 MAX_MARKER_NUMBER = 10**9 - 1  # a marker's number has at most nine digits
 _SOURCE_TYPES = {
     "account": "Your account", "portfolio": "Your portfolio", "market_data": "Market data",
@@ -170,6 +172,8 @@ class AnswerView:
     # While streaming: where the open blocks (the last ones, still growing) start in
     # `text.markdown`. The settled blocks before it are drawn once; the stream redraws the rest.
     open_at: int = 0
+    # While nothing is written yet: the step being worked on, in plain words (web/status.py).
+    status: str = "Thinking…"
 
     @property
     def body(self) -> Markup:
@@ -265,6 +269,14 @@ def title_of(doc: SearchDoc) -> str:
     return display_title(doc.semantic_identifier) or domain_of(doc.link) or "Untitled source"
 
 
+def _meta(doc: SearchDoc) -> str:
+    return " · ".join(part for part in (_where(doc), freshness(doc.updated_at, doc.blurb)) if part)
+
+
+def _cited_text(doc: SearchDoc) -> str:
+    return next((h for h in doc.match_highlights if h.strip()), doc.blurb)
+
+
 def source_row(
     doc: SearchDoc,
     labeler: AccountLabeler | None,
@@ -273,10 +285,12 @@ def source_row(
     library: Library | None = None,
 ) -> SourceRow:
     """Return one row of the sheet: icon, title, where · updated, and a snippet."""
-    meta = " · ".join(part for part in (_where(doc), freshness(doc.updated_at, doc.blurb)) if part)
-    text = next((h for h in doc.match_highlights if h.strip()), doc.blurb)
     return SourceRow(
-        title_of(doc), meta, snippet(text), icon_for(doc), opener_for(doc, labeler, dom_id, library)
+        title_of(doc),
+        _meta(doc),
+        snippet(_cited_text(doc)),
+        icon_for(doc),
+        opener_for(doc, labeler, dom_id, library),
     )
 
 
@@ -310,35 +324,106 @@ def sources_view(
 _CITE = {
     "browser": Markup(
         '<a class="cite" href="{href}" target="_blank" rel="noopener noreferrer"'
-        ' title="{title}" aria-label="Source {n}: {title}">{n}</a>'
+        ' aria-label="Source {n}: {title}" aria-describedby="{tip}">{n}</a>'
     ),
     "page": Markup(
-        '<a class="cite" href="{href}" title="{title}" aria-label="Source {n}: {title}">{n}</a>'
+        '<a class="cite" href="{href}" aria-label="Source {n}: {title}"'
+        ' aria-describedby="{tip}">{n}</a>'
     ),
     "chooser": Markup(
         '<button type="button" class="cite" popovertarget="{dom_id}"'
-        ' title="{title}" aria-label="Source {n}: {title}">{n}</button>'
+        ' aria-label="Source {n}: {title}" aria-describedby="{tip}">{n}</button>'
     ),
     "file": Markup(
-        '<button type="button" class="cite" data-notice="{notice}" title="{title}"'
-        ' aria-label="Source {n}: {title}">{n}</button>'
+        '<button type="button" class="cite" data-notice="{notice}"'
+        ' aria-label="Source {n}: {title}" aria-describedby="{tip}">{n}</button>'
     ),
-    "none": Markup('<span class="cite cite-static" title="{title}">{n}</span>'),
+    # Opens nothing, but still says where its figure comes from: a button that shows the preview.
+    "none": Markup(
+        '<button type="button" class="cite cite-static" data-preview'
+        ' aria-label="Source {n}: {title}" aria-describedby="{tip}">{n}</button>'
+    ),
     # Drawn, but opening nothing until the answer is done (see `_settles_late`).
-    "pending": Markup('<span class="cite cite-pending" title="{title}">{n}</span>'),
+    "pending": Markup(
+        '<button type="button" class="cite cite-pending" data-preview'
+        ' aria-label="Source {n}: {title}" aria-describedby="{tip}">{n}</button>'
+    ),
+}
+_TIP = Markup(
+    '<span class="cite-wrap">{cite}<span class="cite-tip" role="tooltip" id="{tip}">'
+    '<span class="cite-tip-title">{title}</span>{where}{text}'
+    '<span class="cite-tip-opens">{opens}</span></span></span>'
+)
+_OPENS: dict[type, str] = {
+    LibraryPage: "Opens it in the library",
+    AccountPage: "Opens the account",
+    MarketPage: "Opens the quote",
+    PortfolioPage: "Opens your portfolio",
 }
 
 
-def citation_html(number: int, title: str, opener: Opener, *, pending: bool = False) -> Markup:
-    """Return an inline citation: a link or button showing its number, opening its source.
+def opens_words(opener: Opener, *, pending: bool = False) -> str:
+    """Return what opening a source does, in plain words (the citation preview's last line)."""
+    if pending:
+        return "Opens once the answer is finished"
+    match opener.kind:
+        case "browser":
+            return f"Opens {domain_of(opener.href) or 'the page'} in a new tab"
+        case "page":
+            return _OPENS.get(type(opener.target), "Opens its page")
+        case "chooser":
+            return f"Choose one of {len(opener.options)} accounts to open"
+        case "file":
+            return FILE_NOTICE
+    return "Nothing to open: the figure comes from this text"
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What a citation's preview says: where its source is from and the cited text."""
+
+    where: str = ""
+    text: Markup = field(default_factory=Markup)
+
+
+def preview_of(doc: SearchDoc | None) -> Preview:
+    """Return the preview of `doc`: the sheet row's meta line and snippet."""
+    if doc is None:
+        return Preview()
+    return Preview(_meta(doc), snippet(_cited_text(doc)))
+
+
+def citation_html(
+    number: int,
+    title: str,
+    opener: Opener,
+    *,
+    pending: bool = False,
+    tip: str = "",
+    preview: Preview | None = None,
+) -> Markup:
+    """Return an inline citation: a link or button showing its number, opening its source,
+    with its preview (`role="tooltip"`, shown on hover, focus and a tap).
 
     A `pending` citation (its source not settled while the answer streams) is drawn but does
-    not open; one that opens nothing anyway is drawn as such.
+    not open; one that opens nothing anyway is drawn as such. `tip` is the preview's id.
     """
     kind = "pending" if pending and opener.kind != "none" else opener.kind
     href = opener.href if kind in ("browser", "page") else None
-    return _CITE[kind].format(
-        href=href or "", title=title, n=number, dom_id=opener.dom_id, notice=FILE_NOTICE
+    tip = tip or f"tip-{number}"
+    cite = _CITE[kind].format(
+        href=href or "", title=title, n=number, dom_id=opener.dom_id, notice=FILE_NOTICE, tip=tip
+    )
+    seen = preview or Preview()
+    return _TIP.format(
+        cite=cite,
+        tip=tip,
+        title=title,
+        where=Markup('<span class="cite-tip-where">{}</span>').format(seen.where)
+        if seen.where
+        else "",
+        text=Markup('<span class="cite-tip-text">{}</span>').format(seen.text) if seen.text else "",
+        opens=opens_words(opener, pending=kind == "pending"),
     )
 
 
@@ -363,11 +448,18 @@ def _drawn(
     labeler: AccountLabeler | None,
     pending: bool,
     library: Library | None = None,
+    before: Mapping[int, int] | None = None,
 ) -> tuple[str, tuple[Markup, ...], tuple[Opener, ...]]:
-    """Return the state's text as markdown with placeholders, its citations, and choosers."""
+    """Return the state's text as markdown with placeholders, its citations, and choosers.
+
+    `before` counts each number's citations in the text before this part: a preview's id
+    names its number and which of that number's citations it is, so each is drawn alike
+    whenever it is drawn, and none twice on a page.
+    """
     parts: list[str] = []
     cites: list[Markup] = []
     choosers: dict[str, Opener] = {}
+    seen: Counter[int] = Counter(before or {})
     for segment in answer_segments(state):
         if not isinstance(segment, CitationSegment):
             parts.append(strip_placeholders(segment.text))
@@ -377,9 +469,16 @@ def _drawn(
             choosers.setdefault(opener.dom_id, opener)
         title = title_of(segment.doc) if segment.doc else f"Source {segment.number}"
         parts.append(placeholder(len(cites)))
+        tip = f"tip-{message_id}-{segment.number}-{seen[segment.number]}"
+        seen[segment.number] += 1
         cites.append(
             citation_html(
-                segment.number, title, opener, pending=pending and _settles_late(segment.doc)
+                segment.number,
+                title,
+                opener,
+                pending=pending and _settles_late(segment.doc),
+                tip=tip,
+                preview=preview_of(segment.doc),
             )
         )
     # One kind of line break, as markdown-it reads them: the stream counts lines.
@@ -415,7 +514,8 @@ def answer_text(
     read from there alone, with the whole answer's citations and documents.
     """
     read = replace(state, deltas=[state.text[start:]]) if start else state
-    markdown, cites, choosers = _drawn(read, message_id, labeler, streaming, library)
+    before = Counter(int(n) for n in _MARKER.findall(state.text[:start])) if start else None
+    markdown, cites, choosers = _drawn(read, message_id, labeler, streaming, library, before)
     numbers = _numbers(state, message_id, labeler, streaming, library)
     return AnswerText(markdown, cites, numbers), choosers
 

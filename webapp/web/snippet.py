@@ -150,12 +150,12 @@ def freshness(updated_at: str | None, text: str, now: datetime | None = None) ->
 
     Account rows whose text carries `synced_at` are dated by the data's last sync (the turn
     gives the source its rows' oldest sync time); rows that carry the field but hold no
-    time were never synced (a manual account). Other sources keep "Updated".
+    time were never synced (a manual account: "Entered by hand"). Other sources keep "Updated".
     """
     synced = _SYNCED.findall(text)
     ago = relative_time(updated_at, now)
     if synced and ago is not None:
         return f"Synced {ago}"
     if synced and all(value.lower() in _MISSING for value in synced):
-        return "Not synced"
+        return "Entered by hand"  # as the accounts page says it
     return f"Updated {ago}" if ago is not None else None

@@ -44,6 +44,7 @@ from ..sse import format_comment, format_event
 from .answers import GENERIC_ERROR, AnswerViews, packet_error, reset_after
 from .markdown import line_start, settled_lines
 from .render import AnswerText
+from .status import THINKING
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ class _Page:
         self.reset()
         # A new connection's page shows a waiting answer (the question's placeholder), or
         # what it had of this answer: once there are words, they come whole.
-        self._look: tuple[bool, str | None] | None = (True, None)
+        self._look: tuple[bool, str | None, str] | None = (True, None, THINKING)
 
     def reset(self) -> None:
         """Forget what was drawn: the next update sends the whole answer."""
@@ -151,13 +152,14 @@ class _Page:
         self._open = ""  # the open blocks' HTML as last drawn
         self._patchable = False  # whether the page was sent `_open` (an `answer` is not kept)
         self._cited: dict[int, Markup | None] = {}  # each number in a settled block, as drawn
-        self._look = None  # (waiting, error), as drawn; None: not known, draw all
+        self._look = None  # (waiting, error, status), as drawn; None: not known, draw all
 
     def update(self, stream: PacketStream, error: str | None) -> str:
         """Return the SSE text that brings the page up to date ("" when nothing changed)."""
         answer = self._render(stream, "streaming", error, self._start).answer
         numbers = answer.text.numbers
-        look = (self._start == 0 and answer.waiting, answer.error)
+        waiting = self._start == 0 and answer.waiting
+        look = (waiting, answer.error, answer.status if waiting else "")
         if look != self._look or any(numbers.get(n) != html for n, html in self._cited.items()):
             return self._whole(stream, error)
         return self._patch(stream.state.text[self._start :], answer.text)
@@ -170,7 +172,7 @@ class _Page:
         self._start, self._cited = 0, {}
         self._settle(text[: line_start(text, lines)], answer.text)
         self._open, self._patchable = _lf(drawn.open_html), False
-        self._look = (answer.waiting, answer.error)
+        self._look = (answer.waiting, answer.error, answer.status if answer.waiting else "")
         return format_event(self._fragments(AnswerViews(drawn, views.sources))[0], event="answer")
 
     def _patch(self, text: str, answer: AnswerText) -> str:
