@@ -97,6 +97,7 @@ def test_flask_commands_beside_serving_lose_and_corrupt_nothing(
         "REDIS_URL": "",
         "MAX_TURNS_PER_USER": str(TURNS),
         "MAX_STREAMS_PER_USER": str(TURNS * 2),
+        "MAX_NEW_CHATS_PER_MINUTE": str(TURNS * 4),  # each turn is a chat of its own
     }
     engine = create_store_engine(url)
     try:
