@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,13 @@ def test_a_lock_missing_a_dependency_stops_the_install(
     monkeypatch.setitem(dev.LOCKS, "run", runtime)
     with pytest.raises(SystemExit, match="requirements.lock lacks gevent"):
         dev.check_locks()
+
+
+def test_the_served_set_holds_what_the_procfiles_worker_imports() -> None:
+    # gunicorn.conf.py serves with gevent workers; gunicorn's `gevent` extra brings what its
+    # worker imports (packaging among them), which the dev tools would otherwise hide.
+    conf = (Path(dev.ROOT) / "gunicorn.conf.py").read_text()
+    assert 'worker_class = "gevent"' in conf
+    project = tomllib.loads((Path(dev.ROOT) / "pyproject.toml").read_text())["project"]
+    assert any(r.startswith("gunicorn[gevent]") for r in project["dependencies"])
+    assert {"gevent", "packaging"} <= set(dev._pins(dev.LOCKS["run"]))
