@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,12 +31,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from .schema import metadata
+from .writes import write
 
 # Per username from browsers without its device cookie, and per device cookie.
 MAX_SIGN_IN_FAILURES = 10
 MAX_SIGN_IN_FAILURES_PER_ADDRESS = 500
 SIGN_IN_WINDOW_SECONDS = 15 * 60
-# A sign-in waits this long at most for a locked SQLite file before it gives up.
+# A sign-in waits this long at most for a locked or dropped database before it gives up.
 _WRITE_RETRY_SECONDS = 2.0
 
 sign_in_failures = sa.Table(
@@ -168,11 +168,6 @@ class _Counted:
     full: set[str]  # the keys that refused it
 
 
-def _is_locked(exc: sa.exc.DBAPIError) -> bool:
-    text = str(exc.orig).lower()
-    return "database is locked" in text or "database is busy" in text
-
-
 class DatabaseFailureLog:
     """Attempts as rows of `sign_in_failures`; old rows are deleted as new ones come."""
 
@@ -180,20 +175,8 @@ class DatabaseFailureLog:
         self.engine = engine
 
     def _write(self, work: Callable[[sa.Connection], None]) -> None:
-        # SQLite's driver waits only briefly for the file lock; wait longer here, with sleeps
-        # that let other greenlets run (the lock is held for one short transaction).
-        deadline = time.monotonic() + _WRITE_RETRY_SECONDS
-        delay = 0.01
-        while True:
-            try:
-                with self.engine.begin() as connection:
-                    work(connection)
-                return
-            except sa.exc.OperationalError as exc:
-                if not _is_locked(exc) or time.monotonic() + delay > deadline:
-                    raise
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, 0.2)
+        # The one retrying writer, with a shorter budget: a person is waiting to sign in.
+        write(self.engine, work, budget=_WRITE_RETRY_SECONDS)
 
     def add(
         self, attempt: str, keys: Sequence[str], now: float, window: float
