@@ -158,3 +158,18 @@ def test_a_question_about_an_uploaded_file_cites_the_file_under_user_files(
     assert doc.semantic_identifier == "oakland.csv"
     assert not chosen.cited and not chosen.more
     assert search_doc_from_json({"document_id": doc.document_id, "file_id": file_id}).file_id
+
+
+def test_a_figure_counts_every_row_not_only_those_shown_to_the_model(
+    app: Flask, demo: ApiClient
+) -> None:
+    # 60 purchases in one file: more than the 40 rows of one source the model is shown.
+    day = month_start(datetime.now(UTC).date(), 1).isoformat()
+    lines = [f"{day},SAFEWAY #{i} OAKLAND,-{i + 1}.00" for i in range(60)]
+    csv = "Date,Description,Amount\n" + "\n".join(lines) + "\n"
+    uploaded = demo.http.post("/api/files", files={"file": ("many.csv", csv.encode())})
+    assert uploaded.status_code == 201, uploaded.text
+
+    text = _answer_text(_ask(app, demo, "What did I spend on groceries in my uploaded file?"))
+    # 1 + 2 + ... + 60 = 1,830: all sixty rows, though only forty are written out to cite.
+    assert "$1,830.00 on groceries" in text and "60 transactions" in text

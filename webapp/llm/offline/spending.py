@@ -74,12 +74,28 @@ def _nothing(ask: SpendingAsk) -> list[Block]:
     return [(f"I found no spending{_what(ask)}{_when(ask)} in your transactions.", [])]
 
 
-def _spend(ask: SpendingAsk, rows: list[Row], *, by_category: bool = False) -> list[Block]:
-    if not rows:
+def _spend(
+    ask: SpendingAsk, rows: list[Row], sums: list[Row], *, by_category: bool = False
+) -> list[Block]:
+    """Say what was spent: the figures from the sums (every row counted), the citations from
+    the rows (a file's preview marks them), else from the sums' own rows."""
+    if not sums:
         return _nothing(ask)
-    currency = _currency(rows)
-    total = sum(_amount(r) for r in rows)
-    places = _by_place(rows)
+    currency = _currency(sums)
+    cited = _by_place(rows)
+
+    def cites(group: list[Row]) -> list[dict[str, Any]]:
+        places = {_where(r) for r in group}
+        mine = [r for place in places for r in cited.get(place, [])]
+        return _cites(mine or group)
+
+    def total(group: list[Row]) -> float:
+        return round(sum(_amount(r, "total") for r in group), 2)
+
+    def counted(group: list[Row]) -> int:
+        return sum(int(_amount(r, "transactions")) for r in group)
+
+    places = _by_place(sums)
     where = (
         f"from {next(iter(places))}"
         if len(places) == 1
@@ -87,26 +103,26 @@ def _spend(ask: SpendingAsk, rows: list[Row], *, by_category: bool = False) -> l
     )
     blocks: list[Block] = [
         (
-            f"You spent {money(total, currency)}{_what(ask)}{_when(ask)}:"
-            f" {count_of(len(rows), 'transaction')} {where}.\n\n",
-            _cites(rows),
+            f"You spent {money(total(sums), currency)}{_what(ask)}{_when(ask)}:"
+            f" {count_of(counted(sums), 'transaction')} {where}.\n\n",
+            cites(sums),
         )
     ]
     if by_category:
         groups: dict[str, list[Row]] = {}
-        for row in rows:
+        for row in sums:
             name = (row.get("category") or "OTHER").replace("_", " ").lower().capitalize()
             groups.setdefault(name, []).append(row)
-        ranked = sorted(groups.items(), key=lambda item: -sum(_amount(r) for r in item[1]))
+        ranked = sorted(groups.items(), key=lambda item: -total(item[1]))
         for name, group in ranked:
-            line = f"- {name}: {money(sum(_amount(r) for r in group), currency)}\n"
-            blocks.append((line, _cites(group)))
+            line = f"- {name}: {money(total(group), currency)}\n"
+            blocks.append((line, cites(group)))
         return blocks
     if len(places) > 1:
         for place, group in places.items():
-            spent = money(sum(_amount(r) for r in group), currency)
+            spent = money(total(group), currency)
             blocks.append(
-                (f"- {place}: {spent} ({count_of(len(group), 'transaction')})\n", _cites(group))
+                (f"- {place}: {spent} ({count_of(counted(group), 'transaction')})\n", cites(group))
             )
     return blocks
 
@@ -211,4 +227,6 @@ def spending_answer(ask: SpendingAsk, results: list[Result]) -> list[Block]:
         blocks = _compare(ask, periods)
         blocks[-1] = (blocks[-1][0] + "\n\n", blocks[-1][1])
         return blocks + _cash_flow(ask, flows, "this month")
-    return _spend(ask, rows, by_category=ask.kind == "categories")
+    listed = [r for r in rows if r.get("transaction_id") is not None]
+    sums = [r for r in rows if r.get("transaction_id") is None and r.get("total") is not None]
+    return _spend(ask, listed, sums, by_category=ask.kind == "categories")

@@ -305,8 +305,14 @@ def spending_queries(ask: SpendingAsk, today: date) -> list[str]:
             f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE {where} AND amount > 0"
             " ORDER BY amount DESC, date DESC LIMIT 5"
         ]
+    # The rows, to cite (a file's preview marks them), and their sums, for the figures: the
+    # query service shows the model at most 40 rows of one account, the sums stand for all.
     return [
-        f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE {where} ORDER BY date, transaction_id"
+        f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE {where}"
+        " ORDER BY date, transaction_id",
+        f"SELECT {WHERE_FROM}, category, COUNT(*) AS transactions, ROUND(SUM(amount), 2) AS total,"
+        f" currency FROM transaction_details WHERE {where}"
+        f" GROUP BY {WHERE_FROM}, category, currency",
     ]
 
 
