@@ -132,11 +132,13 @@ def test_send_the_same_question_form_twice_and_get_one_answer(signed_in: Page) -
     # The answer brought the form its next key: a new question is a new question.
     fresh = page.locator("#composer-key").get_attribute("value")
     assert used and fresh and fresh != used
+    answer_id = answer.get_attribute("id")  # before sending: a question drawn at once is last
+    assert answer_id
     # The same form sent again (as a resubmitted page would): the page shows the one answer.
     page.locator("#composer-key").evaluate("(input, key) => { input.value = key; }", used)
     ask_again = page.get_by_label("Message")
     ask_again.fill("What is my net worth?")
     ask_again.press("Enter")
-    expect(page).to_have_url(re.compile(rf"/chat/[0-9a-f]+#{answer.get_attribute('id')}$"))
+    expect(page).to_have_url(re.compile(rf"/chat/[0-9a-f]+#{answer_id}$"))
     expect(page.locator(".message.user")).to_have_count(1)
     expect(page.locator("article.message.assistant")).to_have_count(1)
