@@ -206,7 +206,7 @@ def _stream_workers(url: str) -> set[str]:
     engine = create_store_engine(url)
     try:
         with engine.connect() as conn:
-            return {str(w) for w in conn.execute(sa.select(chat_open_streams.c.worker))}
+            return {str(w) for w in conn.execute(sa.select(chat_open_streams.c.worker)).scalars()}
     finally:
         engine.dispose()
 
@@ -236,11 +236,6 @@ def _stream_status(stack: ExitStack, server: Server, token: str, url: str) -> in
     return int(sock.recv(4096).split(b" ", 2)[1])
 
 
-@pytest.mark.xfail(
-    reason="passed where it was written; on this machine after the merges the replacement "
-    "workers still get 429 for a killed worker's streams, cause not yet found (issue 18)",
-    strict=False,
-)
 def test_a_killed_workers_streams_stop_counting_when_its_lease_lapses(
     tmp_path: Path, seeded_sqlite_template: Path
 ) -> None:
