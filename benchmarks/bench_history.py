@@ -30,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from flask import Flask  # noqa: E402
+from werkzeug.test import TestResponse  # noqa: E402
 
 from tests.support.apps import app_on_copy, seed_template  # noqa: E402
 from tests.support.history import copy_exchange  # noqa: E402
@@ -57,6 +58,12 @@ class Size:
     api_bytes: int = 0
     listed: int = 0
     first: list[float] = field(default_factory=list)
+
+
+def _body(response: TestResponse) -> dict[str, Any]:
+    data = response.get_json()
+    assert isinstance(data, dict), response.get_data(as_text=True)
+    return data
 
 
 def _timed(work: Callable[[], Any]) -> tuple[float, Any]:
@@ -89,7 +96,8 @@ class Bench:
             headers=self.auth,
         )
         assert posted.status_code == 202, posted.get_data(as_text=True)
-        stream = self.api.get(posted.json["stream_url"], headers=self.auth, buffered=False)
+        url = _body(posted)["stream_url"]
+        stream = self.api.get(url, headers=self.auth, buffered=False)
         try:
             for chunk in stream.response:
                 if b"event:" in chunk:
@@ -105,14 +113,14 @@ class Bench:
         """Return the id of a real answer to QUESTION, in a chat of its own."""
         session_id = create_session(get_engine(self.app), self.user_id).id
         self.ask(session_id)
-        data = self.api.get(f"/api/chat/sessions/{session_id}", headers=self.auth).json
+        data = _body(self.api.get(f"/api/chat/sessions/{session_id}", headers=self.auth))
         return str(data["messages"][-1]["id"])
 
     def chat(self, messages: int, answer_id: str) -> Size:
         twins = [create_session(get_engine(self.app), self.user_id).id for _ in range(2)]
         for session_id in twins:
             copy_exchange(get_engine(self.app), session_id, answer_id, messages // 2)
-        return Size(messages, *twins)
+        return Size(messages, twins[0], twins[1])
 
     def measure(self, size: Size) -> None:
         seconds, page = _timed(lambda: self.browser.get(f"/chat/{size.session_id}"))
@@ -123,7 +131,7 @@ class Bench:
         seconds, api = _timed(lambda: self.api.get(url, headers=self.auth))
         assert api.status_code == 200
         size.api.append(seconds)
-        size.api_bytes, size.listed = len(api.data), len(api.json["messages"])
+        size.api_bytes, size.listed = len(api.data), len(_body(api)["messages"])
         size.first.append(self.ask(size.asked_in))
 
 
@@ -162,7 +170,8 @@ def main(sizes: Sequence[int] = (10, 1_000, 10_000), rounds: int = 5) -> None:
             print(f"seeded {2 * sum(sizes):,} messages (two chats a size) in {took:.1f}s")
             bench.measure(chats[0])  # warm: templates compiled, account names read
             for chat in chats:
-                chat.page.clear(), chat.api.clear(), chat.first.clear()
+                for measured in (chat.page, chat.api, chat.first):
+                    measured.clear()
             fresh: list[float] = []
             for _ in range(rounds):
                 for chat in chats:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -124,7 +125,7 @@ def test_a_pages_snapshots_are_one_query_however_many_answers_it_shows(
     assert counts[2] == counts[10]
 
 
-STALE = {
+STALE: dict[str, Any] = {
     "answer": {"html": "<p>Words of another version</p>", "error": None, "stopped": False,
                "choosers": []},
     "sources": {"visible": False, "count": 0, "icons": [], "sections": []},
@@ -178,9 +179,9 @@ def test_a_snapshot_that_cant_be_read_is_folded_again_and_the_rest_of_the_chat_o
         return packets(engine, message_id)
 
     monkeypatch.setattr(answers, "_stored_packets", stored_packets)
-    page = soup(demo.get(f"/chat/{session_id}"))
-    assert UNDRAWABLE in page.select_one(f"#message-{first}").get_text(" ", strip=True)
-    assert "$" in page.select_one(f"#message-{second}").get_text(" ", strip=True)
+    drawn = soup(demo.get(f"/chat/{session_id}"))
+    assert UNDRAWABLE in drawn.select_one(f"#message-{first}").get_text(" ", strip=True)
+    assert "$" in drawn.select_one(f"#message-{second}").get_text(" ", strip=True)
 
 
 def test_a_snapshot_the_database_cant_decode_leaves_every_answer_folded(
