@@ -460,6 +460,20 @@
     if (conversation().querySelector(".thinking")) announce("Thinking…");
   });
 
+  // Show earlier, loaded in place: the focus goes on to the next such link, or else to the
+  // oldest message now shown, not back to the top of the page.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var asked = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (!(asked instanceof HTMLElement) || !asked.classList.contains("show-earlier-link")) return;
+    if (asked.dataset.shown) return;  // told once for each element put in place
+    asked.dataset.shown = "1";
+    var list = conversation();
+    var next = list && list.querySelector(".show-earlier-link");
+    var oldest = list && list.querySelector(".message");
+    if (next) next.focus();
+    else if (oldest) { oldest.setAttribute("tabindex", "-1"); oldest.focus(); }
+  });
+
   document.addEventListener("htmx:sseBeforeMessage", function () {
     document.body.dataset.stick = nearBottom() ? "1" : "";
   });

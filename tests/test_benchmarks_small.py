@@ -35,3 +35,17 @@ def test_stream_bytes_runs_and_the_settled_stream_sends_less(
     for row in rows:
         settled, whole = float(row[3].rstrip("KB")), float(row[7].rstrip("KB"))
         assert settled < whole
+
+
+def test_history_runs_and_a_long_chats_page_is_one_page(capsys: pytest.CaptureFixture[str]) -> None:
+    load("bench_history").main((10, 60), rounds=1)
+    rows = {
+        row[0]: row
+        for row in (line.split() for line in capsys.readouterr().out.splitlines())
+        if row and row[0].isdigit()
+    }
+    assert set(rows) == {"10", "60"}
+    # messages | page ms ratio size shown | API ms ratio size listed | first ratio ÷new
+    assert [rows[n][5] for n in ("10", "60")] == ["10", "20"]
+    assert [rows[n][10] for n in ("10", "60")] == ["10", "60"]
+    assert float(rows["60"][4].removesuffix("KB")) <= 300

@@ -150,6 +150,9 @@ def _make(app: Flask, overrides: dict[str, Any]) -> Services:
         )
 
     def chat() -> ChatService:
+        # The web layer's pages import these services: its snapshot writer is found late.
+        from .web.snapshots import snapshot_answer
+
         return ChatService(
             engine,
             lambda: language_model(app),
@@ -160,6 +163,7 @@ def _make(app: Flask, overrides: dict[str, Any]) -> Services:
             max_streams_per_user=int(config["MAX_STREAMS_PER_USER"]),
             listener=listener_for(engine, redis_url),
             max_tokens=int(config["MODEL_MAX_TOKENS"]),
+            on_ended=lambda message_id: snapshot_answer(app, engine, message_id),
         )
 
     def failures() -> FailureLog:

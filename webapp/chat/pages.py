@@ -33,6 +33,7 @@ from .tables import ai_chat_logs, chat_sessions
 MAX_PAGE = 200
 SESSIONS_PAGE = 50
 MESSAGES_PAGE = 100
+CONVERSATION_PAGE = 20  # the chat page's messages at a time (`Show earlier` for more)
 # A cursor is a few dozen characters; a longer one was not made here.
 _CURSOR_CHARS = 200
 _ID = re.compile(r"[0-9A-Za-z_-]{1,32}")

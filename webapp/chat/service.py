@@ -148,6 +148,7 @@ class _DatabaseSink:
             )
         self.close()
         self.service.announce(self.message_id)
+        self.service.ended(self.message_id)
 
     @property
     def closed(self) -> bool:
@@ -276,6 +277,7 @@ class ChatService:
         max_streams_per_user: int = MAX_STREAMS_PER_USER,
         listener: Listener | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        on_ended: Callable[[str], object] | None = None,
     ) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
@@ -284,6 +286,9 @@ class ChatService:
         self.worker_id = store.new_id()  # this process, for counting its open streams
         self.wakeups = Wakeups()
         self.listener = listener
+        # Told each answer that reached its end here (done, stopped, failed), once its row is
+        # final: the web layer keeps what a page draws of it (webapp/web/snapshots.py).
+        self.on_ended = on_ended
         self._threads: set[threading.Thread] = set()
         self._sinks: set[_DatabaseSink] = set()
         self._lock = threading.Lock()
@@ -317,6 +322,15 @@ class ChatService:
         )
         self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
         return message_id
+
+    def ended(self, message_id: str) -> None:
+        """Tell `on_ended` that an answer is final; its failure never touches the answer."""
+        if self.on_ended is None:
+            return
+        try:
+            self.on_ended(message_id)
+        except Exception:
+            log.exception("could not keep a finished answer's snapshot")
 
     def announce(self, message_id: str) -> None:
         """Wake the message's readers here, and tell the other processes (after commit)."""
@@ -453,6 +467,7 @@ class ChatService:
             # notification rides in `end_running`'s transaction; SQLite's poller sees the row).
             if self.listener is not None:
                 self.listener.publish(store.stop_key(message_id))
+            self.ended(message_id)
         return ended
 
     def resume_stale_once(self) -> None:

@@ -276,10 +276,25 @@ def find_message(engine: Engine, user_id: int, message_id: str) -> MessageRow | 
 
 
 # The most history one turn sends the model, in characters of text (about 12,000 tokens):
-# the latest exchanges that fit; older ones are left out. Reads stop there too, so a long
-# chat costs a new turn no more than a short one.
+# the latest exchanges that fit; older ones are left out. The read stops there too: at most
+# _HISTORY_ROWS of the latest messages, newest first through the keyset index (revision
+# 0009), fetched _HISTORY_CHUNK at a time until the budget is spent, so a long chat costs a
+# new turn no more than a short one.
 HISTORY_BUDGET_CHARS = 48_000
-_HISTORY_ROWS = 200  # read at most this many latest messages to fill the budget
+_HISTORY_ROWS = 200
+_HISTORY_CHUNK = 20
+
+
+def history_query(user_id: int, session_id: str) -> sa.Select[Any]:
+    """Return the query `text_history` reads: a chat's latest messages, newest first, the
+    few columns history needs (never the citations), at most _HISTORY_ROWS of them."""
+    c = ai_chat_logs.c
+    return (
+        sa.select(c.role, c.content, c.status, c.stop_reason)
+        .where(c.session_id == session_id, c.user_id == user_id)
+        .order_by(c.created_at.desc(), c.role, c.id.desc())  # the index's order, backwards
+        .limit(_HISTORY_ROWS)
+    )
 
 
 def text_history(
@@ -290,37 +305,33 @@ def text_history(
     Text only, so a turn cites only what it wrote; a refused exchange is left out (the
     streaming-refusals guide), and so is a question whose answer failed or was stopped.
     """
-    query = (
-        sa.select(*_MESSAGE_COLUMNS)
-        .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id)
-        .order_by(ai_chat_logs.c.created_at.desc(), ai_chat_logs.c.role)
-        .limit(_HISTORY_ROWS)
-    )
-    with engine.connect() as conn:
-        latest = [_message(r) for r in conn.execute(query)]
     exchanges: list[list[dict[str, str]]] = []
-    answer: MessageRow | None = None
+    answer: str | None = None
     spent = 0
-    for message in latest:  # newest first: an answer, then the question it answers
-        if message.role != "user":
-            answer = message
-            continue
-        if answer is not None and _belongs_in_history(answer):
-            spent += len(message.content) + len(answer.content)
-            if spent > budget:
-                break
-            exchanges.append(
-                [
-                    {"role": "user", "content": message.content},
-                    {"role": "assistant", "content": answer.content},
-                ]
-            )
-        answer = None
+    with (
+        engine.connect() as conn,
+        conn.execution_options(yield_per=_HISTORY_CHUNK).execute(
+            history_query(user_id, session_id)
+        ) as rows,  # closed when the budget is spent: the rest is never fetched
+    ):
+        for row in rows:  # newest first: an answer, then the question it answers
+            if row.role != "user":
+                kept = row.status == "complete" and row.stop_reason != "refusal"
+                answer = valid_text(str(row.content)) if kept and row.content else None
+                continue
+            if answer is not None:
+                question = valid_text(str(row.content))
+                spent += len(question) + len(answer)
+                if spent > budget:
+                    break
+                exchanges.append(
+                    [
+                        {"role": "user", "content": question},
+                        {"role": "assistant", "content": answer},
+                    ]
+                )
+            answer = None
     return [m for pair in reversed(exchanges) for m in pair]
-
-
-def _belongs_in_history(answer: MessageRow) -> bool:
-    return answer.status == "complete" and bool(answer.content) and answer.stop_reason != "refusal"
 
 
 class SessionBusy(Exception):

@@ -39,6 +39,10 @@ ai_chat_logs = sa.Table(
     # lease means the runner died, and a reader may take the turn over under a new owner.
     sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True),
     sa.Column("lease_owner", sa.String(32), nullable=True),
+    # What a page draws of a finished answer, written once when its turn ends: JSON text in
+    # the format `snapshot_version` names (revision 0011, webapp/web/snapshots.py).
+    sa.Column("snapshot", sa.Text, nullable=True),
+    sa.Column("snapshot_version", sa.Integer, nullable=True),
 )
 
 # Every event of an answer's stream, in order: replay, history and Last-Event-ID resume.

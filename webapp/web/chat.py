@@ -6,8 +6,8 @@ Retry an answer, rename and delete a chat.
 
 from __future__ import annotations
 
-import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -26,6 +26,7 @@ from flask.blueprints import BlueprintSetupState
 from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
+from ..chat.pages import CONVERSATION_PAGE, BadCursor, Page, message_page
 from ..chat.sessions import (
     KEY_CHARS,
     Asked,
@@ -39,6 +40,7 @@ from ..chat.sessions import (
 )
 from ..chat.store import (
     TITLE_CHARS,
+    MessageRow,
     SessionBusy,
     SessionRow,
     TooManyTurns,
@@ -59,9 +61,9 @@ from .history import by_day
 from .htmx import htmx_details
 from .render import FILE_NOTICE
 from .responses import is_text
+from .snapshots import draw_answers
 from .stream import Phase, answer_stream, counted_sse_response
 
-log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
 # The pages an answer opens draw `Back to the answer` with it (templates/_back_to_answer.html).
 bp.add_app_template_global(back_to_answer)
@@ -127,21 +129,27 @@ def _answer_item(session_id: str, message_id: str, views: AnswerViews) -> Answer
     return AnswerItem(message_id, views, stream_url, _actions(session_id, message_id))
 
 
-def _conversation(session_id: str) -> list[QuestionItem | AnswerItem]:
-    user = current_user()
-    renderer = AnswerRenderer(get_engine(), user.id)
+def _conversation(
+    session_id: str, messages: Sequence[MessageRow]
+) -> list[QuestionItem | AnswerItem]:
+    # Finished answers come from their snapshots (one query); see webapp/web/snapshots.py.
+    drawn = draw_answers(AnswerRenderer(get_engine(), current_user().id), messages)
     shown: list[QuestionItem | AnswerItem] = []
-    for message in session_messages(get_engine(), user.id, session_id):
+    for message in messages:
         if message.role == "user":
             shown.append(QuestionItem(message.content, message.id))
             continue
-        try:
-            views = renderer.stored(message)
-        except Exception:  # one answer that can't be drawn must not close the whole chat
-            log.exception("could not draw a stored answer")
-            views = renderer.placeholder(message.id)
-        shown.append(_answer_item(session_id, message.id, views))
+        shown.append(_answer_item(session_id, message.id, drawn[message.id]))
     return shown
+
+
+def _page(session_id: str) -> Page[MessageRow]:
+    """Return the page of the chat a request asks for: the latest, or older than `?before=`."""
+    before, user_id = request.args.get("before"), current_user().id
+    try:
+        return message_page(get_engine(), user_id, session_id, CONVERSATION_PAGE, before)
+    except BadCursor:
+        abort(400, "That link to earlier messages is not one of this chat's.")
 
 
 @bp.get("/")
@@ -174,7 +182,7 @@ def sources(message_id: str) -> str:
     message = find_message(get_engine(), user.id, message_id)
     if message is None or message.role != "assistant":
         abort(404, NO_ANSWER)
-    views = AnswerRenderer(get_engine(), user.id).stored(message)
+    views = draw_answers(AnswerRenderer(get_engine(), user.id), [message])[message_id]
     if not views.sources.visible:
         abort(404, "This answer has no sources to show yet.")
     back = _message_url(message.session_id, message_id)
@@ -184,13 +192,17 @@ def sources(message_id: str) -> str:
 @bp.get("/chat/<session_id>")
 @login_required
 def show(session_id: str) -> str:
-    """Show one chat: the sidebar of chats, the conversation and the question box."""
-    chat = own_session(session_id, NO_CHAT)
-    messages = _conversation(session_id)
+    """Show a chat's sidebar, latest messages (`?before=`: older; htmx: alone) and question box."""
+    chat, page = own_session(session_id, NO_CHAT), _page(session_id)
+    messages, older = _conversation(session_id, page.rows), "before" in request.args
+    if older and htmx_details():
+        return render_template("_earlier.html", chat=chat, messages=messages, earlier=page.before)
     return render_template(
         "chat.html",
         chat=chat,
         messages=messages,
+        earlier=page.before,
+        older=older,
         sessions=list_sessions(get_engine(), current_user().id, keep_empty=session_id),
         running=any(isinstance(m, AnswerItem) and m.streaming for m in messages),
         max_chars=MAX_QUESTION_CHARS,
