@@ -31,6 +31,14 @@ from .web import (
 )
 
 
+def _folder(name: str) -> str:
+    """Return where `templates` or `static` is: beside the package in a checkout (the product's
+    layout), inside it where a wheel installed it (pyproject's package-dir)."""
+    package = Path(__file__).resolve().parent
+    inside = package / name
+    return str(inside if inside.is_dir() else package.parent / name)
+
+
 def _secret_key(instance: Path) -> str:
     """Return the key kept in the instance folder, making it once, so every worker shares it."""
     path = instance / "secret_key"
@@ -55,8 +63,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(
         __name__,
         instance_relative_config=True,
-        template_folder="../templates",
-        static_folder="../static",
+        template_folder=_folder("templates"),
+        static_folder=_folder("static"),
     )
     instance = Path(app.instance_path)
     instance.mkdir(parents=True, exist_ok=True)
