@@ -31,6 +31,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.wrappers import Response as BaseResponse
 
 from ..citations.targets import is_file_id
+from ..money import as_decimal
 from ..statements import MAPPED, Statement, StatementError, clean_text, parse_statement
 from ..store.accounts import list_accounts
 from ..store.app_db import get_engine
@@ -44,7 +45,6 @@ from ..store.files import (
     save_statement,
 )
 from .auth import api_user_required, current_user, login_required
-from .money import as_decimal
 
 bp = Blueprint("files", __name__)
 api_bp = Blueprint("files_api", __name__, url_prefix="/api/files")
