@@ -1,6 +1,6 @@
 """The tool runner's byte budget (TOOL_RESULT_MAX_BYTES) and the links its citables carry.
 
-DESIGN.md "Service-grade contracts": at most TOOL_RESULT_MAX_BYTES of text per call reaches
+docs/architecture.md "Service-grade contracts": at most TOOL_RESULT_MAX_BYTES of text per call reaches
 the model, cut with a note that says so, for every tool and on every backend.
 """
 

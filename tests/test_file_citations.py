@@ -1,6 +1,6 @@
 """Rows of an uploaded file that name no account are cited as the file: one source per
 file, `silvia://your-file/<file_id>`, the `file` target, a SearchDoc under User Files that
-opens the file's preview at the cited rows (DESIGN.md, "Transactions and statement files")."""
+opens the file's preview at the cited rows (docs/architecture.md, "Transactions and statement files")."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from ..llm.base import DEFAULT_MAX_TOKENS, Model
+from ..packets.models import USER_CANCELLED
 from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import store
@@ -428,7 +429,7 @@ class ChatService:
         """Stop a running answer now, keeping what it wrote; False if it was not running."""
         if store.get_message(self.engine, user_id, session_id, message_id) is None:
             return False
-        return self._end(message_id, status="cancelled", error=None, stop_reason="user_cancelled")
+        return self._end(message_id, status="cancelled", error=None, stop_reason=USER_CANCELLED)
 
     def end_overdue(self) -> int:
         """End every answer running past the turn deadline, whatever its model is doing."""

@@ -43,8 +43,8 @@ ToolName: TypeAlias = Literal[
 ]
 
 ACCOUNT_SOURCE_PREFIX = "silvia://your-account/"
-# Rows that name no account but came from one uploaded file (DESIGN.md, "Transactions and
-# statement files"): one source per file, titled with the file's name.
+# Rows that name no account but came from one uploaded file (docs/architecture.md,
+# "Transactions and statement files"): one source per file, titled with the file's name.
 FILE_SOURCE_PREFIX = "silvia://your-file/"
 FILE_ID_COLUMN = "file_id"
 FILE_NAME_COLUMN = "file_name"

@@ -258,8 +258,8 @@ class _Turn:
     def rounds(self) -> TurnResult:
         """Ask the model round after round, as each stop reason says, until the answer ends.
 
-        https://docs.claude.com/en/api/handling-stop-reasons; DESIGN.md, "the model's stop
-        reasons".
+        https://docs.claude.com/en/api/handling-stop-reasons; README.md, "The model in
+        production".
         """
         continuations, trimmed, max_tokens = 0, False, self.max_tokens
         while True:

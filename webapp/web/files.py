@@ -1,6 +1,6 @@
 """The user's statement files: upload (a plain form and the JSON API), list, preview, delete.
 
-DESIGN.md, Routes: `/files`, `/files/<file_id>`, `/api/files`. A file's type is sniffed
+docs/specs.md, "Routes": `/files`, `/files/<file_id>`, `/api/files`. A file's type is sniffed
 from its content (webapp/statements); a file that can't be read is refused whole (400,
 naming the line or field) and nothing is kept; one over MAX_UPLOAD_BYTES is 413. Another
 user's file is a 404 like an unknown one, on every route. File names, contents and rows are
