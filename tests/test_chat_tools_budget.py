@@ -21,15 +21,11 @@ from webapp.llm.claude import ClaudeModel
 from webapp.packets.markers import CitationSegment, answer_segments
 from webapp.packets.state import PacketStream
 from webapp.services import chat_service
+from webapp.settings import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.users import authenticate
 from webapp.tools import readers
-from webapp.tools.runner import (
-    DEFAULT_TOOL_RESULT_MAX_BYTES,
-    MIN_TOOL_RESULT_MAX_BYTES,
-    LocalTools,
-    tool_result_max_bytes,
-)
+from webapp.tools.runner import LocalTools, tool_result_max_bytes
 from webapp.tools.web_index import WebResult
 from webapp.turn.runner import ToolOutcome, run_turn, start_checkpoint
 

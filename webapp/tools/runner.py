@@ -20,22 +20,19 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from ..citations.urls import marker_safe_link
+from ..settings import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
 from ..turn.citable import Citable, from_document, from_python, from_sql, from_web_results
 from ..turn.runner import ToolOutcome
 from .python.market import MarketData
 from .python.results import SandboxError
 from .python.run import run_python
 from .readers import FolderListing, ReaderError, read_document
-from .sql.result import DEFAULT_MAX_BYTES
 from .sql.service import run_sql
 from .web_index import WebSearchError
 from .web_search import WebSearchProvider, search_web
 
 log = logging.getLogger(__name__)
 
-# TOOL_RESULT_MAX_BYTES: the default, and the least a setting may ask for (room for a note).
-DEFAULT_TOOL_RESULT_MAX_BYTES = DEFAULT_MAX_BYTES
-MIN_TOOL_RESULT_MAX_BYTES = 4096
 # The sandbox's own bound on printed output, when the budget is larger.
 PYTHON_OUTPUT_BYTES = 64 * 1024
 STDERR_CHARS = 2000

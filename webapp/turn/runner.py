@@ -23,7 +23,6 @@ from typing import Any, Literal, Protocol
 
 from ..citations.registry import CitationRegistry
 from ..llm.base import (
-    DEFAULT_MAX_TOKENS,
     UNAVAILABLE,
     ContextTooLong,
     Model,
@@ -33,6 +32,7 @@ from ..llm.base import (
 )
 from ..llm.stream import MessageAccumulator, StreamProtocolError
 from ..packets.documents import SearchDoc
+from ..settings import DEFAULT_MAX_TOKENS
 from ..text import valid_json
 from .answer import AnswerBuilder, CitedSource
 from .citable import Citable, valid_citable
