@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 
 from ..citations.urls import marker_safe_link
 from ..settings import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
+from ..tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, READERS, SEARCH_WEB
 from ..turn.citable import Citable, from_document, from_python, from_sql, from_web_results
 from ..turn.runner import ToolOutcome
 from .python.market import MarketData
@@ -178,7 +179,8 @@ def _linked(citables: list[Citable]) -> list[Citable]:
 
 @dataclass
 class LocalTools:
-    """The six tools, over the user's own rows and the bundled corpora and indexes."""
+    """The registered tools (`webapp/tool_registry.py`), over the user's own rows and the
+    bundled corpora and indexes."""
 
     engine: Engine
     user_id: int
@@ -204,15 +206,7 @@ class LocalTools:
 
     def run(self, name: str, tool_input: dict[str, Any]) -> ToolOutcome:
         """Run one call; bad input and tool failures come back as error outcomes."""
-        handlers: dict[str, Callable[[dict[str, Any]], _Result]] = {
-            "execute_sql": self._execute_sql,
-            "execute_python": self._execute_python,
-            "read_tax_authority": partial(self._read, "read_tax_authority"),
-            "read_credit_card_document": partial(self._read, "read_credit_card_document"),
-            "read_mortgage_authority": partial(self._read, "read_mortgage_authority"),
-            "search_web": self._search_web,
-        }
-        handler = handlers.get(name)
+        handler = self.handlers().get(name)
         if handler is None:
             return fit(_error(f"There is no tool named {name!r}."), self.max_bytes)
         try:
@@ -224,6 +218,15 @@ class LocalTools:
             result = _error(f"{name} failed unexpectedly; try a different approach.")
         result.citables = _linked(result.citables)
         return fit(result, self.max_bytes)
+
+    def handlers(self) -> dict[str, Callable[[dict[str, Any]], _Result]]:
+        """Return each registered tool's executor, by name (`webapp/tool_registry.py`)."""
+        return {
+            EXECUTE_SQL: self._execute_sql,
+            EXECUTE_PYTHON: self._execute_python,
+            **{reader: partial(self._read, reader) for reader in READERS},
+            SEARCH_WEB: self._search_web,
+        }
 
     def _field(self, tool_input: dict[str, Any], name: str) -> str:
         value = tool_input.get(name)

@@ -20,6 +20,7 @@ from ..packets.models import (
     Stop,
 )
 from ..packets.wire import make_packet, packet_to_json
+from ..tool_registry import searches_internet
 from .citable import Citable
 
 BLURB_CHARS = 300
@@ -83,7 +84,7 @@ class Emitter:
             turn_index,
             tab_index,
             tool_name=tool,
-            is_internet_search=tool == "search_web",
+            is_internet_search=searches_internet(tool),
         )
         self.packet(SearchToolDocumentsDelta(tuple(docs)), turn_index, tab_index)
         self.packet(SectionEnd(), turn_index, tab_index)
