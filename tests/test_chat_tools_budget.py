@@ -17,6 +17,7 @@ from flask import Flask
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.turns import MemorySink
 from webapp import create_app
+from webapp.citations.citable import ToolOutcome
 from webapp.llm.claude import ClaudeModel
 from webapp.packets.markers import CitationSegment, answer_segments
 from webapp.packets.state import PacketStream
@@ -27,7 +28,7 @@ from webapp.store.users import authenticate
 from webapp.tools import readers
 from webapp.tools.runner import LocalTools, tool_result_max_bytes
 from webapp.tools.web_index import WebResult
-from webapp.turn.runner import ToolOutcome, run_turn, start_checkpoint
+from webapp.turn.runner import run_turn, start_checkpoint
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

@@ -11,11 +11,11 @@ import pytest
 
 from tests.support.turns import MemorySink
 from webapp import tool_registry
+from webapp.citations.citable import CITABLE_FROM
 from webapp.citations.sources import READER_CORPORA
 from webapp.tool_registry import BY_NAME, READERS, TOOLS, Content, ToolName, ToolSpec
 from webapp.tools.readers import READER_TOOLS
 from webapp.tools.runner import LocalTools
-from webapp.turn.citable import CITABLE_FROM
 from webapp.turn.emit import Emitter
 from webapp.turn.prompt import TOOLS as MODEL_TOOLS
 

@@ -13,7 +13,6 @@ from flask import Flask
 from . import cli, settings
 from .services import chat_service, installed, services
 from .services import install as install_services
-from .store.app_db import init_app as init_store
 from .tools.python.claim import sweep_leftovers
 from .web import (
     accounts,
@@ -77,7 +76,6 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = _secret_key(instance)
 
     install_services(app)
-    init_store(app)
     cli.init_app(app)
     proxy.init_app(app)
     inputs.init_app(app)

@@ -1,7 +1,7 @@
 """The tools the model may call: one spec per tool, read by everything that names a tool.
 
 A spec says what the model is told (name, description, input schema), how the tool's result
-becomes citable content (`content`, which `webapp/turn/citable.py` turns into search_result
+becomes citable content (`content`, which `webapp/citations/citable.py` turns into search_result
 blocks and `webapp/citations/sources.py::target_for_source` gives their targets), and
 whether it searches the internet (the packets' `is_internet_search`). The runner
 (`webapp/tools/runner.py::LocalTools`), the model's tool list (`webapp/turn/prompt.py`), the

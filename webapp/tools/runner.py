@@ -19,11 +19,17 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from ..citations.citable import (
+    Citable,
+    ToolOutcome,
+    from_document,
+    from_python,
+    from_sql,
+    from_web_results,
+)
 from ..citations.urls import marker_safe_link
 from ..settings import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
 from ..tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, READERS, SEARCH_WEB
-from ..turn.citable import Citable, from_document, from_python, from_sql, from_web_results
-from ..turn.runner import ToolOutcome
 from .python.market import MarketData
 from .python.results import SandboxError
 from .python.run import run_python

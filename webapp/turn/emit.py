@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..citations.citable import Citable
 from ..citations.registry import CitationRegistry
 from ..packets.documents import SearchDoc
 from ..packets.models import (
@@ -21,7 +22,6 @@ from ..packets.models import (
 )
 from ..packets.wire import make_packet, packet_to_json
 from ..tool_registry import searches_internet
-from .citable import Citable
 
 BLURB_CHARS = 300
 

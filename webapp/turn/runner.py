@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ..citations.citable import Citable, ToolOutcome, valid_citable
 from ..citations.registry import CitationRegistry
 from ..llm.base import (
     UNAVAILABLE,
@@ -35,7 +36,6 @@ from ..packets.documents import SearchDoc
 from ..settings import DEFAULT_MAX_TOKENS
 from ..text import valid_json
 from .answer import AnswerBuilder, CitedSource
-from .citable import Citable, valid_citable
 from .emit import Emitter, SinkClosed, TurnSink, search_doc
 from .prompt import SYSTEM_PROMPT, TOOLS
 
@@ -63,15 +63,6 @@ TOO_LONG = (
     "This chat has grown too long for the assistant to read. Please start a new chat for "
     "this question."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """A tool's result: what the model reads, and the blocks it may cite."""
-
-    content: list[dict[str, Any]]
-    citables: list[Citable] = field(default_factory=list)
-    is_error: bool = False
 
 
 def _valid_outcome(outcome: ToolOutcome) -> ToolOutcome:

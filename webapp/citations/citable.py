@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from ..citations.account_ids import ID_COLUMNS
-from ..citations.sources import (
+from ..text import valid_text
+from ..tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB, Content
+from .account_ids import ID_COLUMNS
+from .market import as_of, describe
+from .sources import (
     ANALYSIS_SOURCE,
     FILE_ID_COLUMN,
     MARKET_DATA_SOURCE,
@@ -24,11 +27,8 @@ from ..citations.sources import (
     target_for_source,
     targets_for_sql,
 )
-from ..citations.targets import CitationTarget, UserFileTarget
-from ..citations.urls import humanize_citation_url
-from ..text import valid_text
-from ..tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB, Content
-from .market import as_of, describe
+from .targets import CitationTarget, UserFileTarget
+from .urls import humanize_citation_url
 
 MAX_BLOCK_CHARS = 1500
 MAX_BLOCKS = 40
@@ -64,6 +64,15 @@ class Citable:
             "content": [{"type": "text", "text": text} for text in self.texts],
             "citations": {"enabled": True},
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """A tool's result: what the model reads, and the blocks it may cite."""
+
+    content: list[dict[str, Any]]
+    citables: list[Citable] = field(default_factory=list)
+    is_error: bool = False
 
 
 def valid_citable(citable: Citable) -> Citable:
