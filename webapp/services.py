@@ -27,6 +27,7 @@ from .favicons.fetch import FaviconService
 from .llm.base import Model
 from .llm.claude import ClaudeModel
 from .llm.offline.model import OfflineModel
+from .store.app_db import install_engine
 from .store.engine import create_store_engine
 from .store.throttle import DatabaseFailureLog, FailureLog, RedisFailureLog
 from .tools.python.market import MarketData, default_market
@@ -61,6 +62,7 @@ class _Slot:
 def install(app: Flask) -> None:
     """Give `app` its (still unmade) services; `create_app` calls this once."""
     app.extensions[EXTENSION] = _Slot()
+    install_engine(app, lambda: services(app).engine, lambda: close_services(app))
 
 
 def installed(app: Flask) -> bool:

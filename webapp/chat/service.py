@@ -27,7 +27,15 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from ..llm.base import DEFAULT_MAX_TOKENS, Model
+from ..llm.base import Model
+from ..packets.models import USER_CANCELLED
+from ..settings import (
+    DEFAULT_MAX_TOKENS,
+    MAX_STREAMS_PER_USER,
+    MAX_TURNS_PER_USER,
+    TURN_DEADLINE_SECONDS,
+    TURN_LEASE_SECONDS,
+)
 from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import store
@@ -36,10 +44,8 @@ from .wakeups import Listener, Wakeups
 
 log = logging.getLogger(__name__)
 
-LEASE = timedelta(seconds=30)
-DEADLINE = timedelta(seconds=600)
-MAX_TURNS_PER_USER = 3
-MAX_STREAMS_PER_USER = 20
+LEASE = timedelta(seconds=TURN_LEASE_SECONDS)
+DEADLINE = timedelta(seconds=TURN_DEADLINE_SECONDS)
 FLUSH_SECONDS = 0.03
 FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
@@ -442,7 +448,7 @@ class ChatService:
         """Stop a running answer now, keeping what it wrote; False if it was not running."""
         if store.get_message(self.engine, user_id, session_id, message_id) is None:
             return False
-        return self._end(message_id, status="cancelled", error=None, stop_reason="user_cancelled")
+        return self._end(message_id, status="cancelled", error=None, stop_reason=USER_CANCELLED)
 
     def end_overdue(self) -> int:
         """End every answer running past the turn deadline, whatever its model is doing."""
