@@ -28,6 +28,7 @@ from .web import (
     responses,
     spending,
 )
+from .web.snapshots import snapshot_answer
 
 
 def _folder(name: str) -> str:
@@ -75,7 +76,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = _secret_key(instance)
 
-    install_services(app)
+    install_services(app, on_answer_ended=snapshot_answer)
     cli.init_app(app)
     proxy.init_app(app)
     inputs.init_app(app)
