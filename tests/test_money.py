@@ -4,7 +4,7 @@ currency's own minor units, rounded half up, with no signed zero and no crash on
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 import pytest
 from hypothesis import given
@@ -48,8 +48,9 @@ def test_an_amount_reads_back_within_half_a_minor_unit(
     assert len(fraction) == places
     read = Decimal(match["digits"].replace(",", ""))
     if match["sign"] == "-":
-        read = -read
-    assert abs(read - amount) <= Decimal(1).scaleb(-places) / 2
+        read = read.copy_negate()
+    with localcontext(prec=100):  # the default 28 digits would round a long amount here
+        assert abs(read - amount) <= Decimal(1).scaleb(-places) / 2
     if read == 0:  # no signed zero, ever
         assert match["sign"] == ""
 
@@ -89,3 +90,9 @@ def test_the_cases_the_two_formatters_disagreed_on(
     assert format_money(value, currency) == shown
     if isinstance(value, float):
         assert answer_money(value, currency) == shown
+
+
+def test_every_digit_of_a_long_amount_is_kept() -> None:
+    # Past the decimal module's default 28 digits, abs() would round the last ones away.
+    assert format_money(10**28 + 1, "USD") == "$10,000,000,000,000,000,000,000,000,001.00"
+    assert format_money(-(10**30 + 1), "JPY") == "-1,000,000,000,000,000,000,000,000,000,001 JPY"

@@ -84,7 +84,7 @@ def format_money(value: object, currency: object = "USD", *, signed: bool = Fals
     places = minor_units(code)
     rounded = _round(amount, places)
     sign = "-" if rounded < 0 else "+" if signed and rounded > 0 else ""
-    digits = f"{abs(rounded):,.{places}f}"  # abs() also turns -0.00 into 0.00
+    digits = f"{rounded.copy_abs():,.{places}f}"  # exact at any length; -0.00 becomes 0.00
     return f"{sign}${digits}" if code == "USD" else f"{sign}{digits} {code}"
 
 
@@ -95,4 +95,4 @@ def format_percent(value: object, *, places: int = 1, signed: bool = False) -> s
         return MISSING
     rounded = _round(amount, places)
     sign = "-" if rounded < 0 else "+" if signed and rounded > 0 else ""
-    return f"{sign}{abs(rounded):,.{places}f}%"
+    return f"{sign}{rounded.copy_abs():,.{places}f}%"
