@@ -30,7 +30,7 @@ from sqlalchemy.engine import Engine
 from ..llm.base import DEFAULT_MAX_TOKENS, Model
 from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
-from . import store
+from . import store, versions
 from .store import LeaseLost, SessionBusy, StoredEvent
 from .wakeups import Listener, Wakeups
 
@@ -298,10 +298,7 @@ class ChatService:
 
         SessionBusy while the session is still answering; TooManyTurns past the user's cap.
         """
-        running = store.running_message(self.engine, user_id, session_id)
-        if running is not None:
-            self._resume_if_expired(user_id, running.id, running.lease_until)
-            raise SessionBusy
+        self._not_busy(user_id, session_id)
         history = store.text_history(self.engine, user_id, session_id)
         owner = store.new_id()
         checkpoint = start_checkpoint(history, question)
@@ -317,6 +314,64 @@ class ChatService:
         )
         self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
         return message_id
+
+    def regenerate(self, user_id: int, session_id: str, answer_id: str) -> str:
+        """Write a new version of the chat's latest answer in its place; return its id.
+
+        The question is not asked again: the model gets the chat as shown before it, then
+        it. LookupError, NotInChat or NotLatest for an answer that can't be regenerated;
+        SessionBusy and TooManyTurns as `ask`.
+        """
+        self._not_busy(user_id, session_id)
+        question = versions.question_for(self.engine, user_id, session_id, answer_id)
+        history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
+        owner = store.new_id()
+        checkpoint = start_checkpoint(history, question.content)
+        message_id = versions.start_version(
+            self.engine,
+            user_id,
+            session_id,
+            answer_id,
+            self.lease,
+            owner,
+            checkpoint,
+            self.max_turns_per_user,
+        )
+        self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
+        return message_id
+
+    def edit(self, user_id: int, session_id: str, question_id: str, text: str) -> versions.Edited:
+        """Ask `text` in place of a question; it and everything after it leave the chat.
+
+        The model gets the chat as shown before the question, then `text`. LookupError or
+        NotInChat for a question that can't be edited; SessionBusy and TooManyTurns as `ask`.
+        """
+        self._not_busy(user_id, session_id)
+        question = versions.question_to_edit(self.engine, user_id, session_id, question_id)
+        history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
+        owner = store.new_id()
+        checkpoint = start_checkpoint(history, text)
+        edited = versions.start_edit(
+            self.engine,
+            user_id,
+            session_id,
+            question_id,
+            text,
+            self.lease,
+            owner,
+            checkpoint,
+            self.max_turns_per_user,
+        )
+        sink = _DatabaseSink(self, edited.answer_id, owner, 0)
+        self._start(user_id, edited.answer_id, sink, checkpoint)
+        return edited
+
+    def _not_busy(self, user_id: int, session_id: str) -> None:
+        """SessionBusy while the chat answers (taking a dead runner's turn over first)."""
+        running = store.running_message(self.engine, user_id, session_id)
+        if running is not None:
+            self._resume_if_expired(user_id, running.id, running.lease_until)
+            raise SessionBusy
 
     def announce(self, message_id: str) -> None:
         """Wake the message's readers here, and tell the other processes (after commit)."""
