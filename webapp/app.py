@@ -28,6 +28,7 @@ from .web import (
     proxy,
     responses,
     spending,
+    versions,
 )
 
 
@@ -85,6 +86,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(files.bp)
     app.register_blueprint(files.api_bp)
     app.register_blueprint(spending.bp)
+    app.register_blueprint(versions.bp)
     return app
 
 

@@ -341,3 +341,28 @@ def show_version(engine: Engine, user_id: int, session_id: str, message_id: str)
         return _message(row)
 
     return write(engine, work)
+
+
+def asked_question(engine: Engine, user_id: int, session_id: str, answer_id: str) -> str | None:
+    """Return the id of the question just asked with `answer_id` (stored with it, at once)."""
+    column = ai_chat_logs.c
+    answer = (
+        sa.select(column.created_at)
+        .where(column.id == answer_id, column.user_id == user_id)
+        .scalar_subquery()
+    )
+    query = (
+        sa.select(column.id)
+        .where(
+            column.session_id == session_id,
+            column.user_id == user_id,
+            column.role == "user",
+            column.created_at < answer,
+            VISIBLE,
+        )
+        .order_by(column.created_at.desc())
+        .limit(1)
+    )
+    with engine.connect() as conn:
+        found = conn.execute(query).scalar()
+    return None if found is None else str(found)

@@ -1,7 +1,7 @@
 """The chat page: sessions, asking (htmx or a plain form), and the answer's HTML stream.
 
-Every form works as a plain form (it redirects back) and, with htmx, in place: ask, Stop and
-Retry an answer, rename and delete a chat.
+Every form works as a plain form (it redirects back) and, with htmx, in place: ask, Stop an
+answer, rename and delete a chat (Regenerate, versions and Edit: `webapp/web/versions.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from ..chat.sessions import (
     ask_once,
     clean_key,
     clean_title,
-    question_before,
     remove_session,
     rename_session,
 )
@@ -48,6 +47,7 @@ from ..chat.store import (
     list_sessions,
     session_messages,
 )
+from ..chat.versions import asked_question
 from ..packets.state import PacketStream
 from ..services import chat_service
 from ..store.app_db import get_engine
@@ -60,6 +60,7 @@ from .htmx import htmx_details
 from .render import FILE_NOTICE
 from .responses import is_text
 from .stream import Phase, answer_stream, counted_sse_response
+from .version_nav import VersionNav, answer_place, version_navs
 
 log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
@@ -75,7 +76,6 @@ def _file_notice(state: BlueprintSetupState) -> None:
 
 
 BUSY = "This chat is still answering. Wait for the answer to finish."
-NOT_RETRYABLE = "Only a stopped or failed answer can be retried."
 NO_CHAT = "There is no such chat."
 NO_ANSWER = "There is no such answer."
 
@@ -90,12 +90,13 @@ def _chat_globals() -> dict[str, Any]:
     return {"idempotency_key": new_key, "title_chars": TITLE_CHARS}
 
 
-def _actions(session_id: str, message_id: str) -> dict[str, str]:
-    """Return where an answer's Stop and Retry buttons post."""
-    return {
-        "stop": url_for("chat.cancel", session_id=session_id, message_id=message_id),
-        "retry": url_for("chat.retry", session_id=session_id, message_id=message_id),
-    }
+def _actions(session_id: str, message_id: str, latest: bool = False) -> dict[str, str]:
+    """Return where an answer's Stop and (the latest answer's) Regenerate buttons post."""
+    actions = {"stop": url_for("chat.cancel", session_id=session_id, message_id=message_id)}
+    if latest:
+        where = url_for("versions.regenerate", session_id=session_id, message_id=message_id)
+        actions["regenerate"] = where
+    return actions
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +116,7 @@ class AnswerItem:
     views: AnswerViews
     stream_url: str
     actions: dict[str, str]
+    versions: VersionNav | None = None
     role: ClassVar[str] = "assistant"
 
     @property
@@ -122,16 +124,28 @@ class AnswerItem:
         return self.views.answer.streaming
 
 
-def _answer_item(session_id: str, message_id: str, views: AnswerViews) -> AnswerItem:
+def _answer_item(
+    session_id: str,
+    message_id: str,
+    views: AnswerViews,
+    versions: VersionNav | None = None,
+    *,
+    latest: bool = False,
+) -> AnswerItem:
+    """Return an answer as the conversation draws it; only the latest offers Regenerate."""
     stream_url = url_for("chat.events", session_id=session_id, message_id=message_id)
-    return AnswerItem(message_id, views, stream_url, _actions(session_id, message_id))
+    actions = _actions(session_id, message_id, latest)
+    return AnswerItem(message_id, views, stream_url, actions, versions)
 
 
 def _conversation(session_id: str) -> list[QuestionItem | AnswerItem]:
     user = current_user()
     renderer = AnswerRenderer(get_engine(), user.id)
     shown: list[QuestionItem | AnswerItem] = []
-    for message in session_messages(get_engine(), user.id, session_id):
+    messages = session_messages(get_engine(), user.id, session_id)
+    navs = version_navs(get_engine(), user.id, session_id, messages)
+    latest = messages[-1].id if messages else None
+    for message in messages:
         if message.role == "user":
             shown.append(QuestionItem(message.content, message.id))
             continue
@@ -140,7 +154,8 @@ def _conversation(session_id: str) -> list[QuestionItem | AnswerItem]:
         except Exception:  # one answer that can't be drawn must not close the whole chat
             log.exception("could not draw a stored answer")
             views = renderer.placeholder(message.id)
-        shown.append(_answer_item(session_id, message.id, views))
+        nav = navs.get(message.id)
+        shown.append(_answer_item(session_id, message.id, views, nav, latest=message.id == latest))
     return shown
 
 
@@ -185,6 +200,11 @@ def sources(message_id: str) -> str:
 @login_required
 def show(session_id: str) -> str:
     """Show one chat: the sidebar of chats, the conversation and the question box."""
+    return chat_page(session_id)
+
+
+def chat_page(session_id: str, editing: str | None = None) -> str:
+    """Draw one chat's page; the question `editing` as its Edit form."""
     chat = own_session(session_id, NO_CHAT)
     messages = _conversation(session_id)
     return render_template(
@@ -194,6 +214,7 @@ def show(session_id: str) -> str:
         sessions=list_sessions(get_engine(), current_user().id, keep_empty=session_id),
         running=any(isinstance(m, AnswerItem) and m.streaming for m in messages),
         max_chars=MAX_QUESTION_CHARS,
+        editing=editing,
     )
 
 
@@ -249,11 +270,12 @@ def _send(chat: SessionRow, question: str) -> BaseResponse | str | tuple[str, in
     message_id = asked.message_id
     renderer = AnswerRenderer(get_engine(), user.id)
     views = renderer.views(message_id, PacketStream(0), streaming=True)
+    question_id = asked_question(get_engine(), user.id, session_id, message_id) or ""
     # The sidebar is sent along (out of band): the chat's title is now its first question.
     return render_template(
         "_exchange.html",
-        question=QuestionItem(question),
-        message=_answer_item(session_id, message_id, views),
+        question=QuestionItem(question, question_id),
+        message=_answer_item(session_id, message_id, views, latest=True),
         chat=chat,
         sessions=list_sessions(get_engine(), user.id, keep_empty=chat.id),
     )
@@ -268,21 +290,6 @@ def ask(session_id: str) -> BaseResponse | str | tuple[str, int]:
     if question is None:
         problem = f"Write a message of 1 to {MAX_QUESTION_CHARS} characters."
         return _refused(problem, 400, redirect(url_for("chat.show", session_id=session_id)))
-    return _send(chat, question)
-
-
-@bp.post("/chat/<session_id>/messages/<message_id>/retry")
-@login_required
-def retry(session_id: str, message_id: str) -> BaseResponse | str | tuple[str, int]:
-    """Ask a stopped or failed answer's question again, as a new question."""
-    chat = own_session(session_id, NO_CHAT)
-    answer = own_message(session_id, message_id, NO_ANSWER, answer=True)
-    question = question_before(get_engine(), current_user().id, session_id, message_id)
-    if question is None:
-        abort(404, NO_ANSWER)
-    if answer.status not in ("cancelled", "error"):
-        back = redirect(_message_url(session_id, message_id))
-        return _refused(NOT_RETRYABLE, 409, back)
     return _send(chat, question)
 
 
@@ -363,7 +370,9 @@ def events(session_id: str, message_id: str) -> Response:
     user = current_user()
     renderer = AnswerRenderer(get_engine(), user.id)
     renderer.labeler()  # read the account names now, not inside the stream
-    actions = _actions(session_id, message_id)
+    # Only the chat's latest answer offers Regenerate; versions show once it has finished.
+    latest, nav = answer_place(get_engine(), user.id, session_id, message_id)
+    actions = _actions(session_id, message_id, latest)
     generate_csrf()  # the buttons' token, made now: the session must not change in the stream
 
     def render(stream: PacketStream, phase: Phase, error: str | None, start: int) -> AnswerViews:
@@ -378,7 +387,9 @@ def events(session_id: str, message_id: str) -> Response:
 
     def fragments(views: AnswerViews) -> tuple[str, str]:
         return (
-            render_template("_answer.html", answer=views.answer, actions=actions).strip(),
+            render_template(
+                "_answer.html", answer=views.answer, actions=actions, versions=nav
+            ).strip(),
             render_template("_sources.html", sources=views.sources).strip(),
         )
 
