@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from tests.conftest import SqlBackend
 
 LEASE = timedelta(seconds=30)
-CHECKPOINT = {"messages": []}
+CHECKPOINT: dict[str, Any] = {"messages": []}
 
 
 def _finish(backend: SqlBackend, answer_id: str, owner: str, text: str) -> None:
@@ -90,7 +90,8 @@ def test_a_new_version_takes_the_answers_place_and_the_chosen_one_stays_shown(
     third = _regenerate(sql_backend, session.id, first, "third answer")
     messages = store.session_messages(engine, user.id, session.id)
     assert versions.versions_of(engine, user.id, messages)[third].ids == (first, second, third)
-    assert store.get_message(engine, user.id, session.id, third).version_of == first  # type: ignore[union-attr]
+    stored = store.get_message(engine, user.id, session.id, third)
+    assert stored is not None and stored.version_of == first
 
 
 def test_only_the_latest_answer_is_regenerated(sql_backend: SqlBackend) -> None:

@@ -85,7 +85,7 @@ def new_key() -> str:
     return uuid.uuid4().hex
 
 
-@bp.context_processor
+@bp.app_context_processor  # the versions blueprint draws these forms too
 def _chat_globals() -> dict[str, Any]:
     return {"idempotency_key": new_key, "title_chars": TITLE_CHARS}
 
