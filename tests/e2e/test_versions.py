@@ -180,3 +180,45 @@ def test_person_edits_a_question(
     expect(page.locator("article.message.assistant .answer-body")).to_have_text(
         "About your Citi card."
     )
+
+
+def _until(page: Page, locator: Any) -> None:
+    """Reload until `locator` shows: without JavaScript the page refreshes while it answers."""
+    for _ in range(20):
+        if locator.count():
+            return
+        page.wait_for_timeout(500)
+        page.reload()
+    expect(locator.first).to_be_visible()
+
+
+def test_person_without_javascript_regenerates_flips_and_edits(
+    browser: Browser, live_server: LiveServer, a11y_screenshots: Path
+) -> None:
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    page = context.new_page()
+    try:
+        sign_in(page)
+        page.get_by_role("button", name="+ New chat").click()
+        page.get_by_label("Message").fill(CARDS)
+        page.get_by_role("button", name="Send").click()
+        _until(page, page.get_by_role("button", name="Regenerate"))
+        page.get_by_role("button", name="Regenerate").click()
+        _until(page, page.locator(".version-count"))
+        _until(page, page.get_by_role("button", name="Regenerate"))
+        expect(page.locator(".version-count")).to_have_text("Version 2 / 2")
+        expect(page.locator(".message.user .bubble")).to_have_text([CARDS])
+        page.get_by_role("button", name="Previous version").click()
+        expect(page.locator(".version-count")).to_have_text("Version 1 / 2")
+        page.screenshot(path=a11y_screenshots / "versions-no-js-first-of-two.png", full_page=True)
+
+        page.get_by_role("link", name="Edit this question").click()
+        page.get_by_label("Edit your question").fill(HOLDINGS)
+        page.screenshot(path=a11y_screenshots / "versions-no-js-editing.png", full_page=True)
+        page.get_by_role("button", name="Save and ask").click()
+        _until(page, page.get_by_role("button", name="Regenerate"))
+        expect(page.locator(".message.user .bubble")).to_have_text([HOLDINGS])
+        expect(page.locator("article.message.assistant")).to_have_count(1)
+        expect(page.locator(".version-count")).to_have_count(0)
+    finally:
+        context.close()
