@@ -24,9 +24,12 @@ pytestmark = pytest.mark.e2e
 TIMEOUT = 20_000
 CARDS = "What do I owe on my credit cards?"
 HOLDINGS = "How is my portfolio invested?"
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 LOOKS: dict[str, dict[str, Any]] = {
-    "desktop": {"viewport": {"width": 1280, "height": 800}},
-    "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
+    f"{screen}-{scheme}": {**size, "color_scheme": scheme}
+    for screen, size in (("desktop", DESKTOP), ("phone", PHONE))
+    for scheme in ("light", "dark")
 }
 AXE = Axe()
 
