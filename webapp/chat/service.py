@@ -325,9 +325,8 @@ class ChatService:
         self._not_busy(user_id, session_id)
         question = versions.question_for(self.engine, user_id, session_id, answer_id)
         history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
-        owner = store.new_id()
-        checkpoint = start_checkpoint(history, question.content)
-        message_id = versions.start_version(
+        checkpoint, owner = start_checkpoint(history, question.content), store.new_id()
+        version = versions.start_version(
             self.engine,
             user_id,
             session_id,
@@ -337,8 +336,8 @@ class ChatService:
             checkpoint,
             self.max_turns_per_user,
         )
-        self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
-        return message_id
+        self._start(user_id, version, _DatabaseSink(self, version, owner, 0), checkpoint)
+        return version
 
     def edit(self, user_id: int, session_id: str, question_id: str, text: str) -> versions.Edited:
         """Ask `text` in place of a question; it and everything after it leave the chat.
@@ -349,8 +348,7 @@ class ChatService:
         self._not_busy(user_id, session_id)
         question = versions.question_to_edit(self.engine, user_id, session_id, question_id)
         history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
-        owner = store.new_id()
-        checkpoint = start_checkpoint(history, text)
+        checkpoint, owner = start_checkpoint(history, text), store.new_id()
         edited = versions.start_edit(
             self.engine,
             user_id,
@@ -362,8 +360,8 @@ class ChatService:
             checkpoint,
             self.max_turns_per_user,
         )
-        sink = _DatabaseSink(self, edited.answer_id, owner, 0)
-        self._start(user_id, edited.answer_id, sink, checkpoint)
+        answer = edited.answer_id
+        self._start(user_id, answer, _DatabaseSink(self, answer, owner, 0), checkpoint)
         return edited
 
     def _not_busy(self, user_id: int, session_id: str) -> None:
