@@ -216,7 +216,7 @@ def test_a_stopped_answer_keeps_a_snapshot_and_its_forms_are_drawn_fresh(
     for _ in range(2):
         article = soup(demo.get(f"/chat/{session_id}")).select_one(f"#message-{answer_id}")
         assert "Stopped." in article.get_text(" ", strip=True)
-        keys.append(article.select_one(".answer-retry [name=idempotency_key]")["value"])
+        keys.append(article.select_one(".answer-regenerate [name=idempotency_key]")["value"])
     assert keys[0] != keys[1]
 
 
@@ -233,4 +233,4 @@ def test_an_answer_that_failed_keeps_a_snapshot_with_its_error(
     assert json.loads(data)["answer"]["error"] == UNRESUMABLE
     article = soup(demo.get(f"/chat/{session_id}")).select_one(f"#message-{answer_id}")
     assert UNRESUMABLE in article.get_text(" ", strip=True)
-    assert article.select_one(".answer-retry") is not None
+    assert article.select_one(".answer-regenerate") is not None

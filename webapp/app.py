@@ -27,6 +27,7 @@ from .web import (
     proxy,
     responses,
     spending,
+    versions,
 )
 from .web.snapshots import snapshot_answer
 
@@ -92,6 +93,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(files.bp)
     app.register_blueprint(files.api_bp)
     app.register_blueprint(spending.bp)
+    app.register_blueprint(versions.bp)
     return app
 
 

@@ -38,7 +38,7 @@ from ..settings import (
 )
 from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
-from . import store
+from . import store, versions
 from .store import LeaseLost, SessionBusy, StoredEvent
 from .wakeups import Listener, Wakeups
 
@@ -309,10 +309,7 @@ class ChatService:
 
         SessionBusy while the session is still answering; TooManyTurns past the user's cap.
         """
-        running = store.running_message(self.engine, user_id, session_id)
-        if running is not None:
-            self._resume_if_expired(user_id, running.id, running.lease_until)
-            raise SessionBusy
+        self._not_busy(user_id, session_id)
         history = store.text_history(self.engine, user_id, session_id)
         owner = store.new_id()
         checkpoint = start_checkpoint(history, question)
@@ -337,6 +334,62 @@ class ChatService:
             self.on_ended(message_id)
         except Exception:
             log.exception("could not keep a finished answer's snapshot")
+
+    def regenerate(self, user_id: int, session_id: str, answer_id: str) -> str:
+        """Write a new version of the chat's latest answer in its place; return its id.
+
+        The question is not asked again: the model gets the chat as shown before it, then
+        it. LookupError, NotInChat or NotLatest for an answer that can't be regenerated;
+        SessionBusy and TooManyTurns as `ask`.
+        """
+        self._not_busy(user_id, session_id)
+        question = versions.question_for(self.engine, user_id, session_id, answer_id)
+        history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
+        checkpoint, owner = start_checkpoint(history, question.content), store.new_id()
+        version = versions.start_version(
+            self.engine,
+            user_id,
+            session_id,
+            answer_id,
+            self.lease,
+            owner,
+            checkpoint,
+            self.max_turns_per_user,
+        )
+        self._start(user_id, version, _DatabaseSink(self, version, owner, 0), checkpoint)
+        return version
+
+    def edit(self, user_id: int, session_id: str, question_id: str, text: str) -> versions.Edited:
+        """Ask `text` in place of a question; it and everything after it leave the chat.
+
+        The model gets the chat as shown before the question, then `text`. LookupError or
+        NotInChat for a question that can't be edited; SessionBusy and TooManyTurns as `ask`.
+        """
+        self._not_busy(user_id, session_id)
+        question = versions.question_to_edit(self.engine, user_id, session_id, question_id)
+        history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
+        checkpoint, owner = start_checkpoint(history, text), store.new_id()
+        edited = versions.start_edit(
+            self.engine,
+            user_id,
+            session_id,
+            question_id,
+            text,
+            self.lease,
+            owner,
+            checkpoint,
+            self.max_turns_per_user,
+        )
+        answer = edited.answer_id
+        self._start(user_id, answer, _DatabaseSink(self, answer, owner, 0), checkpoint)
+        return edited
+
+    def _not_busy(self, user_id: int, session_id: str) -> None:
+        """SessionBusy while the chat answers (taking a dead runner's turn over first)."""
+        running = store.running_message(self.engine, user_id, session_id)
+        if running is not None:
+            self._resume_if_expired(user_id, running.id, running.lease_until)
+            raise SessionBusy
 
     def announce(self, message_id: str) -> None:
         """Wake the message's readers here, and tell the other processes (after commit)."""

@@ -1,15 +1,13 @@
 """The chat page: sessions, asking (htmx or a plain form), and the answer's HTML stream.
 
-Every form works as a plain form (it redirects back) and, with htmx, in place: ask, Stop and
-Retry an answer, rename and delete a chat.
+Every form works as a plain form (it redirects back) and, with htmx, in place: ask, Stop an
+answer, rename and delete a chat (Regenerate, versions and Edit: `webapp/web/versions.py`).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from flask import (
     Blueprint,
@@ -34,7 +32,6 @@ from ..chat.sessions import (
     ask_once,
     clean_key,
     clean_title,
-    question_before,
     remove_session,
     rename_session,
 )
@@ -50,6 +47,7 @@ from ..chat.store import (
     list_sessions,
     session_messages,
 )
+from ..chat.versions import asked_question
 from ..packets.state import PacketStream
 from ..services import chat_service
 from ..store.app_db import get_engine
@@ -57,12 +55,14 @@ from .answers import AnswerRenderer, AnswerViews
 from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, new_chat, own_message, own_session
 from .auth import current_user, login_required
 from .back import back_to_answer
+from .conversation import AnswerItem, QuestionItem, answer_actions, answer_item, conversation
 from .history import by_day
 from .htmx import htmx_details
 from .render import FILE_NOTICE
 from .responses import is_text
 from .snapshots import draw_answers
 from .stream import Phase, answer_stream, counted_sse_response
+from .version_nav import answer_place
 
 bp = Blueprint("chat", __name__)
 # The pages an answer opens draw `Back to the answer` with it (templates/_back_to_answer.html).
@@ -77,7 +77,6 @@ def _file_notice(state: BlueprintSetupState) -> None:
 
 
 BUSY = "This chat is still answering. Wait for the answer to finish."
-NOT_RETRYABLE = "Only a stopped or failed answer can be retried."
 NO_CHAT = "There is no such chat."
 NO_ANSWER = "There is no such answer."
 
@@ -87,60 +86,9 @@ def new_key() -> str:
     return uuid.uuid4().hex
 
 
-@bp.context_processor
+@bp.app_context_processor  # the versions blueprint draws these forms too
 def _chat_globals() -> dict[str, Any]:
     return {"idempotency_key": new_key, "title_chars": TITLE_CHARS}
-
-
-def _actions(session_id: str, message_id: str) -> dict[str, str]:
-    """Return where an answer's Stop and Retry buttons post."""
-    return {
-        "stop": url_for("chat.cancel", session_id=session_id, message_id=message_id),
-        "retry": url_for("chat.retry", session_id=session_id, message_id=message_id),
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionItem:
-    """A question as the conversation draws it (`_user_message.html`)."""
-
-    text: str
-    id: str = ""
-    role: ClassVar[str] = "user"
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerItem:
-    """An answer as the conversation draws it (`_assistant_message.html`): stored or new."""
-
-    id: str
-    views: AnswerViews
-    stream_url: str
-    actions: dict[str, str]
-    role: ClassVar[str] = "assistant"
-
-    @property
-    def streaming(self) -> bool:
-        return self.views.answer.streaming
-
-
-def _answer_item(session_id: str, message_id: str, views: AnswerViews) -> AnswerItem:
-    stream_url = url_for("chat.events", session_id=session_id, message_id=message_id)
-    return AnswerItem(message_id, views, stream_url, _actions(session_id, message_id))
-
-
-def _conversation(
-    session_id: str, messages: Sequence[MessageRow]
-) -> list[QuestionItem | AnswerItem]:
-    # Finished answers come from their snapshots (one query); see webapp/web/snapshots.py.
-    drawn = draw_answers(AnswerRenderer(get_engine(), current_user().id), messages)
-    shown: list[QuestionItem | AnswerItem] = []
-    for message in messages:
-        if message.role == "user":
-            shown.append(QuestionItem(message.content, message.id))
-            continue
-        shown.append(_answer_item(session_id, message.id, drawn[message.id]))
-    return shown
 
 
 def _page(session_id: str) -> Page[MessageRow]:
@@ -193,8 +141,15 @@ def sources(message_id: str) -> str:
 @login_required
 def show(session_id: str) -> str:
     """Show a chat's sidebar, latest messages (`?before=`: older; htmx: alone) and question box."""
+    return chat_page(session_id)
+
+
+def chat_page(session_id: str, editing: str | None = None) -> str:
+    """Draw one chat's page (or, for htmx, an older page alone); the question `editing` as
+    its Edit form."""
     chat, page = own_session(session_id, NO_CHAT), _page(session_id)
-    messages, older = _conversation(session_id, page.rows), "before" in request.args
+    older = "before" in request.args
+    messages = conversation(session_id, page.rows, latest_page=not older)
     if older and htmx_details():
         return render_template("_earlier.html", chat=chat, messages=messages, earlier=page.before)
     return render_template(
@@ -206,6 +161,7 @@ def show(session_id: str) -> str:
         sessions=list_sessions(get_engine(), current_user().id, keep_empty=session_id),
         running=any(isinstance(m, AnswerItem) and m.streaming for m in messages),
         max_chars=MAX_QUESTION_CHARS,
+        editing=editing,
     )
 
 
@@ -261,11 +217,12 @@ def _send(chat: SessionRow, question: str) -> BaseResponse | str | tuple[str, in
     message_id = asked.message_id
     renderer = AnswerRenderer(get_engine(), user.id)
     views = renderer.views(message_id, PacketStream(0), streaming=True)
+    question_id = asked_question(get_engine(), user.id, session_id, message_id) or ""
     # The sidebar is sent along (out of band): the chat's title is now its first question.
     return render_template(
         "_exchange.html",
-        question=QuestionItem(question),
-        message=_answer_item(session_id, message_id, views),
+        question=QuestionItem(question, question_id),
+        message=answer_item(session_id, message_id, views, latest=True),
         chat=chat,
         sessions=list_sessions(get_engine(), user.id, keep_empty=chat.id),
     )
@@ -280,21 +237,6 @@ def ask(session_id: str) -> BaseResponse | str | tuple[str, int]:
     if question is None:
         problem = f"Write a message of 1 to {MAX_QUESTION_CHARS} characters."
         return _refused(problem, 400, redirect(url_for("chat.show", session_id=session_id)))
-    return _send(chat, question)
-
-
-@bp.post("/chat/<session_id>/messages/<message_id>/retry")
-@login_required
-def retry(session_id: str, message_id: str) -> BaseResponse | str | tuple[str, int]:
-    """Ask a stopped or failed answer's question again, as a new question."""
-    chat = own_session(session_id, NO_CHAT)
-    answer = own_message(session_id, message_id, NO_ANSWER, answer=True)
-    question = question_before(get_engine(), current_user().id, session_id, message_id)
-    if question is None:
-        abort(404, NO_ANSWER)
-    if answer.status not in ("cancelled", "error"):
-        back = redirect(_message_url(session_id, message_id))
-        return _refused(NOT_RETRYABLE, 409, back)
     return _send(chat, question)
 
 
@@ -375,7 +317,9 @@ def events(session_id: str, message_id: str) -> Response:
     user = current_user()
     renderer = AnswerRenderer(get_engine(), user.id)
     renderer.labeler()  # read the account names now, not inside the stream
-    actions = _actions(session_id, message_id)
+    # Only the chat's latest answer offers Regenerate; versions show once it has finished.
+    latest, nav = answer_place(get_engine(), user.id, session_id, message_id)
+    actions = answer_actions(session_id, message_id, latest)
     generate_csrf()  # the buttons' token, made now: the session must not change in the stream
 
     def render(stream: PacketStream, phase: Phase, error: str | None, start: int) -> AnswerViews:
@@ -390,7 +334,9 @@ def events(session_id: str, message_id: str) -> Response:
 
     def fragments(views: AnswerViews) -> tuple[str, str]:
         return (
-            render_template("_answer.html", answer=views.answer, actions=actions).strip(),
+            render_template(
+                "_answer.html", answer=views.answer, actions=actions, versions=nav
+            ).strip(),
             render_template("_sources.html", sources=views.sources).strip(),
         )
 
