@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from flask import Flask
 
@@ -31,8 +31,9 @@ from webapp.store.users import authenticate
 from webapp.tools.readers import READER_TOOLS, DocumentRead, read_document
 
 QUESTIONS = Path(__file__).with_name("questions.toml")
+MORE = Path(__file__).with_name("questions_more.toml")
 HOLDOUT = Path(__file__).with_name("holdout.toml")
-SETS = {"dev": QUESTIONS, "holdout": HOLDOUT}
+SETS = {"dev": QUESTIONS, "more": MORE, "holdout": HOLDOUT}
 USERS = ("demo", "alex")
 # The kinds of question. The development set has every one of DEV_INTENTS; the held-out set
 # (issue 19) added the rest: computing over the user's figures, several questions in one,
@@ -209,6 +210,15 @@ class Evaluator:
             self.matches(question.user, spec, c) for spec in question.cites_one_of for c in cited
         ):
             problems.append(f"cites none of {list(question.cites_one_of)}")
+        wanted = {spec_family(spec) for spec in question.cites + question.cites_one_of}
+        if wanted:
+            # No answer cites a source unrelated to its question: each cited source is of a
+            # family (the user's data, market data, a document) that the question expects.
+            stray = sorted(
+                {source for source, target in cited}
+                - {source for source, target in cited if source_family(source, target) in wanted}
+            )
+            problems += [f"cites {source}, unrelated to the question" for source in stray]
         if question.sources is not None and answer.sources != question.sources:
             problems.append(f"lists {answer.sources} sources, not {question.sources}")
         if question.max_sources is not None and answer.sources > question.max_sources:
@@ -255,6 +265,27 @@ class Evaluator:
             expected = document_citation(spec["document"])
             return (source, target) == expected
         raise ValueError(f"unknown citation spec {spec}")
+
+
+Family: TypeAlias = Literal["data", "market", "document"]
+_DATA_KINDS = frozenset({"account", "accounts", "portfolio", "file"})
+
+
+def source_family(source: str, target: dict[str, Any] | None) -> Family:
+    """Tell what a cited source is: the user's own rows, market data, or a document."""
+    kind = (target or {}).get("kind")
+    if kind in _DATA_KINDS or source.startswith("silvia://your-"):
+        return "data"
+    if kind in ("market_data", "analysis"):
+        return "market"
+    return "document"
+
+
+def spec_family(spec: dict[str, Any]) -> Family:
+    """Tell which family of source a `cites` entry names."""
+    if spec.keys() & {"account", "accounts", "label", "portfolio"}:
+        return "data"
+    return "market" if "ticker" in spec else "document"
 
 
 def document_citation(document: str) -> tuple[str, dict[str, Any] | None]:

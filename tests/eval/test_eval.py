@@ -12,9 +12,31 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.scoring import DEV_INTENTS, USERS, Evaluator, Question, load_questions
+from tests.eval.scoring import (
+    DEV_INTENTS,
+    MORE,
+    USERS,
+    Evaluator,
+    Question,
+    load_questions,
+    source_family,
+)
 
 QUESTIONS = load_questions()
+# The second development set (issue 19); three of its questions are not answered yet.
+MORE_OPEN = frozenset(
+    {
+        "What's the balance on the Citi Double Cash?",
+        "What's in my Robinhood account?",
+        "and without the house?",
+    }
+)
+MORE_QUESTIONS = [
+    pytest.param(q, marks=pytest.mark.xfail(reason="not answered yet", strict=True))
+    if q.ask in MORE_OPEN
+    else q
+    for q in load_questions(MORE)
+]
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +103,39 @@ def test_a_follow_up_is_scored_on_its_own_answer(evaluator: Evaluator) -> None:
         before=("What is my Chase checking balance?",),
     )
     assert evaluator.judge(follow_up).problems == []
+
+
+def test_the_second_set_has_every_weak_category() -> None:
+    more = load_questions(MORE)
+    assert len(more) >= 80
+    assert {q.user for q in more} == set(USERS)
+    assert {"compute", "advice", "wrong_document", "refusal", "action", "forecast"} <= {
+        q.intent for q in more
+    }
+    assert any(q.before for q in more)
+    assert len({q.ask.lower() for q in more}) == len(more), "a question twice"
+
+
+@pytest.mark.parametrize(
+    "question",
+    MORE_QUESTIONS,
+    ids=[f"{q.values[0].ask if hasattr(q, 'values') else q.ask}" for q in MORE_QUESTIONS],
+)
+def test_the_second_set_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
+    verdict = evaluator.judge(question)
+    assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
+
+
+def test_a_source_of_another_family_is_unrelated(evaluator: Evaluator) -> None:
+    # The relevance check: a balance question citing a document fails it.
+    assert source_family("silvia://your-account/home", {"kind": "account"}) == "data"
+    assert source_family("https://www.fdic.gov/x", {"kind": "web", "url": "x"}) == "document"
+    assert source_family("silvia://market-data/finnhub/AAPL", {"kind": "market_data"}) == "market"
+    wrong = Question(
+        "demo",
+        "account",
+        "How much money is FDIC insured?",
+        says=("$250,000",),
+        cites=({"account": "Chase / Savings"},),
+    )
+    assert any("unrelated" in p for p in evaluator.judge(wrong).problems)

@@ -223,6 +223,21 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     return intents
 
 
+_MEASURE_CUES = lexicon.phrases("implied_own", "measures")
+_DEFINITION = re.compile(lexicon.table("implied_own")["definition"])
+
+
+def _implied_own(text: str, phrase: str) -> bool:
+    """Tell a question about the user's own figures that doesn't say "my": "amex balance
+    pls", "how much money is in checking", "net worth?" (a definition or a rule is not)."""
+    if _DEFINITION.search(phrase) or _documentish(phrase):
+        return False
+    if not any(_has(phrase, cue) for cue in _MEASURE_CUES):
+        return False
+    named = bool(institutions_in(text) or _kinds(phrase))
+    return named or len(phrase.split()) <= 3
+
+
 def understand(text: str, own: bool = False) -> Question:
     """Read a question: its intents (none: a document or nothing) and its entities; `own`:
     it is about the user's own figures even without saying "my" (a later part of a message)."""
@@ -230,7 +245,7 @@ def understand(text: str, own: bool = False) -> Question:
         return Question(text, ("small_talk",))
     phrase = _phrase(text)
     tickers = tickers_in(text)
-    own = own or bool(_OWN & set(phrase.split()))
+    own = own or bool(_OWN & set(phrase.split())) or _implied_own(text, phrase)
     intents = _intents(phrase, tickers, own)
     kinds = _kinds(phrase)
     # "Can I ...?" and "Should I ...?" ask what is allowed or wise, not what an account holds.

@@ -9,18 +9,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 from rapidfuzz import fuzz
 
 from . import lexicon
-from .ask import ALIASES, Question, understand
+from .ask import ALIASES, COMPANIES, Question, tickers_in, understand
 from .cite import Block, number
 from .figures import Row
-from .plan import ACCOUNT_COLUMNS, KIND_FILTERS
+from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
 from .words import count_of, join_words, money, percent, words
 
-Op: TypeAlias = Literal["highest", "lowest", "difference", "share", "count"]
+Op: TypeAlias = Literal["highest", "lowest", "difference", "share", "count", "ratio"]
+Over: TypeAlias = Literal["accounts", "holdings"]
 Measure: TypeAlias = Literal["balance", "limit", "available", "utilization"]
 NAME_RATIO = 85.0
 _OPS = lexicon.table("operations")
@@ -31,6 +32,11 @@ _SHARE = (
     ),
     re.compile(r"(?P<part>.+?) as an? (?:share|percent|percentage|portion) of (?P<whole>.+)"),
 )
+_RATIO = (
+    re.compile(r"ratio (?:of|between) (?P<a>.+?) (?:to|and|vs|versus) (?P<b>.+)"),
+    re.compile(r"how many times (?:bigger |larger |more )?(?:is )?(?P<a>.+?) than (?P<b>.+)"),
+)
+_HOLDING_WORDS = frozenset(lexicon.phrases("holding_words"))
 _DIFFERENCE = (
     re.compile(r"difference between (?P<a>.+?) and (?P<b>.+)"),
     re.compile(
@@ -43,6 +49,11 @@ _DIFFERENCE = (
         r"which is (?:bigger|larger|greater|more|higher|smaller|lower|less) (?P<a>.+?) or (?P<b>.+)"
     ),
     re.compile(r"(?P<a>.+?) (?:vs|versus|compared to|compared with) (?P<b>.+)"),
+    # "what would I have left if I paid off my card from checking": checking minus the card
+    re.compile(
+        r"left (?:over )?(?:if|after|once) (?:i )?(?:paid|pay|paying|cleared|clear) off"
+        r" (?P<b>.+?) (?:from|with|using|out of) (?P<a>.+)"
+    ),
 )
 _KIND_TEST: dict[str, Callable[[Row], bool]] = {
     "checking": lambda r: r.get("account_subtype") == "checking",
@@ -67,6 +78,7 @@ class Computation:
     op: Op
     sides: tuple[Question, ...]
     measure: Measure = "balance"
+    over: Over = "accounts"
 
 
 def _side(text: str) -> Question:
@@ -90,16 +102,45 @@ def _about_accounts(side: Question) -> bool:
     return bool(named) and not side.tickers
 
 
+def _over_holdings(text: str, phrase: str) -> Computation | None:
+    """A share, difference, ratio or count over the user's holdings (tickers, the portfolio)."""
+    for op, patterns, a, b in (
+        ("share", _SHARE, "part", "whole"),
+        ("ratio", _RATIO, "a", "b"),
+        ("difference", _DIFFERENCE, "a", "b"),
+    ):
+        for pattern in patterns:
+            found = pattern.search(phrase.strip())
+            if found:
+                sides = (_side(found[a]), _side(found[b]))
+                held = [bool(s.tickers) or bool(_HOLDING_WORDS & set(words(s.text))) for s in sides]
+                if all(held) and any(s.tickers for s in sides):
+                    return Computation(cast(Op, op), sides, over="holdings")
+    counted = lexicon.has_phrase(phrase, tuple(_OPS["count"])) and "shares" not in phrase.split()
+    if counted and not tickers_in(text):
+        return Computation("count", (_side(text),), over="holdings")
+    return None
+
+
 def read_computation(text: str) -> Computation | None:
     """Return what a question asks to compute over the user's accounts, or None."""
     phrase = " " + " ".join(words(text)) + " "
-    if set(words(text)) & {"stock", "stocks", "shares", "price", "prices", "trading"}:
+    if set(words(text)) & {"price", "prices", "trading", "quote"}:
         return None
+    if _HOLDING_WORDS & set(words(text)) or tickers_in(text):
+        return _over_holdings(text, phrase)
+    for pattern in _RATIO:
+        found = pattern.search(phrase.strip())
+        if found:
+            sides = (_side(found["a"]), _side(found["b"]))
+            if all(map(_about_accounts, sides)):
+                return Computation("ratio", sides)
     for pattern in _SHARE:
         found = pattern.search(phrase.strip())
         if found and lexicon.has_phrase(phrase, tuple(_OPS["share"]) + ("how much of",)):
             sides = (_side(found["part"]), _side(found["whole"]))
-            if all(map(_about_accounts, sides)):
+            # The part may be named by the account's own name alone ("the Sapphire Preferred").
+            if _about_accounts(sides[1]) and (_about_accounts(sides[0]) or sides[0].names):
                 return Computation("share", sides)
     for pattern in _DIFFERENCE:
         found = pattern.search(phrase.strip())
@@ -129,7 +170,9 @@ def read_computation(text: str) -> Computation | None:
 
 
 def computation_query(computation: Computation) -> str:
-    """Return the one SELECT over `account_details` the computation reads."""
+    """Return the one SELECT over `account_details` (or `holding_details`) it reads."""
+    if computation.over == "holdings":
+        return f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
     kinds = [k for side in computation.sides for k in side.kinds]
     every = all(side.kinds for side in computation.sides) and computation.sides
     where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds)) if every else ""
@@ -153,7 +196,11 @@ def _name_score(side: Question, row: Row) -> int:
 
 
 def resolve(side: Question, rows: list[Row]) -> list[Row]:
-    """Return the user's rows a side names: its kinds, then its best-matching names."""
+    """Return the user's rows a side names: its kinds, then its best-matching names (a
+    holding: its tickers, or every holding for "my portfolio")."""
+    if any(r.get("ticker") for r in rows):
+        held = [r for r in rows if r.get("ticker")]
+        return [r for r in held if r.get("ticker") in side.tickers] if side.tickers else held
     pool = [r for r in rows if r.balance is not None]
     if side.kinds:
         pool = [r for r in pool if any(_is_kind(r, k) for k in side.kinds)]
@@ -174,6 +221,8 @@ def resolve(side: Question, rows: list[Row]) -> list[Row]:
 def value(side: Question, rows: list[Row]) -> float:
     """What a side comes to: net worth is assets minus debts; else each balance (owed as
     a positive amount)."""
+    if any(r.get("ticker") for r in rows):
+        return sum(number(r.get("market_value")) or 0.0 for r in rows)
     if "net_worth" in side.intents and not side.kinds:
         return sum((-abs(r.balance or 0.0) if r.owed else r.balance or 0.0) for r in rows)
     return sum(abs(r.balance or 0.0) if r.owed else r.balance or 0.0 for r in rows)
@@ -189,6 +238,10 @@ def describe(side: Question) -> str:
     def shown(word: str) -> str:
         if word in ("my", "mine"):
             return "your"
+        if word.upper() in side.tickers:
+            return word.upper()
+        if word in COMPANIES:
+            return word.title()
         if word in ALIASES:
             return ALIASES[word].title()  # "amex" -> "American Express"
         return word.title() if word in names else word
@@ -244,6 +297,15 @@ def write_computation(c: Computation, rows: list[Row]) -> list[Block]:
     """Write the computed answer, each figure citing the rows behind it."""
     if c.op in ("highest", "lowest"):
         return _extreme(c, rows)
+    if c.op == "count" and c.over == "holdings":
+        held = [r for r in rows if r.get("ticker")]
+        tickers = list(dict.fromkeys(str(r.get("ticker")) for r in held))
+        if not tickers:
+            return [("You have no investment holdings linked.", [])]
+        listed = join_words(tickers)
+        return [
+            (f"You have {count_of(len(tickers), 'holding')}: {listed}.", [r.cite for r in held])
+        ]
     if c.op == "count":
         (side,) = c.sides
         found = resolve(side, rows)
@@ -262,6 +324,15 @@ def write_computation(c: Computation, rows: list[Row]) -> list[Block]:
         (f"- {_first_up(describe(a))}: {money(va)}\n", cites_a),
         (f"- {_first_up(describe(b))}: {money(vb)}\n", cites_b),
     ]
+    if c.op == "ratio":
+        times = f"{va / vb:,.2f}" if vb else "no multiple (the second is zero)"
+        return [
+            (
+                f"{_first_up(describe(a))} is {times} times {describe(b)}.\n",
+                cites_a + cites_b,
+            ),
+            *blocks,
+        ]
     if c.op == "share":
         return [
             (

@@ -16,6 +16,7 @@ _OPENERS = lexicon.phrases("follow_up", "openers")
 _OTHER = lexicon.phrases("follow_up", "other")
 _JOINERS = lexicon.phrases("parts", "joiners")
 _EXCEPT = lexicon.phrases("follow_up", "except")
+_PRONOUNS = lexicon.phrases("follow_up", "pronouns")
 _SPLIT = re.compile(r"(?<=[?!])\s+|;\s+")
 _MEASURES = {
     "debts": "what you owe",
@@ -107,6 +108,16 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
         held = replace(before, text=text, tickers=current.tickers)
         tickers = join_words(list(current.tickers))
         return held, f"Taking that as the same question, your holdings, for {tickers}:"
+    pointed = understand("my " + text, own=True) if lexicon.has_phrase(padded, _PRONOUNS) else None
+    if pointed and pointed.intents and before.about_data:
+        current = pointed
+        if not (current.kinds or current.institutions) and (before.names or before.institutions):
+            # "what's its credit limit?": the new measure, of what the last question named
+            shown = join_words([n.title() for n in before.institutions or before.names])
+            kept = replace(
+                current, kinds=before.kinds, names=before.names, institutions=before.institutions
+            )
+            return kept, f"Taking that as about {shown}, as before:"
     if current.intents:
         return None
     if lexicon.has_phrase(_padded(text), _EXCEPT):

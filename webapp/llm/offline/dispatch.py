@@ -13,16 +13,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from ...tool_registry import EXECUTE_SQL
+from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
 from ...tools.python.market import MarketData
+from . import lexicon
 from .ask import Question, understand
 from .cite import Block, Result
-from .compute import Computation, computation_query, read_computation, write_computation
+from .compute import Computation, Op, computation_query, read_computation, write_computation
 from .conversation import follow_up, previous_question, split_parts
 from .figures import rows_of
 from .library import DocHit, Library
-from .overview import Open, afford, overview, payoff, plan, read_open, sell, uncovered
-from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall
+from .overview import (
+    GUIDES,
+    Open,
+    afford,
+    cushion,
+    overview,
+    payoff,
+    plan,
+    read_open,
+    sell,
+    uncovered,
+)
+from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
 from .plan import plan as tool_calls
 from .scope import missing_document, padded, scope_reply
 from .write import direct_reply, write_answer
@@ -31,6 +43,7 @@ ALL_ACCOUNTS = (
     f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
     " ORDER BY account_name, institution_name"
 )
+OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
 ALL_HOLDINGS = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
 
 
@@ -114,7 +127,16 @@ class Opened:
 
     def calls(self) -> list[ToolCall]:
         query = ALL_HOLDINGS if self.kind in ("sell", "uncovered") else ALL_ACCOUNTS
-        return [ToolCall(EXECUTE_SQL, {"query": query})]
+        calls = [ToolCall(EXECUTE_SQL, {"query": query})]
+        if self.kind == "payoff" and self.question.institutions:
+            # "my amex": only the debts it names, so that their citations are theirs alone
+            named = replace(self.question, intents=("debts",))
+            cash = replace(self.question, intents=("cash",), kinds=(), names=(), institutions=())
+            calls = [ToolCall(EXECUTE_SQL, {"query": account_query(q)}) for q in (named, cash)]
+        if self.kind in GUIDES:  # the bundled page the answer quotes
+            code = article_code([GUIDES[self.kind]["title"]])
+            calls.append(ToolCall(EXECUTE_PYTHON, {"code": code}))
+        return calls
 
     def write(self, results: list[Result]) -> list[Block]:
         rows = rows_of(results)
@@ -123,9 +145,11 @@ class Opened:
         if self.kind == "afford":
             return afford(self.question, rows)
         if self.kind == "payoff":
-            return payoff(rows)
+            return payoff(self.question, rows)
         if self.kind == "plan":
-            return plan(rows)
+            return plan(self.question, rows)
+        if self.kind == "cushion":
+            return cushion(rows, results)
         if self.kind == "sell":
             return sell(self.question, rows)
         return uncovered(self.reply, self.question, rows)
@@ -139,6 +163,11 @@ def _scope(text: str, context: Context) -> Task | None:
 def _follow_up(text: str, context: Context) -> Task | None:
     if not context.first or not context.earlier:
         return None
+    before = read_computation(split_parts(context.earlier[-1])[-1])
+    extremes: tuple[Op, ...] = ("highest", "lowest")
+    op = next((o for o in extremes if lexicon.has_phrase(padded(text), OPS[o])), None)
+    if before and before.op in ("highest", "lowest") and op and len(text.split()) <= 5:
+        return Computed(replace(before, op=op))  # "and the lowest?": the same, other end
     found = follow_up(text, previous_question(context.earlier))
     if found is None:
         return None

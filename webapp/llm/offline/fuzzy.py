@@ -12,10 +12,11 @@ import re
 from functools import lru_cache
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 from . import lexicon
 from .library import library
-from .words import STOPWORDS, words
+from .words import STOPWORDS, singular, words
 
 MIN_RATIO = 84.0  # of 100: "wels" -> "wells" is 88.9, "acount" -> "account" 92.3
 MIN_LENGTH = 4
@@ -53,7 +54,7 @@ def correct_word(word: str) -> str:
     lowered = word.lower()
     if lowered in _TYPOS:
         return _TYPOS[lowered]
-    if len(lowered) < MIN_LENGTH or lowered in _known():
+    if len(lowered) < MIN_LENGTH or lowered in _known() or singular(lowered) in _known():
         return word
     found = process.extractOne(
         lowered,
@@ -61,7 +62,15 @@ def correct_word(word: str) -> str:
         scorer=fuzz.ratio,
         score_cutoff=MIN_RATIO,
     )
-    return found[0] if found else word
+    if found:
+        return str(found[0])
+    # Two letters swapped ("wroth" for "worth") cost a short word more ratio than one typo.
+    swapped = [
+        t
+        for t in _targets()
+        if len(t) == len(lowered) and sorted(t) == sorted(lowered) and OSA.distance(t, lowered) == 1
+    ]
+    return swapped[0] if swapped else word
 
 
 def correct(text: str) -> str:

@@ -63,3 +63,8 @@ def rules(key: str) -> tuple[Rule, ...]:
 def has_phrase(padded: str, candidates: tuple[str, ...] | frozenset[str]) -> bool:
     """Tell whether a padded phrase (" how am i doing ") holds any of the candidates."""
     return any(f" {c} " in padded for c in candidates)
+
+
+def entries(key: str) -> tuple[dict[str, Any], ...]:
+    """Return an array of tables of the lexicon (`[[named_document]]`)."""
+    return tuple(dict(item) for item in _DATA[key])

@@ -6,15 +6,17 @@ cites its rows; nothing here cites a document it didn't read for the question.
 
 from __future__ import annotations
 
+import re
 from typing import Literal, TypeAlias
 
 from . import lexicon
 from .ask import Question
-from .cite import Block, number
+from .cite import Block, Result, cite, number
 from .figures import Row
 from .words import count_of, money, percent
 
-Open: TypeAlias = Literal["overview", "afford", "payoff", "sell", "uncovered", "plan"]
+Open: TypeAlias = Literal["overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion"]
+GUIDES: dict[str, dict[str, str]] = lexicon.table("open_guides")
 _UNCOVERED = lexicon.rules("uncovered")
 
 
@@ -26,7 +28,7 @@ def read_open(phrase: str, question: Question) -> tuple[Open, str] | None:
                 return "uncovered", rule.reply
         if lexicon.has_phrase(phrase, lexicon.phrases("open", "sell")):
             return "sell", ""
-    kinds: tuple[Open, ...] = ("plan", "payoff", "afford", "overview")
+    kinds: tuple[Open, ...] = ("plan", "payoff", "cushion", "afford", "overview")
     for kind in kinds:
         if lexicon.has_phrase(phrase, lexicon.phrases("open", kind)):
             return kind, ""
@@ -119,12 +121,53 @@ def afford(question: Question, rows: list[Row]) -> list[Block]:
     return blocks
 
 
-def payoff(rows: list[Row]) -> list[Block]:
+def guidance(kind: str, results: list[Result]) -> list[Block]:
+    """The sentence of the bundled guide an open question quotes, cited to its passage."""
+    guide = GUIDES.get(kind)
+    if guide is None:
+        return []
+    for result in results:
+        for at, text in enumerate(result.texts):
+            for sentence in re.split(r"(?<=[.!?])\s+", text):
+                if guide["sentence"] in sentence:
+                    said = f"{result.title}: {sentence.strip()}"
+                    return [(f"\nWhat the guidance says ({said})", [cite(result, at, at + 1)])]
+    return []
+
+
+def _cash_lines(cash: list[Row]) -> list[Block]:
+    blocks: list[Block] = [(f"- {r.label}: {money(r.balance or 0.0)}\n", [r.cite]) for r in cash]
+    for subtype in dict.fromkeys(r.get("account_subtype") for r in cash):
+        same = [r for r in cash if r.get("account_subtype") == subtype]
+        if subtype and 1 < len(same) < len(cash):
+            total = money(_total(same))
+            blocks.append((f"- {subtype.title()} in all: {total}\n", [r.cite for r in same]))
+    if len(cash) > 1:
+        blocks.append((f"- Cash in all: {money(_total(cash))}\n", [r.cite for r in cash]))
+    return blocks
+
+
+def cushion(rows: list[Row], results: list[Result]) -> list[Block]:
+    """Cash set aside: what the user keeps where, and the emergency-fund guidance, cited."""
+    cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
+    if not cash:
+        return [("You have no bank accounts linked, so I can't see any cash set aside.", [])]
+    blocks: list[Block] = [
+        (
+            "Whether that is enough, or too much, depends on your monthly expenses, which "
+            "balances alone don't show. Here is the cash you keep in each account:\n",
+            [],
+        ),
+        *_cash_lines(cash),
+    ]
+    return blocks + guidance("cushion", results)
+
+
+def payoff(question: Question, rows: list[Row]) -> list[Block]:
     """Rank the cards by what is owed, and say what would decide the order."""
-    cards = sorted(
-        (r for r in rows if r.owed and r.balance is not None),
-        key=lambda r: -abs(r.balance or 0.0),
-    )
+    owed = [r for r in rows if r.owed and r.balance is not None]
+    named = [r for r in owed if _names(question, r)]
+    cards = sorted(named or owed, key=lambda r: -abs(r.balance or 0.0))
     if not cards:
         return [("You have no credit cards or loans with a balance, so nothing to pay off.", [])]
     blocks: list[Block] = [
@@ -139,7 +182,20 @@ def payoff(rows: list[Row]) -> list[Block]:
         limit = number(r.get("credit_limit"))
         used = f" ({percent(abs(r.balance or 0.0), limit)} of its limit)" if limit else ""
         blocks.append((f"- {r.label}: {r.owes}{used}\n", [r.cite]))
+    if len(cards) > 1:
+        blocks.append((f"- Owed in all: {money(_total(cards))}\n", [r.cite for r in cards]))
+    cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
+    if cash:
+        blocks.append(("The cash you could pay it from:\n", []))
+        blocks += _cash_lines(cash)
     return blocks
+
+
+def _names(question: Question, row: Row) -> bool:
+    """Tell whether the question names this account (its institution or its name)."""
+    said = set(question.names) | {w for i in question.institutions for w in i.split()}
+    place = f"{row.get('institution_name') or ''} {row.get('account_name') or ''}".lower()
+    return bool(said & set(place.split()))
 
 
 def sell(question: Question, rows: list[Row]) -> list[Block]:
@@ -182,7 +238,7 @@ def uncovered(reply: str, question: Question, rows: list[Row]) -> list[Block]:
     return blocks
 
 
-def plan(rows: list[Row]) -> list[Block]:
+def plan(question: Question, rows: list[Row]) -> list[Block]:
     """Debt or investing: what decides it, then what the user has and owes, each cited."""
     known = [r for r in rows if r.balance is not None]
     cash = [r for r in known if r.kind == "depository"]
@@ -197,6 +253,10 @@ def plan(rows: list[Row]) -> list[Block]:
             [],
         )
     ]
+    held = {r.get("account_subtype") for r in known} | {r.kind for r in known}
+    for kind in question.kinds:
+        if kind in ("mortgage", "loan") and kind not in held:
+            blocks.insert(0, (f"You have no {kind} among your linked accounts. ", []))
     for title, group in (("Cash", cash), ("Debts", owed), ("Investments", invested)):
         if group:
             blocks.append((f"- {title}: {money(_total(group))}\n", [r.cite for r in group]))

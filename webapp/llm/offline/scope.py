@@ -58,4 +58,33 @@ def missing_document(text: str, books: Library) -> str | None:
                 f"sections I have are {join_words(_titles(books, 'usc/'))}; "
                 "uscode.house.gov has the whole Code."
             )
+    return _named_document(text, books)
+
+
+_NAMED = [
+    (re.compile(str(rule["pattern"]), re.IGNORECASE if rule.get("ignore_case", True) else 0), rule)
+    for rule in lexicon.entries("named_document")
+]
+
+
+def _named_document(text: str, books: Library) -> str | None:
+    """Say so when the question names a document by title ("Regulation E", "IRS Form 1040",
+    "the Fair Credit Reporting Act") that no bundled document is, and offer those that are."""
+    for pattern, rule in _NAMED:
+        found = pattern.search(text)
+        if not found:
+            continue
+        name = " ".join(found["name"].split())
+        if "held" in rule:
+            path = str(rule["held"]).format(name=name.lower())
+            if any(path in doc.path for doc in books.docs if doc.tool):
+                return None
+        elif any(stems(name) <= doc_stems for doc_stems in books.doc_stems):
+            return None
+        label = str(rule["label"]).format(NAME=name.upper(), Name=name.title() + " ")
+        offered = _titles(books, str(rule["offer"]))
+        return (
+            f"I don't have {' '.join(label.split())} among my documents, so I can't say what "
+            f"it says. The documents I have of that kind are {join_words(offered)}."
+        )
     return None

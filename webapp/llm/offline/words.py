@@ -11,7 +11,7 @@ _APOSTROPHE = re.compile(r"['’]s\b")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _AMOUNT = re.compile(
     r"\$\s?(\d[\d,]*(?:\.\d+)?)\s*(k|thousand|m|million)?\b|"
-    r"\b(\d[\d,]*(?:\.\d+)?)\s*(dollars|usd)\b",
+    r"\b(\d[\d,]*(?:\.\d+)?)\s*(dollars?|bucks|usd)\b",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
