@@ -83,10 +83,17 @@ def standing(text: str) -> Question:
     return question
 
 
+# How many of the chat's latest questions a follow-up is read against: a chain of follow-ups
+# ("and Citi?", "and the other card?") is resolved from the first of these, so a long chat
+# costs a new question what a short one does.
+FOLLOW_UP_DEPTH = 8
+
+
 def previous_question(earlier: list[str] | tuple[str, ...]) -> Question | None:
-    """Return the chat's last question as understood, follow-ups resolved along the way."""
+    """Return the chat's last question as understood, follow-ups resolved along the way
+    (from the latest FOLLOW_UP_DEPTH questions)."""
     before: Question | None = None
-    for asked in earlier:
+    for asked in earlier[-FOLLOW_UP_DEPTH:]:
         last = split_parts(asked)[-1]
         found = follow_up(last, before)
         before = found[0] if found else standing(last)

@@ -1,0 +1,35 @@
+"""A follow-up is read against the chat's latest questions, not its whole history."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.llm.offline import conversation
+from webapp.llm.offline.conversation import FOLLOW_UP_DEPTH, follow_up, previous_question
+
+EARLIER = ("How much do I owe on my Amex?",)
+FILLER = tuple(f"What is the {n}th word of the day?" for n in range(200))
+
+
+def test_a_follow_up_after_a_long_chat_reads_the_latest_question() -> None:
+    before = previous_question(FILLER + EARLIER)
+    assert before is not None and before.institutions
+    found = follow_up("What about Citi?", before)
+    assert found is not None
+    question, assumed = found
+    assert "citi" in [name.lower() for name in question.institutions]
+    assert assumed
+
+
+def test_a_long_chat_reads_only_its_latest_questions(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    standing = conversation.standing
+
+    def counted(text: str) -> object:
+        read.append(text)
+        return standing(text)
+
+    monkeypatch.setattr(conversation, "standing", counted)
+    previous_question(FILLER + EARLIER)
+    assert 0 < len(read) <= FOLLOW_UP_DEPTH
+    assert read[-1] == EARLIER[-1]
