@@ -19,7 +19,7 @@ from typing import Any
 from ...tools.python.market import MarketData
 from ..base import ModelRequest
 from .cite import Block, Result
-from .conversation import earlier_questions
+from .conversation import FOLLOW_UP_DEPTH, earlier_questions
 from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
 from .library import library
@@ -187,7 +187,9 @@ class OfflineModel:
         turn = _read_turn(request.messages)
         today = self._today()
         spending = read_spending(turn.question, today)
-        earlier = tuple(correct(q) for q in earlier_questions(request.messages))
+        # Only what a follow-up is read against: the chat's latest questions, typos mended.
+        latest = earlier_questions(request.messages)[-FOLLOW_UP_DEPTH:]
+        earlier = tuple(correct(q) for q in latest)
         found: list[Task] = []
         if spending is None or spending.kind == "overview":
             # "How am I doing (this month)?": the month's money and where the user stands.
