@@ -306,7 +306,7 @@ def test_answer_cites_search_results_by_their_request_index() -> None:
     message = run(messages)
     assert message["stop_reason"] == "end_turn"
     (block,) = message["content"]
-    assert block["text"] == "Checking at Chase has a balance of $12.50."
+    assert block["text"] == "Your Chase checking account has a balance of $12.50."
     (citation,) = block["citations"]
     assert citation["search_result_index"] == 1  # the earlier block is index 0
     assert citation["source"] == "silvia://your-account/checking"
@@ -435,7 +435,7 @@ def test_an_amount_in_the_question_is_set_against_the_figure() -> None:
         },
     )
     (lead, versus) = balances(understand("Do I have $20,000 in savings?"), rows_of([savings]))
-    assert lead[0] == "Savings at Chase has a balance of $18,250.00."
+    assert lead[0] == "Your Chase savings account has a balance of $18,250.00."
     assert versus[0] == "That is $1,750.00 short of the $20,000.00 you asked about."
     assert versus[1] == lead[1]  # the comparison cites the same row
 

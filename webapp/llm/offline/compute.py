@@ -18,7 +18,7 @@ from .ask import ALIASES, COMPANIES, Question, tickers_in, understand
 from .cite import Block, number
 from .figures import Row
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
-from .words import count_of, join_words, money, percent, words
+from .words import count_of, join_words, money, percent, sentence, words
 
 Op: TypeAlias = Literal["highest", "lowest", "difference", "share", "count", "ratio"]
 Over: TypeAlias = Literal["accounts", "holdings"]
@@ -285,11 +285,13 @@ def _extreme(c: Computation, rows: list[Row]) -> list[Block]:
     )
     blocks: list[Block] = [
         (
-            f"{top.label} has the {c.op} {what} of your {noun}: {_shown(top, c.measure)}.\n",
+            sentence(
+                f"{top.label} has the {c.op} {what} of your {noun}: {_shown(top, c.measure)}.\n"
+            ),
             [top.cite],
         )
     ]
-    blocks += [(f"- {r.label}: {_shown(r, c.measure)}\n", [r.cite]) for r in ranked]
+    blocks += [(f"- {r.title}: {_shown(r, c.measure)}\n", [r.cite]) for r in ranked]
     return blocks
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from ...tool_registry import EXECUTE_SQL
 from .ask import Question
 from .cite import Block, Result, cite, fields, number
-from .words import count_of, join_words, money, percent
+from .words import count_of, join_words, money, percent, sentence
 
 _OWED = ("credit", "loan")
 _KIND_NOUNS = {
@@ -27,6 +27,18 @@ _KIND_NOUNS = {
     "loan": "loan",
     "property": "property",
     "crypto": "crypto wallet",
+}
+# Names an institution gives an account by its type alone: said after the institution, as
+# people say them ("your Chase checking account", "your Citi credit card"), never "Credit card
+# at Citi". Other names ("Sapphire Preferred", "Home") are said as they are.
+_TYPE_NAMES = {
+    "checking": "checking account",
+    "savings": "savings account",
+    "credit card": "credit card",
+    "individual": "individual account",
+    "joint": "joint account",
+    "brokerage": "brokerage account",
+    "money market": "money market account",
 }
 _ASSET_GROUPS = (
     ("depository", "Cash"),
@@ -69,13 +81,28 @@ class Row:
 
     @property
     def label(self) -> str:
-        """Name an account as a person would: "Checking at Chase", "Home"."""
+        """Name an account as a person would, inside a sentence: "your Chase checking
+        account", "Sapphire Preferred at Chase", "Home"."""
+        title = self.title
+        return f"your {title}" if self._type_name else title
+
+    @property
+    def title(self) -> str:
+        """Name an account as a list item would: "Chase checking account", "Home"."""
         name = self.get("account_name") or "An account"
         place = self.get("institution_name")
         if not place or place.lower() == name.lower():
             return name
+        if self._type_name:
+            return f"{place} {self._type_name}"
         crypto = "crypto" in (self.kind, self.get("security_type"))
         return f"{name} {'on' if crypto else 'at'} {place}"
+
+    @property
+    def _type_name(self) -> str | None:
+        if not self.get("institution_name"):
+            return None
+        return _TYPE_NAMES.get((self.get("account_name") or "").strip().lower())
 
     def amount(self, value: float | None = None) -> str:
         shown = self.balance if value is None else value
@@ -115,7 +142,7 @@ def _lines(rows: list[Row], say: Callable[[Row], str] | None = None) -> list[Blo
     for group in groups.values():
         if len(group) == 1:
             (row,) = group
-            line = f"{row.label}: {say(row) if say else row.amount()}"
+            line = f"{row.title}: {say(row) if say else row.amount()}"
         else:
             parts = [
                 f"{say(r) if say else r.amount()} at {r.get('institution_name')}"
@@ -152,7 +179,9 @@ def _extreme(question: Question, ranked: list[Row]) -> list[Block]:
     word = "highest" if question.extreme == "most" else "lowest"
     return [
         (
-            f"{top.label} has the {word} balance: {top.owes if top.owed else top.amount()}.",
+            sentence(
+                f"{top.label} has the {word} balance: {top.owes if top.owed else top.amount()}."
+            ),
             [top.cite],
         )
     ]
@@ -323,7 +352,7 @@ def balances(question: Question, rows: list[Row]) -> list[Block]:
             return [(f"You owe {row.owes} on {row.label}.", [row.cite])]
         verb = "is valued at" if row.kind == "property" else "has a balance of"
         return [
-            (f"{row.label} {verb} {row.amount()}.", [row.cite]),
+            (sentence(f"{row.label} {verb} {row.amount()}."), [row.cite]),
             *_versus(question, _total(rows), rows),
         ]
     ranked = _by_extreme(question, rows)

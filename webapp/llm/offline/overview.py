@@ -136,7 +136,7 @@ def guidance(kind: str, results: list[Result]) -> list[Block]:
 
 
 def _cash_lines(cash: list[Row]) -> list[Block]:
-    blocks: list[Block] = [(f"- {r.label}: {money(r.balance or 0.0)}\n", [r.cite]) for r in cash]
+    blocks: list[Block] = [(f"- {r.title}: {money(r.balance or 0.0)}\n", [r.cite]) for r in cash]
     for subtype in dict.fromkeys(r.get("account_subtype") for r in cash):
         same = [r for r in cash if r.get("account_subtype") == subtype]
         if subtype and 1 < len(same) < len(cash):
@@ -181,7 +181,7 @@ def payoff(question: Question, rows: list[Row]) -> list[Block]:
     for r in cards:
         limit = number(r.get("credit_limit"))
         used = f" ({percent(abs(r.balance or 0.0), limit)} of its limit)" if limit else ""
-        blocks.append((f"- {r.label}: {r.owes}{used}\n", [r.cite]))
+        blocks.append((f"- {r.title}: {r.owes}{used}\n", [r.cite]))
     if len(cards) > 1:
         blocks.append((f"- Owed in all: {money(_total(cards))}\n", [r.cite for r in cards]))
     cash = [r for r in rows if r.kind == "depository" and r.balance is not None]

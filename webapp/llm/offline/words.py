@@ -122,6 +122,11 @@ def percent(part: float, whole: float) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "0%"
 
 
+def sentence(text: str) -> str:
+    """Return `text` begun with a capital, as a sentence starts ("your Chase ..." → "Your")."""
+    return text[:1].upper() + text[1:]
+
+
 def join_words(items: list[str]) -> str:
     """Join `items` as a sentence would: "a", "a and b", "a, b and c"."""
     if len(items) < 3:
