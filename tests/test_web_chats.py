@@ -118,7 +118,7 @@ def test_the_sidebar_lists_a_page_and_more_chats_reaches_the_oldest(
         assert len(seen) <= len(ids)
     assert seen == ids
     # The open chat is still the one the conversation shows.
-    assert page.select_one("#composer")["action"] == f"/chat/{ids[0]}/messages"  # type: ignore[index]
+    assert page.select_one("#composer")["action"] == f"/chat/{ids[0]}/messages"
 
 
 def test_more_chats_with_htmx_brings_the_next_page_without_a_second_heading(
@@ -194,7 +194,7 @@ def test_search_finds_chats_by_title_and_by_answer_text(
     assert _found(page) == ["Roth limits"]
     words = page.select_one(".result-words")
     assert words is not None and words.select_one("mark") is not None
-    assert words.select_one("mark").get_text() == "from age"  # type: ignore[union-attr]
+    assert words.select_one("mark").get_text() == "from age"
     assert "**" not in words.get_text()  # the answer's words, not its markdown
     assert _found(_search(client, "nothing like this")) == []
     assert "No chats with" in _search(client, "nothing like this").get_text()
@@ -287,7 +287,7 @@ def test_search_chats_is_a_get_form_on_the_chat_page(
     assert form is not None and form["method"] == "get" and form["action"] == "/chats"
     box = form.select_one('input[role="searchbox"][name="q"]')
     assert box is not None and box["id"] == "chat-search"
-    assert page.select_one('label[for="chat-search"]').get_text() == "Search chats"  # type: ignore[union-attr]
+    assert page.select_one('label[for="chat-search"]').get_text() == "Search chats"
     # The phone's Chats button: a dialog with JavaScript, the Chats page without.
     button = page.select_one("a.chats-button")
     assert button is not None and button["href"] == "/chats"
