@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from bs4 import BeautifulSoup
 from flask import Flask
 from flask.testing import FlaskClient
@@ -20,7 +21,13 @@ from flask.testing import FlaskClient
 from tests.support.apps import idle_after, make_app
 from tests.test_web_auth import csrf_from, login
 from webapp.chat.pages import SESSIONS_PAGE
-from webapp.chat.search import MAX_QUERY_CHARS, SEARCH_PAGE, clean_query, search_sessions
+from webapp.chat.search import (
+    MAX_QUERY_CHARS,
+    SEARCH_PAGE,
+    clean_query,
+    search_query,
+    search_sessions,
+)
 from webapp.chat.tables import ai_chat_logs, chat_sessions
 from webapp.chat.titles import like_literal, next_title
 from webapp.store.app_db import close_engine, get_engine
@@ -296,6 +303,31 @@ def test_search_chats_is_a_get_form_on_the_chat_page(
     chats = soup(client.get("/chats").get_data(as_text=True))
     assert [h.get_text() for h in chats.select("#sessions .session-day")] == ["March 2026"]
     assert chats.select_one('input[role="searchbox"]') is not None
+
+
+def test_a_search_reads_each_of_the_users_chats_by_index_never_every_message(
+    backend_app: Flask, person: tuple[FlaskClient, int]
+) -> None:
+    _, user_id = person
+    other = create_user(get_engine(backend_app), f"o{uuid.uuid4().hex[:12]}", PASSWORD)
+    _chats(backend_app, other.id, [(f"Theirs {n}", "Their answer.") for n in range(200)])
+    _chats(backend_app, user_id, [("Mine", "My answer.")])
+    engine = get_engine(backend_app)
+    compiled = search_query(user_id, "nothing", 20, None).compile(
+        engine, compile_kwargs={"literal_binds": True}
+    )
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(sa.text("ANALYZE ai_chat_logs"))
+            plan = "\n".join(conn.execute(sa.text(f"EXPLAIN {compiled}")).scalars())
+        else:
+            rows = conn.execute(sa.text(f"EXPLAIN QUERY PLAN {compiled}"))
+            plan = "\n".join(str(r[-1]) for r in rows)
+    assert "ix_chat_sessions_user_page" in plan, plan
+    assert "ix_ai_chat_logs_session_page" in plan, plan
+    # Not a scan of everyone's messages (PostgreSQL's hashed EXISTS, SQLite's SCAN).
+    assert "hashed" not in plan and "Seq Scan on ai_chat_logs" not in plan, plan
+    assert "SCAN ai_chat_logs" not in plan, plan
 
 
 def test_a_search_is_bounded_and_its_query_cleaned() -> None:

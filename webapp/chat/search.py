@@ -11,6 +11,7 @@ character are escaped before they reach LIKE. A query is at most MAX_QUERY_CHARS
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -46,16 +47,11 @@ def clean_query(raw: object) -> str:
     return text[:MAX_QUERY_CHARS].strip()
 
 
-def search_sessions(
-    engine: Engine, user_id: int, query: str, before: str | None = None, limit: int = SEARCH_PAGE
-) -> Hits:
-    """Return a page of the user's chats whose title or messages contain `query`.
+def search_query(user_id: int, words: str, limit: int, before: str | None) -> sa.Select[Any]:
+    """Return the query of one page of the user's chats containing `words` (one row more).
 
-    An empty query finds nothing. A bad `before` raises `pages.BadCursor`.
+    A bad `before` raises `pages.BadCursor`.
     """
-    words = clean_query(query)
-    if not words:
-        return Hits([], None)
     pattern = f"%{like_literal(words)}%"
     in_text = ai_chat_logs.c.content.ilike(pattern, escape=LIKE_ESCAPE)
     mine = sa.and_(
@@ -69,13 +65,27 @@ def search_sessions(
         .scalar_subquery()
     )
     in_title = chat_sessions.c.title.ilike(pattern, escape=LIKE_ESCAPE)
-    select = (
+    return (
         session_query(user_id, limit, before)
         .add_columns(sa.case((in_title, None), else_=first_text).label("matched"))
-        .where(sa.or_(in_title, sa.exists().where(mine, in_text)))
+        # A correlated subquery with a LIMIT, not EXISTS: PostgreSQL would hash an EXISTS
+        # by scanning every user's messages; this one reads each chat's own, by its index.
+        .where(sa.or_(in_title, first_text.is_not(None)))
     )
+
+
+def search_sessions(
+    engine: Engine, user_id: int, query: str, before: str | None = None, limit: int = SEARCH_PAGE
+) -> Hits:
+    """Return a page of the user's chats whose title or messages contain `query`.
+
+    An empty query finds nothing. A bad `before` raises `pages.BadCursor`.
+    """
+    words = clean_query(query)
+    if not words:
+        return Hits([], None)
     with engine.connect() as conn:
-        rows = list(conn.execute(select))
+        rows = list(conn.execute(search_query(user_id, words, limit, before)))
     hits = [Hit(_session(row), None if row.matched is None else str(row.matched)) for row in rows]
     more = len(hits) > limit
     hits = hits[:limit]
