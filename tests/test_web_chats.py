@@ -294,6 +294,7 @@ def test_search_chats_is_a_get_form_on_the_chat_page(
     assert form is not None and form["method"] == "get" and form["action"] == "/chats"
     box = form.select_one('input[role="searchbox"][name="q"]')
     assert box is not None and box["id"] == "chat-search"
+    assert box["maxlength"] == str(MAX_QUERY_CHARS)
     assert page.select_one('label[for="chat-search"]').get_text() == "Search chats"
     # The phone's Chats button: a dialog with JavaScript, the Chats page without.
     button = page.select_one("a.chats-button")

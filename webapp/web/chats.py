@@ -26,7 +26,7 @@ SNIPPET_CHARS = 140
 _BEFORE_MATCH = 50  # characters of context shown before the words found
 
 
-@bp.context_processor
+@bp.app_context_processor
 def _search_globals() -> dict[str, Any]:
     return {"max_query_chars": MAX_QUERY_CHARS}
 
