@@ -42,15 +42,17 @@ CHATS = [
 ]
 
 
-def person_with_chats(live_server: LiveServer) -> tuple[str, dict[str, str]]:
-    """Make a user with CHATS; return the username and each chat's id by title."""
+def person_with_chats(
+    live_server: LiveServer, chats: list[tuple[str, str, int]] = CHATS
+) -> tuple[str, dict[str, str]]:
+    """Make a user with `chats`; return the username and each chat's id by title."""
     engine = get_engine(live_server.app)
     name = f"h{uuid.uuid4().hex[:10]}"
     user = create_user(engine, name, PASSWORD)
     now = datetime.now(UTC)
     ids: dict[str, str] = {}
     with engine.begin() as conn:
-        for n, (title, answer, days) in enumerate(CHATS):
+        for n, (title, answer, days) in enumerate(chats):
             at = now - timedelta(days=days, minutes=n)
             ids[title] = uuid.uuid4().hex
             conn.execute(
@@ -216,3 +218,25 @@ def test_person_searches_chats_without_javascript(
         expect(page).to_have_url(re.compile(rf"/chat/{ids['Home sale taxes']}$"))
     finally:
         context.close()
+
+
+def test_person_reaches_older_chats_with_more_chats(
+    desktop: Page, live_server: LiveServer, scheme: str
+) -> None:
+    page = desktop
+    chats = [(f"Question number {n}", "An answer.", 0) for n in range(60)]
+    name, ids = person_with_chats(live_server, chats)
+    sign_in(page, name, PASSWORD)
+    page.wait_for_load_state()
+    page.evaluate("window.__samePage = true")
+    links = page.locator("#sessions a.session-link")
+    expect(links).to_have_count(50)
+    page.get_by_role("link", name="More chats").click()
+    expect(links).to_have_count(60)
+    expect(page.get_by_role("link", name="More chats")).to_have_count(0)
+    # Focus lands on the first chat of the new page; one "Today" heading for all of them.
+    expect(page.get_by_role("link", name="Question number 50", exact=True)).to_be_focused()
+    expect(page.locator("#sessions .session-day")).to_have_text(["Today"])
+    assert page.evaluate("window.__samePage === true")
+    page.get_by_role("link", name="Question number 59", exact=True).click()
+    expect(page).to_have_url(re.compile(rf"/chat/{ids['Question number 59']}$"))
