@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from webapp.citations.account_ids import account_ref_from_row
+from webapp.citations.citable import from_sql
 from webapp.citations.sources import (
     PORTFOLIO_SOURCE,
     SqlGroup,
@@ -26,7 +27,6 @@ from webapp.citations.sources import (
     targets_for_sql,
 )
 from webapp.citations.targets import PortfolioTarget, target_for_accounts
-from webapp.turn.citable import from_sql
 
 Row = Mapping[str, object]
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -472,6 +472,31 @@
     if (asks(form)) showAsked(form);
   });
 
+  // Previous version, Next version and Edit swap the message they belong to: the focus stays
+  // there (on the same button, or the edit box), not lost with the element that had it.
+  var refocus = null;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    var article = elt instanceof Element && elt.closest(".chat article.message");
+    if (!article || event.defaultPrevented) { refocus = null; return; }
+    var button = elt.querySelector && elt.querySelector("button[aria-label]");
+    refocus = {
+      index: Array.prototype.indexOf.call(document.querySelectorAll(".chat article.message"), article),
+      label: button ? button.getAttribute("aria-label") : null
+    };
+  });
+
+  document.addEventListener("htmx:afterSettle", function () {
+    var want = refocus;
+    refocus = null;
+    var article = want && document.querySelectorAll(".chat article.message")[want.index];
+    if (!article) return;
+    var target = article.querySelector(".question-edit textarea") ||
+      (want.label && article.querySelector('.versions button[aria-label="' + want.label + '"]:not([disabled])')) ||
+      article.querySelector(".versions button:not([disabled])");
+    if (target) target.focus();
+  });
+
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (!event.detail.shouldSwap) return;  // refused: afterRequest puts the text back
     dropAsked(event.detail.requestConfig && event.detail.requestConfig.elt, false);
@@ -495,6 +520,20 @@
     if (event.detail.target !== conversation()) return;
     scrollToEnd();
     if (conversation().querySelector(".thinking")) announce("Thinking…");
+  });
+
+  // Show earlier, loaded in place: the focus goes on to the next such link, or else to the
+  // oldest message now shown, not back to the top of the page.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var asked = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (!(asked instanceof HTMLElement) || !asked.classList.contains("show-earlier-link")) return;
+    if (asked.dataset.shown) return;  // told once for each element put in place
+    asked.dataset.shown = "1";
+    var list = conversation();
+    var next = list && list.querySelector(".show-earlier-link");
+    var oldest = list && list.querySelector(".message");
+    if (next) next.focus();
+    else if (oldest) { oldest.setAttribute("tabindex", "-1"); oldest.focus(); }
   });
 
   document.addEventListener("htmx:sseBeforeMessage", function () {

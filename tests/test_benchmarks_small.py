@@ -48,3 +48,17 @@ def test_history_sidebar_runs_and_lists_a_page_of_chats(
     # The page of 60 chats lists 50 of them: more bytes than 3 chats, a page's worth at most.
     small, paged = (float(row[2].rstrip("K")) for row in rows)
     assert small < paged
+
+
+def test_history_runs_and_a_long_chats_page_is_one_page(capsys: pytest.CaptureFixture[str]) -> None:
+    load("bench_history").main((10, 60), rounds=1)
+    rows = {
+        row[0]: row
+        for row in (line.split() for line in capsys.readouterr().out.splitlines())
+        if row and row[0].isdigit()
+    }
+    assert set(rows) == {"10", "60"}
+    # messages | page ms ratio size shown | API ms ratio size listed | first ratio ÷new
+    assert [rows[n][5] for n in ("10", "60")] == ["10", "20"]
+    assert [rows[n][10] for n in ("10", "60")] == ["10", "60"]
+    assert float(rows["60"][4].removesuffix("KB")) <= 300

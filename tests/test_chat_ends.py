@@ -22,13 +22,13 @@ from tests.test_chat_wakeups import redis_reachable
 from webapp.chat import store
 from webapp.chat.service import ChatService
 from webapp.chat.wakeups import Listener, PostgresListener, RedisListener, SqlitePoller
+from webapp.citations.citable import ToolOutcome
 from webapp.llm.base import ModelError, ModelRequest
 from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
 from webapp.store.migrate import upgrade_database
 from webapp.store.users import authenticate
-from webapp.turn.runner import ToolOutcome
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
 
 from webapp.chat import store
 
@@ -55,3 +57,42 @@ def test_refused_failed_and_stopped_exchanges_stay_out(sql_backend: SqlBackend) 
     _exchange(sql_backend, session.id, "kept last", "also fine")
     history = store.text_history(sql_backend.engine, user.id, session.id)
     assert [m["content"] for m in history] == ["kept first", "fine", "kept last", "also fine"]
+
+
+def _plan(engine: sa.Engine, query: sa.Select[Any]) -> str:
+    compiled = query.compile(engine, compile_kwargs={"literal_binds": True})
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(sa.text("SET LOCAL enable_seqscan = off"))
+            rows = conn.execute(sa.text(f"EXPLAIN {compiled}")).scalars().all()
+        else:
+            rows = [r[-1] for r in conn.execute(sa.text(f"EXPLAIN QUERY PLAN {compiled}"))]
+    return "\n".join(str(r) for r in rows)
+
+
+def test_the_history_read_is_the_latest_rows_of_the_keyset_index_never_the_whole_chat(
+    sql_backend: SqlBackend,
+) -> None:
+    user = sql_backend.users["demo"]
+    session = store.create_session(sql_backend.engine, user.id)
+    query = store.history_query(user.id, session.id)
+    assert {c.name for c in query.selected_columns} == {"role", "content", "status", "stop_reason"}
+    assert " LIMIT " in str(query.compile(sql_backend.engine)).replace("\n", " ")
+    plan = _plan(sql_backend.engine, query)
+    assert "ix_ai_chat_logs_session_page" in plan, plan
+    assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
+
+
+def test_a_long_chat_sends_the_same_history_as_its_latest_exchanges_alone(
+    sql_backend: SqlBackend,
+) -> None:
+    user = sql_backend.users["demo"]
+    long, short = (store.create_session(sql_backend.engine, user.id) for _ in range(2))
+    for i in range(150):  # 300 messages: past the rows the read takes
+        _exchange(sql_backend, long.id, f"question {i}", f"answer {i} " + "x" * 400)
+    for i in range(140, 150):
+        _exchange(sql_backend, short.id, f"question {i}", f"answer {i} " + "x" * 400)
+    budget = 10 * (len("question 149") + len("answer 149 ") + 400)
+    history = store.text_history(sql_backend.engine, user.id, long.id, budget=budget)
+    assert history == store.text_history(sql_backend.engine, user.id, short.id, budget=budget)
+    assert len(history) == 20

@@ -1,6 +1,6 @@
 """The tool runner's byte budget (TOOL_RESULT_MAX_BYTES) and the links its citables carry.
 
-DESIGN.md "Service-grade contracts": at most TOOL_RESULT_MAX_BYTES of text per call reaches
+docs/architecture.md "Service-grade contracts": at most TOOL_RESULT_MAX_BYTES of text per call reaches
 the model, cut with a note that says so, for every tool and on every backend.
 """
 
@@ -17,21 +17,18 @@ from flask import Flask
 from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.support.turns import MemorySink
 from webapp import create_app
+from webapp.citations.citable import ToolOutcome
 from webapp.llm.claude import ClaudeModel
 from webapp.packets.markers import CitationSegment, answer_segments
 from webapp.packets.state import PacketStream
 from webapp.services import chat_service
+from webapp.settings import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.users import authenticate
 from webapp.tools import readers
-from webapp.tools.runner import (
-    DEFAULT_TOOL_RESULT_MAX_BYTES,
-    MIN_TOOL_RESULT_MAX_BYTES,
-    LocalTools,
-    tool_result_max_bytes,
-)
+from webapp.tools.runner import LocalTools, tool_result_max_bytes
 from webapp.tools.web_index import WebResult
-from webapp.turn.runner import ToolOutcome, run_turn, start_checkpoint
+from webapp.turn.runner import run_turn, start_checkpoint
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend

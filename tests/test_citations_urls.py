@@ -1,4 +1,4 @@
-"""Readable pages for eCFR and US Code downloads; every other URL unchanged (DESIGN.md)."""
+"""Readable pages for eCFR and US Code downloads; every other URL unchanged (docs/specs.md, T7)."""
 
 from __future__ import annotations
 

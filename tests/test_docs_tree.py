@@ -215,3 +215,29 @@ def test_links_from_the_code_into_the_docs_land_somewhere() -> None:
         if not file.exists() or (anchor and anchor not in anchors(file)):
             broken.append(f"{where}: {link}")
     assert broken == []
+
+
+# A project document is named in capitals (README.md); test data files are not.
+_MARKDOWN_NAME = re.compile(r"\b[A-Z][A-Z_-]+\.md\b")
+
+
+def markdown_names_missing() -> list[str]:
+    """Return each `NAME.md` the code, the tests or the docs name that no file here is called."""
+    present = {path.name for path in ROOT.rglob("*.md") if ".venv" not in path.parts}
+    texts = [
+        *ROOT.glob("webapp/**/*.py"),
+        *ROOT.glob("tests/**/*.py"),
+        *ROOT.glob("tests/**/*.toml"),
+    ]
+    texts += [*DOCS.rglob("*.md"), ROOT / "README.md"]
+    return sorted(
+        f"{text.relative_to(ROOT).as_posix()}: {name}"
+        for text in texts
+        for name in set(_MARKDOWN_NAME.findall(text.read_text(encoding="utf-8")))
+        if name not in present and text.name != "test_docs_tree.py"
+    )
+
+
+def test_no_page_names_a_markdown_file_the_repository_lacks() -> None:
+    # A design card outside the repository is no reference for a newcomer: point into docs/.
+    assert markdown_names_missing() == []

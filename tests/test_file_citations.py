@@ -1,6 +1,6 @@
 """Rows of an uploaded file that name no account are cited as the file: one source per
 file, `silvia://your-file/<file_id>`, the `file` target, a SearchDoc under User Files that
-opens the file's preview at the cited rows (DESIGN.md, "Transactions and statement files")."""
+opens the file's preview at the cited rows (docs/architecture.md, "Transactions and statement files")."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.support.turns import Rows
+from webapp.citations.citable import from_sql
 from webapp.citations.parse import parse_citation_target
 from webapp.citations.registry import CitationRegistry
 from webapp.citations.sources import target_for_source, targets_for_sql
@@ -17,7 +18,6 @@ from webapp.packets.destinations import FilePage, FileTarget, document_target
 from webapp.packets.documents import SearchDoc, search_doc_from_json, search_doc_to_json
 from webapp.packets.select import select_sources
 from webapp.packets.state import create_initial_state
-from webapp.turn.citable import from_sql
 from webapp.turn.emit import search_doc
 
 FILE = "fileAAAAAAAAAAAAAAAAAAAA"

@@ -31,8 +31,9 @@ from tests.support.fake_claude import (
     with_blocks_first,
 )
 from webapp.llm.base import ModelRequest
-from webapp.llm.claude import API_VERSION, DEFAULT_MODEL, ClaudeModel
+from webapp.llm.claude import API_VERSION, ClaudeModel
 from webapp.llm.stream import MessageAccumulator
+from webapp.settings import DEFAULT_MODEL
 from webapp.turn.prompt import SYSTEM_PROMPT, TOOLS
 
 HEADERS = {"x-api-key": "k", "anthropic-version": API_VERSION}

@@ -19,7 +19,7 @@ WEBAPP = Path(__file__).resolve().parent.parent / "webapp"
 
 def core_modules() -> list[str]:
     """Every module of the pure cores: both packages' modules, and the SSE module."""
-    found = ["webapp.sse", "webapp.text"]
+    found = ["webapp.sse", "webapp.text", "webapp.money", "webapp.tool_registry"]
     for package in ("citations", "packets"):
         names = pkgutil.iter_modules([str(WEBAPP / package)])
         found += [f"webapp.{package}"] + [f"webapp.{package}.{m.name}" for m in names]

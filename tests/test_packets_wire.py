@@ -1,4 +1,4 @@
-"""Packets on the wire: lenient reading, malformed values, exact JSON, builders (DESIGN.md)."""
+"""Packets on the wire: lenient reading, malformed values, exact JSON, builders (docs/specs.md, "Packets the server emits")."""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from tests.support.fake_claude import FakeClaude, text_reply, tool_reply
 from tests.test_web_chat import sign_in
 from tests.test_web_favicon import FakeWeb, icon_page, service
 from webapp.citations.account_ids import account_ref_from_row
+from webapp.citations.citable import from_python
 from webapp.citations.sources import account_source, targets_for_sql
 from webapp.citations.targets import (
     AccountsTarget,
@@ -35,7 +36,6 @@ from webapp.packets.destinations import AccountChoice, AccountsPage, document_ta
 from webapp.packets.documents import SearchDoc
 from webapp.services import override_services
 from webapp.tools.readers import CORPORA_ROOT, READER_TOOLS, DocumentRead, read_document
-from webapp.turn.citable import from_python
 from webapp.web.markdown import render_markdown
 
 CHECKING = "ChkAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"

@@ -3,6 +3,8 @@ test's config; a bad value stops the app with a message that names the setting."
 
 from __future__ import annotations
 
+import ast
+import inspect
 import runpy
 from pathlib import Path
 
@@ -11,8 +13,10 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 
 from webapp import create_app
+from webapp.chat.service import ChatService
 from webapp.settings import BY_NAME, SETTINGS, SettingError, load
 from webapp.store.app_db import close_engine, get_engine
+from webapp.store.throttle import SignInThrottle
 from webapp.store.users import authenticate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,3 +141,24 @@ def test_gunicorn_reads_the_tables_defaults(monkeypatch: pytest.MonkeyPatch) -> 
     assert conf["workers"] == BY_NAME["WEB_CONCURRENCY"].default
     assert conf["worker_connections"] == BY_NAME["WORKER_CONNECTIONS"].default
     assert {s.name for s in SETTINGS if s.where == "gunicorn"} >= {"WEB_CONCURRENCY", "PORT"}
+
+
+def test_each_default_is_written_once_in_the_settings_module() -> None:
+    # The settings module imports nothing of the app's, so every layer may read its defaults...
+    tree = ast.parse((ROOT / "webapp" / "settings.py").read_text())
+    imported = [
+        node.module or ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and (node.level or (node.module or "").startswith("webapp"))
+    ]
+    assert imported == []
+    # ...and the parameters that stand for a setting default to the table's value.
+    chat = inspect.signature(ChatService.__init__).parameters
+    assert chat["lease"].default.total_seconds() == BY_NAME["TURN_LEASE_SECONDS"].default
+    assert chat["deadline"].default.total_seconds() == BY_NAME["TURN_DEADLINE_SECONDS"].default
+    assert chat["max_turns_per_user"].default == BY_NAME["MAX_TURNS_PER_USER"].default
+    assert chat["max_streams_per_user"].default == BY_NAME["MAX_STREAMS_PER_USER"].default
+    assert chat["max_tokens"].default == BY_NAME["MODEL_MAX_TOKENS"].default
+    throttle = inspect.signature(SignInThrottle.__init__).parameters
+    assert throttle["address_limit"].default == BY_NAME["MAX_SIGN_IN_FAILURES_PER_ADDRESS"].default

@@ -21,6 +21,7 @@ from flask.testing import FlaskClient
 
 from tests.support.apps import idle_after
 from webapp.chat.store import create_session
+from webapp.citations.citable import from_sql, synced_at
 from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
@@ -28,7 +29,6 @@ from webapp.store.migrate import downgrade_database, head_revision, upgrade_data
 from webapp.store.schema import QUERY_ROLE, VIEW_OWNER_ROLE
 from webapp.store.users import authenticate
 from webapp.tools.sql.service import run_sql
-from webapp.turn.citable import from_sql, synced_at
 from webapp.web.snippet import freshness, relative_time
 
 if TYPE_CHECKING:

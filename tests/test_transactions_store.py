@@ -20,7 +20,7 @@ from webapp.tools.sql.service import run_sql
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend
 
-# DESIGN.md, "Transactions and statement files": these names are fixed, in this order.
+# docs/specs.md, "Tools and data": these names are fixed, in this order.
 FIXED_COLUMNS = [
     "source",
     "source_account_id",

@@ -1,7 +1,7 @@
 """Every stop reason and error, from the strict fake Claude on loopback to the stored answer.
 
-https://docs.claude.com/en/api/handling-stop-reasons; DESIGN.md, "the model's stop reasons"
-and "the model unavailable".
+https://docs.claude.com/en/api/handling-stop-reasons; README.md, "The model in
+production" (every stop reason; a model unavailable).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ sign-out that ends the session on the server."""
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from bs4 import BeautifulSoup
 from flask import Flask
 from flask.testing import FlaskClient
@@ -267,3 +268,42 @@ def test_pages_carry_a_strict_content_security_policy(client: FlaskClient) -> No
     policy = client.get("/login").headers["Content-Security-Policy"]
     assert "default-src 'self'" in policy and "script-src 'self'" in policy
     assert "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+
+
+def _token_lookups(app: Flask) -> list[str]:
+    """Record each statement that reads `api_tokens` on the app's engine from now on."""
+    seen: list[str] = []
+
+    def before(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        if "api_tokens" in statement:
+            seen.append(statement)
+
+    sa.event.listen(get_engine(app), "before_cursor_execute", before)
+    return seen
+
+
+def test_an_api_clients_token_is_looked_up_once_not_per_request(
+    app: Flask, client: FlaskClient
+) -> None:
+    with app.app_context():
+        token = create_api_token(get_engine(), "demo")
+    lookups = _token_lookups(app)
+    bearer = {"Authorization": f"Bearer {token}"}
+    for _ in range(3):
+        assert client.get("/api/chat/sessions", headers=bearer).status_code == 200
+    assert len(lookups) == 1
+    other = {"Authorization": f"Bearer {token[:-1]}{'A' if token[-1] != 'A' else 'B'}"}
+    assert client.get("/api/chat/sessions", headers=other).status_code == 401
+
+
+def test_a_token_unknown_once_is_not_remembered_as_unknown(app: Flask, client: FlaskClient) -> None:
+    # A miss is never kept: a client that asked before its token existed is served once it does.
+    with app.app_context():
+        token = create_api_token(get_engine(), "alex")
+    bearer = {"Authorization": f"Bearer {token}"}
+    wrong = {"Authorization": f"Bearer {token[:-2]}zz"}
+    lookups = _token_lookups(app)
+    assert client.get("/api/chat/sessions", headers=wrong).status_code == 401
+    assert client.get("/api/chat/sessions", headers=wrong).status_code == 401
+    assert len(lookups) == 2
+    assert client.get("/api/chat/sessions", headers=bearer).status_code == 200

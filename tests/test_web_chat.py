@@ -108,6 +108,8 @@ def read_stream(client: FlaskClient, url: str) -> list[ServerSentEvent]:
 
 
 def squash(html: str) -> str:
+    """Return the HTML without the whitespace between tags, and each form's fresh key blank."""
+    html = re.sub(r'(name="idempotency_key"[^>]*value=")[0-9a-f]+', r"\1", html)
     return re.sub(r">\s+<", "><", " ".join(html.split()))
 
 
@@ -622,7 +624,7 @@ def test_a_streaming_answer_has_a_stop_button_that_works_without_js(
     assert form["action"] == form["hx-post"] == f"/chat/{session_id}/messages/{answer_id}/cancel"
     assert form.select_one('input[name="csrf_token"]')["value"]
     assert form.select_one('button[type="submit"]').get_text() == "Stop"
-    assert article.select_one(".answer-retry") is None
+    assert article.select_one(".answer-regenerate") is None
 
     response = cancel(demo, session_id, answer_id)
     assert response.status_code == 302
@@ -632,8 +634,8 @@ def test_a_streaming_answer_has_a_stop_button_that_works_without_js(
     assert article.select_one(".answer-body").get_text().strip() == "Partial answer"
     assert article.select_one(".answer-stopped").get_text() == "Stopped."
     assert article.select_one(".answer-stop") is None
-    retry = article.select_one("form.answer-retry")
-    assert retry["action"] == f"/chat/{session_id}/messages/{answer_id}/retry"
+    retry = article.select_one("form.answer-regenerate")
+    assert retry["action"] == f"/chat/{session_id}/messages/{answer_id}/regenerate"
     assert retry.select_one("button").get_text() == "Retry"
     assert retry.select_one('input[name="csrf_token"]')["value"]
     stored = session_messages(get_engine(app), user_id(app), session_id)[1]
@@ -657,22 +659,26 @@ def test_stop_with_htmx_answers_no_content_and_the_stream_shows_it_stopped(
     assert final.select_one(".answer-stop") is None
     assert final.select_one(".answer-stopped").get_text() == "Stopped."
     assert final.select_one(".answer-body").get_text().strip() == "Your cards total"
-    assert final.select_one("form.answer-retry button").get_text() == "Retry"
+    assert final.select_one("form.answer-regenerate button").get_text() == "Retry"
     assert events[-1].event == "done"
     for event in events[:-1]:
         assert unbalanced(event.data) == [], event.data
 
 
-def test_a_complete_answer_has_neither_stop_nor_retry(app: Flask, demo: FlaskClient) -> None:
+def test_a_complete_answer_offers_regenerate_not_stop_or_retry(
+    app: Flask, demo: FlaskClient
+) -> None:
     session_id = new_chat(app)
     with idle_after(app):
         placeholder = soup(ask(demo, session_id, QUESTION)).select_one("article.assistant")
         events = read_stream(demo, str(placeholder["sse-connect"]))
     assert placeholder.select_one("form.answer-stop button").get_text() == "Stop"
+    assert placeholder.select_one(".answer-regenerate") is None
     final = soup([e for e in events if e.event == "answer"][-1].data)
-    assert final.select_one(".answer-stop, .answer-retry, .answer-stopped") is None
     page = soup(demo.get(f"/chat/{session_id}"))
-    assert page.select_one(".answer-stop, .answer-retry, .answer-stopped") is None
+    for drawn in (final, page):
+        assert drawn.select_one(".answer-stop, .answer-stopped") is None
+        assert drawn.select_one("form.answer-regenerate button").get_text() == "Regenerate"
 
 
 def test_a_failed_answer_offers_retry(app: Flask, demo: FlaskClient) -> None:
@@ -686,16 +692,19 @@ def test_a_failed_answer_offers_retry(app: Flask, demo: FlaskClient) -> None:
         error="The model service is unavailable.",
     )
     page = soup(demo.get(f"/chat/{session_id}"))
-    assert page.select_one("form.answer-retry button").get_text() == "Retry"
+    assert page.select_one("form.answer-regenerate button").get_text() == "Retry"
     assert page.select_one(".answer-stopped") is None
 
 
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain-form"])
-def test_retry_asks_the_same_question_again(app: Flask, demo: FlaskClient, htmx: bool) -> None:
+def test_retry_answers_the_same_question_again_in_place(
+    app: Flask, demo: FlaskClient, htmx: bool
+) -> None:
     session_id = new_chat(app)
     answer_id = running_answer(app, session_id)
     cancel(demo, session_id, answer_id)
-    retry = soup(demo.get(f"/chat/{session_id}")).select_one("form.answer-retry")
+    retry = soup(demo.get(f"/chat/{session_id}")).select_one("form.answer-regenerate")
+    assert retry["hx-target"] == f"#message-{answer_id}" and retry["hx-swap"] == "outerHTML"
     data = {
         "csrf_token": csrf(demo),
         "idempotency_key": retry.select_one('input[name="idempotency_key"]')["value"],
@@ -703,35 +712,44 @@ def test_retry_asks_the_same_question_again(app: Flask, demo: FlaskClient, htmx:
     headers = {"HX-Request": "true"} if htmx else {}
     with idle_after(app):
         response = demo.post(str(retry["action"]), data=data, headers=headers)
-        # The same Retry button twice asks once.
+        # The same Retry button twice answers once.
         twice = demo.post(str(retry["action"]), data=data, headers=headers)
+    messages = session_messages(get_engine(app), user_id(app), session_id)
+    # The question is not repeated: the new version stands in the stopped one's place.
+    assert [(m.role, m.content) for m in messages][:1] == [("user", "What do I owe?")]
+    assert [m.role for m in messages] == ["user", "assistant"]
+    version = messages[1]
+    assert version.status == "complete" and version.version_of == answer_id
     if htmx:
         assert response.status_code == 200
         page = soup(response)
-        assert page.select_one(".message.user .bubble").get_text() == "What do I owe?"
-        assert page.select_one("article.message.assistant")["sse-connect"]
+        assert page.select_one(".message.user") is None
+        article = page.select_one("article.message.assistant")
+        assert article["id"] == f"message-{version.id}" and article["sse-connect"]
         assert twice.status_code == 204 and twice.headers["HX-Refresh"] == "true"
     else:
-        assert response.status_code == 302 and response.location == f"/chat/{session_id}"
-        assert twice.status_code == 302 and "#message-" in twice.location
-    messages = session_messages(get_engine(app), user_id(app), session_id)
-    assert [(m.role, m.content) for m in messages][::2] == [("user", "What do I owe?")] * 2
-    assert [m.status for m in messages][1::2] == ["cancelled", "complete"]
+        assert response.status_code == 302
+        assert response.location == f"/chat/{session_id}#message-{version.id}"
+        assert twice.status_code == 302 and twice.location == response.location
 
 
-def test_only_a_stopped_or_failed_answer_can_be_retried(app: Flask, demo: FlaskClient) -> None:
+def test_only_the_latest_answer_can_be_regenerated(app: Flask, demo: FlaskClient) -> None:
     session_id = new_chat(app)
-    with idle_after(app):
-        ask(demo, session_id, QUESTION, htmx=False)
-    answer_id = session_messages(get_engine(app), user_id(app), session_id)[1].id
-    url = f"/chat/{session_id}/messages/{answer_id}/retry"
+    for question in (QUESTION, "What are my holdings?"):
+        with idle_after(app):
+            ask(demo, session_id, question, htmx=False)
+    first = session_messages(get_engine(app), user_id(app), session_id)[1].id
+    page = soup(demo.get(f"/chat/{session_id}"))
+    assert page.select_one(f"#message-{first} .answer-regenerate") is None
+    assert len(page.select("form.answer-regenerate")) == 1
+    url = f"/chat/{session_id}/messages/{first}/regenerate"
     response = demo.post(url, data={"csrf_token": csrf(demo)}, headers={"HX-Request": "true"})
     assert response.status_code == 409
-    assert "stopped or failed" in soup(response).get_text()
-    assert len(session_messages(get_engine(app), user_id(app), session_id)) == 2
+    assert "Only the latest answer" in soup(response).get_text()
+    assert len(session_messages(get_engine(app), user_id(app), session_id)) == 4
 
 
-@pytest.mark.parametrize("action", ["cancel", "retry"])
+@pytest.mark.parametrize("action", ["cancel", "regenerate"])
 def test_stop_and_retry_need_the_csrf_token_and_the_users_own_answer(
     app: Flask, demo: FlaskClient, action: str
 ) -> None:

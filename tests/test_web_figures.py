@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from webapp.money import format_money, format_percent
 from webapp.web.allocation import allocations, shares
 from webapp.web.balances import balance_sheet, side_of
-from webapp.web.money import format_money, format_percent
 from webapp.web.quote_age import LIVE_FOR, quote_age
 
 

@@ -1,4 +1,4 @@
-"""Which hosts the favicon route may fetch from (DESIGN.md: a plain public host name only)."""
+"""Which hosts the favicon route may fetch from (docs/specs.md, P22: a plain public host name only)."""
 
 from __future__ import annotations
 

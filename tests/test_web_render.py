@@ -178,7 +178,7 @@ def test_snippet_keeps_200_visible_characters(text: str, visible: str) -> None:
     assert shown.endswith("…") is (len(text.replace("<hi>", "").replace("</hi>", "")) > 200)
 
 
-# Where a source opens (DESIGN.md).
+# Where a source opens (docs/specs.md, "Where a source opens").
 
 
 @pytest.mark.parametrize(
@@ -735,7 +735,7 @@ def test_a_date_past_the_horizon_reads_as_a_date(updated_at: str, meta: str) -> 
     assert row.sections[0].rows[0].meta == meta
 
 
-# Library documents open in the app's reader (DESIGN.md "Routes": `/library/<corpus>/<path>`).
+# Library documents open in the app's reader (docs/specs.md "Routes": `/library/<corpus>/<path>`).
 
 RECORDS = "silvia://tax-authority/guides/recordkeeping.md"
 P526 = "https://www.irs.gov/publications/p526"

@@ -13,7 +13,6 @@ from flask import Flask
 from . import cli, settings
 from .services import chat_service, installed, services
 from .services import install as install_services
-from .store.app_db import init_app as init_store
 from .tools.python.claim import sweep_leftovers
 from .web import (
     accounts,
@@ -29,7 +28,17 @@ from .web import (
     proxy,
     responses,
     spending,
+    versions,
 )
+from .web.snapshots import snapshot_answer
+
+
+def _folder(name: str) -> str:
+    """Return where `templates` or `static` is: beside the package in a checkout (the product's
+    layout), inside it where a wheel installed it (pyproject's package-dir)."""
+    package = Path(__file__).resolve().parent
+    inside = package / name
+    return str(inside if inside.is_dir() else package.parent / name)
 
 
 def _secret_key(instance: Path) -> str:
@@ -56,8 +65,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(
         __name__,
         instance_relative_config=True,
-        template_folder="../templates",
-        static_folder="../static",
+        template_folder=_folder("templates"),
+        static_folder=_folder("static"),
     )
     instance = Path(app.instance_path)
     instance.mkdir(parents=True, exist_ok=True)
@@ -69,8 +78,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = _secret_key(instance)
 
-    install_services(app)
-    init_store(app)
+    install_services(app, on_answer_ended=snapshot_answer)
     cli.init_app(app)
     proxy.init_app(app)
     inputs.init_app(app)
@@ -87,6 +95,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(files.bp)
     app.register_blueprint(files.api_bp)
     app.register_blueprint(spending.bp)
+    app.register_blueprint(versions.bp)
     return app
 
 

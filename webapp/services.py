@@ -27,6 +27,7 @@ from .favicons.fetch import FaviconService
 from .llm.base import Model
 from .llm.claude import ClaudeModel
 from .llm.offline.model import OfflineModel
+from .store.app_db import install_engine
 from .store.engine import create_store_engine
 from .store.throttle import DatabaseFailureLog, FailureLog, RedisFailureLog
 from .tools.python.market import MarketData, default_market
@@ -49,6 +50,11 @@ class Services:
     sign_in_failures: FailureLog
 
 
+# Told each answer whose turn ended (`Flask`, its engine, the message id): the web layer's
+# snapshot writer, handed down by `create_app` so that no import here points up at it.
+AnswerEnded = Callable[[Flask, Engine, str], object]
+
+
 @dataclass
 class _Slot:
     """The app's services, made on first use; `overrides` are a test's replacement parts."""
@@ -56,11 +62,13 @@ class _Slot:
     lock: threading.Lock = field(default_factory=threading.Lock)
     made: Services | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
+    on_answer_ended: AnswerEnded | None = None
 
 
-def install(app: Flask) -> None:
+def install(app: Flask, *, on_answer_ended: AnswerEnded | None = None) -> None:
     """Give `app` its (still unmade) services; `create_app` calls this once."""
-    app.extensions[EXTENSION] = _Slot()
+    app.extensions[EXTENSION] = _Slot(on_answer_ended=on_answer_ended)
+    install_engine(app, lambda: services(app).engine, lambda: close_services(app))
 
 
 def installed(app: Flask) -> bool:
@@ -89,7 +97,7 @@ def services(app: Flask | None = None) -> Services:
     slot = _slot(flask_app)
     with slot.lock:
         if slot.made is None:
-            slot.made = _make(flask_app, slot.overrides)
+            slot.made = _make(flask_app, slot.overrides, slot.on_answer_ended)
         return slot.made
 
 
@@ -130,7 +138,7 @@ def language_model(app: Flask) -> Model:
     )
 
 
-def _make(app: Flask, overrides: dict[str, Any]) -> Services:
+def _make(app: Flask, overrides: dict[str, Any], ended: AnswerEnded | None) -> Services:
     """Make every part not overridden, from the app's settings."""
     config = app.config
 
@@ -160,6 +168,7 @@ def _make(app: Flask, overrides: dict[str, Any]) -> Services:
             max_streams_per_user=int(config["MAX_STREAMS_PER_USER"]),
             listener=listener_for(engine, redis_url),
             max_tokens=int(config["MODEL_MAX_TOKENS"]),
+            on_ended=(lambda message_id: ended(app, engine, message_id)) if ended else None,
         )
 
     def failures() -> FailureLog:

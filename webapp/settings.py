@@ -17,12 +17,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from .llm.base import DEFAULT_MAX_TOKENS
-from .llm.claude import DEFAULT_BASE_URL, DEFAULT_MODEL
-from .store.throttle import MAX_SIGN_IN_FAILURES_PER_ADDRESS
-from .tools.python.market import FINNHUB_BASE_URL
-from .tools.runner import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
-from .tools.web_search import EXA_BASE_URL
+# The defaults that code elsewhere also needs (a parameter's default, a bound), each written
+# once, here, and imported from here: this module imports nothing of the app's, so any layer
+# may read it (docs/architecture.md, "Layers").
+# What one model round may write (MODEL_MAX_TOKENS): room for a long answer with its tables,
+# far below what current models may write in one reply.
+DEFAULT_MAX_TOKENS = 16000
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+# The Claude model asked unless ANTHROPIC_MODEL says otherwise.
+DEFAULT_MODEL = "claude-sonnet-5"
+TURN_LEASE_SECONDS = 30.0
+TURN_DEADLINE_SECONDS = 600.0
+MAX_TURNS_PER_USER = 3
+MAX_STREAMS_PER_USER = 20
+# Far above what one household or office behind a shared address fails in 15 minutes.
+MAX_SIGN_IN_FAILURES_PER_ADDRESS = 500
+FINNHUB_BASE_URL = "https://finnhub.io/api/v1"
+EXA_BASE_URL = "https://api.exa.ai"
+# TOOL_RESULT_MAX_BYTES: the default, and the least a setting may ask for (room for a note).
+DEFAULT_TOOL_RESULT_MAX_BYTES = 262_144
+MIN_TOOL_RESULT_MAX_BYTES = 4096
 
 Where = Literal["app", "gunicorn", "tests"]
 Value = str | int | float | bool | None
@@ -143,13 +157,23 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "TURN_LEASE_SECONDS",
-        30.0,
+        TURN_LEASE_SECONDS,
         seconds,
         "how long a silent turn runner keeps its turn before another worker takes it over",
     ),
-    Setting("TURN_DEADLINE_SECONDS", 600.0, seconds, "the most one turn may run"),
-    Setting("MAX_TURNS_PER_USER", 3, whole(1), "answers one user may have running at once"),
-    Setting("MAX_STREAMS_PER_USER", 20, whole(1), "answer streams one user may hold open"),
+    Setting("TURN_DEADLINE_SECONDS", TURN_DEADLINE_SECONDS, seconds, "the most one turn may run"),
+    Setting(
+        "MAX_TURNS_PER_USER",
+        MAX_TURNS_PER_USER,
+        whole(1),
+        "answers one user may have running at once",
+    ),
+    Setting(
+        "MAX_STREAMS_PER_USER",
+        MAX_STREAMS_PER_USER,
+        whole(1),
+        "answer streams one user may hold open",
+    ),
     Setting("MAX_CHATS_PER_USER", 1000, whole(1), "chats one user may keep"),
     Setting("MAX_NEW_CHATS_PER_MINUTE", 30, whole(1), "chats one user may start in a minute"),
     Setting(

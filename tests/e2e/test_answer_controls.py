@@ -1,5 +1,6 @@
-"""Stop an answer while it is written, and ask its question again after it stopped or failed:
-with a model slow enough to stop (the fake Claude, writing a few characters every 50 ms)."""
+"""Stop an answer while it is written, and answer its question again in its place after it
+stopped or failed: with a model slow enough to stop (the fake Claude, writing a few characters
+every 50 ms)."""
 
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def test_stop_an_answer_mid_stream(slow_chat: Page, slow_server: LiveServer) -> 
     assert words(answer.locator(".answer-body").inner_text()) == shown
 
 
-def test_retry_a_stopped_answer(
+def test_retry_a_stopped_answer_in_its_place(
     slow_chat: Page, slow_server: LiveServer, slow_model: FakeClaude
 ) -> None:
     page = slow_chat
@@ -96,22 +97,24 @@ def test_retry_a_stopped_answer(
     stopped = stop_while_streaming(page)
     stopped.get_by_role("button", name="Retry").click()
 
-    # The same question is asked again, below, and answered in full.
-    expect(page.locator(".message.user .bubble")).to_have_text([QUESTION, QUESTION])
-    retried = page.locator("article.message.assistant").nth(1)
+    # The question is answered again in full, in the stopped answer's place (not repeated).
+    expect(page.locator(".message.user .bubble")).to_have_text([QUESTION])
+    retried = page.locator("article.message.assistant").last
     expect(retried.locator(".answer-body")).to_have_text(SHORT_ANSWER, timeout=TIMEOUT)
+    expect(page.locator("article.message.assistant")).to_have_count(1)
     expect(retried.get_by_role("button", name="Retry")).to_have_count(0)
     expect(retried.get_by_role("button", name="Stop")).to_have_count(0)
-    asked = slow_model.requests[-1]["messages"][-1]
-    assert asked["role"] == "user" and QUESTION in json.dumps(asked["content"])
+    expect(retried.locator(".version-count")).to_have_text("Version 2 / 2")
+    asked = slow_model.requests[-1]["messages"]
+    assert len(asked) == 1 and QUESTION in json.dumps(asked[0]["content"])
     session_id = page.url.rsplit("/", 1)[1]
-    assert [a.status for a in stored_answers(slow_server, session_id)] == [
-        "cancelled",
-        "complete",
-    ]
+    (shown,) = stored_answers(slow_server, session_id)
+    assert shown.status == "complete" and shown.version_of is not None
 
 
-def test_retry_a_failed_answer(page: Page, slow_server: LiveServer, slow_model: FakeClaude) -> None:
+def test_retry_a_failed_answer_in_its_place(
+    page: Page, slow_server: LiveServer, slow_model: FakeClaude
+) -> None:
     # The model refuses the first request outright (nothing to retry by itself), then answers.
     slow_model.replies = [
         HttpError(400, {"type": "error", "error": {"type": "invalid_request_error"}}),
@@ -127,14 +130,13 @@ def test_retry_a_failed_answer(page: Page, slow_server: LiveServer, slow_model: 
         expect(failed.get_by_role("button", name="Copy")).to_have_count(0)
         failed.get_by_role("button", name="Retry").click()
 
-        expect(page.locator(".message.user .bubble")).to_have_text([QUESTION, QUESTION])
-        retried = page.locator("article.message.assistant").nth(1)
+        expect(page.locator(".message.user .bubble")).to_have_text([QUESTION])
+        retried = page.locator("article.message.assistant").last
         expect(retried.locator(".answer-body")).to_have_text(SHORT_ANSWER, timeout=TIMEOUT)
+        expect(page.locator("article.message.assistant")).to_have_count(1)
         expect(retried.get_by_role("button", name="Retry")).to_have_count(0)
         session_id = page.url.rsplit("/", 1)[1]
-        assert [a.status for a in stored_answers(slow_server, session_id)] == [
-            "error",
-            "complete",
-        ]
+        (shown,) = stored_answers(slow_server, session_id)
+        assert shown.status == "complete" and shown.version_of is not None
     finally:
         slow_model.replies = []

@@ -149,7 +149,7 @@ def test_person_on_a_phone_opens_chats_and_picks_one(
     button.click()
     dialog.get_by_role("link", name="Roth limits").click()
     expect(page).to_have_url(re.compile(rf"/chat/{ids['Roth limits']}$"))
-    expect(page.locator(".message.user")).to_have_text("Roth limits?")
+    expect(page.locator(".message.user .bubble")).to_have_text("Roth limits?")
     page.get_by_role("button", name="Chats").click()
     current = page.get_by_role("dialog", name="Chats").get_by_role("link", name="Roth limits")
     expect(current).to_have_attribute("aria-current", "page")

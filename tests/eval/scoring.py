@@ -21,6 +21,7 @@ from typing import Any
 from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after, make_app
+from webapp.citations.citable import from_document
 from webapp.citations.targets import target_to_json
 from webapp.packets.select import select_sources
 from webapp.packets.state import PacketStream
@@ -28,7 +29,6 @@ from webapp.store.accounts import list_accounts
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.users import authenticate
 from webapp.tools.readers import READER_TOOLS, DocumentRead, read_document
-from webapp.turn.citable import from_document
 
 QUESTIONS = Path(__file__).with_name("questions.toml")
 HOLDOUT = Path(__file__).with_name("holdout.toml")

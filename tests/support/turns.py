@@ -6,8 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from webapp.turn.citable import from_sql
-from webapp.turn.runner import ToolOutcome
+from webapp.citations.citable import ToolOutcome, from_sql
 
 
 @dataclass

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine
 from .store import (
     _MESSAGE_COLUMNS,
     _SESSION_COLUMNS,
+    VISIBLE,
     MessageRow,
     SessionRow,
     _message,
@@ -33,6 +34,7 @@ from .tables import ai_chat_logs, chat_sessions
 MAX_PAGE = 200
 SESSIONS_PAGE = 50
 MESSAGES_PAGE = 100
+CONVERSATION_PAGE = 20  # the chat page's messages at a time (`Show earlier` for more)
 # A cursor is a few dozen characters; a longer one was not made here.
 _CURSOR_CHARS = 200
 _ID = re.compile(r"[0-9A-Za-z_-]{1,32}")
@@ -172,14 +174,14 @@ def latest_session(engine: Engine, user_id: int) -> SessionRow | None:
 
 
 def message_query(user_id: int, session_id: str, limit: int, before: str | None) -> sa.Select[Any]:
-    """Return the query of one page of a chat's messages, newest first (one row more).
+    """Return the query of one page of a chat's conversation, newest first (one row more).
 
     The conversation's order is (created_at ascending, role descending: a question before an
     answer stored at the same instant, id): `ix_ai_chat_logs_session_page`, read backwards.
     """
     created, role, id_ = ai_chat_logs.c.created_at, ai_chat_logs.c.role, ai_chat_logs.c.id
     query = sa.select(*_MESSAGE_COLUMNS).where(
-        ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id
+        ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id, VISIBLE
     )
     if before is not None:
         when_text, role_text, id_text = _decode("m", before, 3)

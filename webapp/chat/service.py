@@ -27,19 +27,25 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from ..llm.base import DEFAULT_MAX_TOKENS, Model
+from ..llm.base import Model
+from ..packets.models import USER_CANCELLED
+from ..settings import (
+    DEFAULT_MAX_TOKENS,
+    MAX_STREAMS_PER_USER,
+    MAX_TURNS_PER_USER,
+    TURN_DEADLINE_SECONDS,
+    TURN_LEASE_SECONDS,
+)
 from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
-from . import store
+from . import store, versions
 from .store import LeaseLost, SessionBusy, StoredEvent
 from .wakeups import Listener, Wakeups
 
 log = logging.getLogger(__name__)
 
-LEASE = timedelta(seconds=30)
-DEADLINE = timedelta(seconds=600)
-MAX_TURNS_PER_USER = 3
-MAX_STREAMS_PER_USER = 20
+LEASE = timedelta(seconds=TURN_LEASE_SECONDS)
+DEADLINE = timedelta(seconds=TURN_DEADLINE_SECONDS)
 FLUSH_SECONDS = 0.03
 FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
@@ -148,6 +154,7 @@ class _DatabaseSink:
             )
         self.close()
         self.service.announce(self.message_id)
+        self.service.ended(self.message_id)
 
     @property
     def closed(self) -> bool:
@@ -276,6 +283,7 @@ class ChatService:
         max_streams_per_user: int = MAX_STREAMS_PER_USER,
         listener: Listener | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        on_ended: Callable[[str], object] | None = None,
     ) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
@@ -284,6 +292,9 @@ class ChatService:
         self.worker_id = store.new_id()  # this process, for counting its open streams
         self.wakeups = Wakeups()
         self.listener = listener
+        # Told each answer that reached its end here (done, stopped, failed), once its row is
+        # final: the web layer keeps what a page draws of it (webapp/web/snapshots.py).
+        self.on_ended = on_ended
         self._threads: set[threading.Thread] = set()
         self._sinks: set[_DatabaseSink] = set()
         self._lock = threading.Lock()
@@ -298,10 +309,7 @@ class ChatService:
 
         SessionBusy while the session is still answering; TooManyTurns past the user's cap.
         """
-        running = store.running_message(self.engine, user_id, session_id)
-        if running is not None:
-            self._resume_if_expired(user_id, running.id, running.lease_until)
-            raise SessionBusy
+        self._not_busy(user_id, session_id)
         history = store.text_history(self.engine, user_id, session_id)
         owner = store.new_id()
         checkpoint = start_checkpoint(history, question)
@@ -317,6 +325,71 @@ class ChatService:
         )
         self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
         return message_id
+
+    def ended(self, message_id: str) -> None:
+        """Tell `on_ended` that an answer is final; its failure never touches the answer."""
+        if self.on_ended is None:
+            return
+        try:
+            self.on_ended(message_id)
+        except Exception:
+            log.exception("could not keep a finished answer's snapshot")
+
+    def regenerate(self, user_id: int, session_id: str, answer_id: str) -> str:
+        """Write a new version of the chat's latest answer in its place; return its id.
+
+        The question is not asked again: the model gets the chat as shown before it, then
+        it. LookupError, NotInChat or NotLatest for an answer that can't be regenerated;
+        SessionBusy and TooManyTurns as `ask`.
+        """
+        self._not_busy(user_id, session_id)
+        question = versions.question_for(self.engine, user_id, session_id, answer_id)
+        history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
+        checkpoint, owner = start_checkpoint(history, question.content), store.new_id()
+        version = versions.start_version(
+            self.engine,
+            user_id,
+            session_id,
+            answer_id,
+            self.lease,
+            owner,
+            checkpoint,
+            self.max_turns_per_user,
+        )
+        self._start(user_id, version, _DatabaseSink(self, version, owner, 0), checkpoint)
+        return version
+
+    def edit(self, user_id: int, session_id: str, question_id: str, text: str) -> versions.Edited:
+        """Ask `text` in place of a question; it and everything after it leave the chat.
+
+        The model gets the chat as shown before the question, then `text`. LookupError or
+        NotInChat for a question that can't be edited; SessionBusy and TooManyTurns as `ask`.
+        """
+        self._not_busy(user_id, session_id)
+        question = versions.question_to_edit(self.engine, user_id, session_id, question_id)
+        history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
+        checkpoint, owner = start_checkpoint(history, text), store.new_id()
+        edited = versions.start_edit(
+            self.engine,
+            user_id,
+            session_id,
+            question_id,
+            text,
+            self.lease,
+            owner,
+            checkpoint,
+            self.max_turns_per_user,
+        )
+        answer = edited.answer_id
+        self._start(user_id, answer, _DatabaseSink(self, answer, owner, 0), checkpoint)
+        return edited
+
+    def _not_busy(self, user_id: int, session_id: str) -> None:
+        """SessionBusy while the chat answers (taking a dead runner's turn over first)."""
+        running = store.running_message(self.engine, user_id, session_id)
+        if running is not None:
+            self._resume_if_expired(user_id, running.id, running.lease_until)
+            raise SessionBusy
 
     def announce(self, message_id: str) -> None:
         """Wake the message's readers here, and tell the other processes (after commit)."""
@@ -428,7 +501,7 @@ class ChatService:
         """Stop a running answer now, keeping what it wrote; False if it was not running."""
         if store.get_message(self.engine, user_id, session_id, message_id) is None:
             return False
-        return self._end(message_id, status="cancelled", error=None, stop_reason="user_cancelled")
+        return self._end(message_id, status="cancelled", error=None, stop_reason=USER_CANCELLED)
 
     def end_overdue(self) -> int:
         """End every answer running past the turn deadline, whatever its model is doing."""
@@ -453,6 +526,7 @@ class ChatService:
             # notification rides in `end_running`'s transaction; SQLite's poller sees the row).
             if self.listener is not None:
                 self.listener.publish(store.stop_key(message_id))
+            self.ended(message_id)
         return ended
 
     def resume_stale_once(self) -> None:

@@ -88,6 +88,8 @@ class MessageRow:
     created_at: datetime
     completed_at: datetime | None
     stop_reason: str | None = None
+    # The first version of this answer, or the question an edited question replaced.
+    version_of: str | None = None
 
     def as_json(self) -> dict[str, JsonValue]:
         """Return the API's JSON for the message (its chat is the one it is listed in)."""
@@ -102,6 +104,7 @@ class MessageRow:
             "created_at": self.created_at.isoformat(),
             "completed_at": self.completed_at.isoformat() if self.completed_at else None,
             "stop_reason": self.stop_reason,
+            "version_of": self.version_of,
         }
 
 
@@ -136,6 +139,7 @@ def _message(row: sa.Row[*tuple[Any, ...]]) -> MessageRow:
         created_at=_utc(row.created_at),
         completed_at=_aware(row.completed_at),
         stop_reason=row.stop_reason,
+        version_of=row.version_of,
     )
 
 
@@ -243,14 +247,18 @@ _MESSAGE_COLUMNS = (
     ai_chat_logs.c.created_at,
     ai_chat_logs.c.completed_at,
     ai_chat_logs.c.stop_reason,
+    ai_chat_logs.c.version_of,
 )
+# The conversation: every row but the versions not shown and what an edit left out
+# (`webapp/chat/versions.py`). Pages, the chat page and the model's history read only these.
+VISIBLE = ai_chat_logs.c.hidden.is_(None)
 
 
 def session_messages(engine: Engine, user_id: int, session_id: str) -> list[MessageRow]:
-    """Return a session's messages in order."""
+    """Return a session's conversation in order: the versions shown, nothing edited away."""
     query = (
         sa.select(*_MESSAGE_COLUMNS)
-        .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id)
+        .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id, VISIBLE)
         .order_by(ai_chat_logs.c.created_at, ai_chat_logs.c.role.desc())
     )
     with engine.connect() as conn:
@@ -282,51 +290,71 @@ def find_message(engine: Engine, user_id: int, message_id: str) -> MessageRow | 
 
 
 # The most history one turn sends the model, in characters of text (about 12,000 tokens):
-# the latest exchanges that fit; older ones are left out. Reads stop there too, so a long
-# chat costs a new turn no more than a short one.
+# the latest exchanges that fit; older ones are left out. The read stops there too: at most
+# _HISTORY_ROWS of the latest messages, newest first through the keyset index (revision
+# 0009), fetched _HISTORY_CHUNK at a time until the budget is spent, so a long chat costs a
+# new turn no more than a short one.
 HISTORY_BUDGET_CHARS = 48_000
-_HISTORY_ROWS = 200  # read at most this many latest messages to fill the budget
+_HISTORY_ROWS = 200
+_HISTORY_CHUNK = 20
+
+
+def history_query(user_id: int, session_id: str, before: datetime | None = None) -> sa.Select[Any]:
+    """Return the query `text_history` reads: a chat's latest shown messages (before
+    `before`, when given), newest first, the few columns history needs (never the
+    citations), at most _HISTORY_ROWS of them."""
+    c = ai_chat_logs.c
+    query = (
+        sa.select(c.role, c.content, c.status, c.stop_reason)
+        .where(c.session_id == session_id, c.user_id == user_id, VISIBLE)
+        .order_by(c.created_at.desc(), c.role, c.id.desc())  # the index's order, backwards
+        .limit(_HISTORY_ROWS)
+    )
+    return query if before is None else query.where(c.created_at < before)
 
 
 def text_history(
-    engine: Engine, user_id: int, session_id: str, budget: int = HISTORY_BUDGET_CHARS
+    engine: Engine,
+    user_id: int,
+    session_id: str,
+    budget: int = HISTORY_BUDGET_CHARS,
+    *,
+    before: datetime | None = None,
 ) -> list[dict[str, str]]:
     """Return the latest finished exchanges that fit `budget`, as text only, oldest first.
 
-    Text only, so a turn cites only what it wrote; a refused exchange is left out (the
-    streaming-refusals guide), and so is a question whose answer failed or was stopped.
+    Only the conversation as shown (`VISIBLE`): the version of each answer shown, nothing an
+    edit left out; with `before`, only what came before that instant (a question asked again
+    in its place). Text only, so a turn cites only what it wrote; a refused exchange is left
+    out (the streaming-refusals guide), and so is a question whose answer failed or was stopped.
     """
-    query = (
-        sa.select(*_MESSAGE_COLUMNS)
-        .where(ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id)
-        .order_by(ai_chat_logs.c.created_at.desc(), ai_chat_logs.c.role)
-        .limit(_HISTORY_ROWS)
-    )
-    with engine.connect() as conn:
-        latest = [_message(r) for r in conn.execute(query)]
     exchanges: list[list[dict[str, str]]] = []
-    answer: MessageRow | None = None
+    answer: str | None = None
     spent = 0
-    for message in latest:  # newest first: an answer, then the question it answers
-        if message.role != "user":
-            answer = message
-            continue
-        if answer is not None and _belongs_in_history(answer):
-            spent += len(message.content) + len(answer.content)
-            if spent > budget:
-                break
-            exchanges.append(
-                [
-                    {"role": "user", "content": message.content},
-                    {"role": "assistant", "content": answer.content},
-                ]
-            )
-        answer = None
+    with (
+        engine.connect() as conn,
+        conn.execution_options(yield_per=_HISTORY_CHUNK).execute(
+            history_query(user_id, session_id, before)
+        ) as rows,  # closed when the budget is spent: the rest is never fetched
+    ):
+        for row in rows:  # newest first: an answer, then the question it answers
+            if row.role != "user":
+                kept = row.status == "complete" and row.stop_reason != "refusal"
+                answer = valid_text(str(row.content)) if kept and row.content else None
+                continue
+            if answer is not None:
+                question = valid_text(str(row.content))
+                spent += len(question) + len(answer)
+                if spent > budget:
+                    break
+                exchanges.append(
+                    [
+                        {"role": "user", "content": question},
+                        {"role": "assistant", "content": answer},
+                    ]
+                )
+            answer = None
     return [m for pair in reversed(exchanges) for m in pair]
-
-
-def _belongs_in_history(answer: MessageRow) -> bool:
-    return answer.status == "complete" and bool(answer.content) and answer.stop_reason != "refusal"
 
 
 class SessionBusy(Exception):

@@ -35,10 +35,20 @@ ai_chat_logs = sa.Table(
     # How the model ended a finished answer: "max_tokens" (cut short), "refusal" (the app's
     # own refusal, kept out of later history); NULL otherwise (revision 0008).
     sa.Column("stop_reason", sa.String(40), nullable=True),
+    # Versions (revision 0012): a regenerated answer's `version_of` is the id of the answer's
+    # first version, an edited question's the question it replaced. `hidden` is NULL for a
+    # row of the conversation, "version" for a version not shown (it may be shown again),
+    # "edited" for a row an edit left out for good.
+    sa.Column("version_of", sa.String(32), nullable=True),
+    sa.Column("hidden", sa.String(16), nullable=True),
     # While a turn runs, its runner (named by `lease_owner`) renews this lease; an expired
     # lease means the runner died, and a reader may take the turn over under a new owner.
     sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True),
     sa.Column("lease_owner", sa.String(32), nullable=True),
+    # What a page draws of a finished answer, written once when its turn ends: JSON text in
+    # the format `snapshot_version` names (revision 0011, webapp/web/snapshots.py).
+    sa.Column("snapshot", sa.Text, nullable=True),
+    sa.Column("snapshot_version", sa.Integer, nullable=True),
 )
 
 # Every event of an answer's stream, in order: replay, history and Last-Event-ID resume.

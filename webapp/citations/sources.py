@@ -11,9 +11,18 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from ..tool_registry import (
+    BY_NAME,
+    EXECUTE_PYTHON,
+    EXECUTE_SQL,
+    READ_CREDIT_CARD_DOCUMENT,
+    READ_MORTGAGE_AUTHORITY,
+    READ_TAX_AUTHORITY,
+    READERS,
+    SEARCH_WEB,
+)
 from .account_ids import AccountPair, AccountReader
 from .targets import (
     AccountTarget,
@@ -33,33 +42,27 @@ from .targets import (
     target_for_accounts,
 )
 
-ToolName: TypeAlias = Literal[
-    "execute_sql",
-    "execute_python",
-    "read_tax_authority",
-    "read_credit_card_document",
-    "read_mortgage_authority",
-    "search_web",
-]
-
 ACCOUNT_SOURCE_PREFIX = "silvia://your-account/"
-# Rows that name no account but came from one uploaded file (DESIGN.md, "Transactions and
-# statement files"): one source per file, titled with the file's name.
+# Rows that name no account but came from one uploaded file (docs/architecture.md,
+# "Transactions and statement files"): one source per file, titled with the file's name.
 FILE_SOURCE_PREFIX = "silvia://your-file/"
 FILE_ID_COLUMN = "file_id"
 FILE_NAME_COLUMN = "file_name"
 PORTFOLIO_SOURCE = "silvia://your-portfolio"
 MARKET_DATA_SOURCE = "silvia://market-data/finnhub"
 ANALYSIS_SOURCE = "silvia://analysis"
-SEARCH_SOURCE = "silvia://search/search_web"
+SEARCH_SOURCE = f"silvia://search/{SEARCH_WEB}"
 # An article the sandbox's search client found without a URL: neither a web page nor Analysis.
-PYTHON_SEARCH_SOURCE = "silvia://search/execute_python"
+PYTHON_SEARCH_SOURCE = f"silvia://search/{EXECUTE_PYTHON}"
 
 # Each library reader: its corpus's silvia:// prefix and the kind of target it cites.
+_READER_TARGETS: dict[str, type[DocumentTarget]] = {
+    READ_TAX_AUTHORITY: TaxReferenceTarget,
+    READ_CREDIT_CARD_DOCUMENT: CardDocumentTarget,
+    READ_MORTGAGE_AUTHORITY: MortgageReferenceTarget,
+}
 READER_CORPORA: dict[str, tuple[str, type[DocumentTarget]]] = {
-    "read_tax_authority": ("silvia://tax-authority/", TaxReferenceTarget),
-    "read_credit_card_document": ("silvia://credit-card-corpus/", CardDocumentTarget),
-    "read_mortgage_authority": ("silvia://mortgage-code/", MortgageReferenceTarget),
+    reader: (f"silvia://{BY_NAME[reader].corpus}/", _READER_TARGETS[reader]) for reader in READERS
 }
 
 # The columns a row may show as its account's name, most specific first.
@@ -338,7 +341,7 @@ def target_for_source(
     tool: str, source: str, payload: Iterable[Mapping[str, object]] | None = None
 ) -> CitationTarget | None:
     """Return the target of `source` written by `tool`; `payload` is the SQL rows behind it."""
-    if tool == "execute_sql":
+    if tool == EXECUTE_SQL:
         if source == PORTFOLIO_SOURCE:
             return PortfolioTarget()
         if source.startswith(ACCOUNT_SOURCE_PREFIX) and payload is not None:
@@ -346,7 +349,7 @@ def target_for_source(
         if source.startswith(FILE_SOURCE_PREFIX) and payload is not None:
             return _file_target(source.removeprefix(FILE_SOURCE_PREFIX), payload)
         return None
-    if tool == "execute_python":
+    if tool == EXECUTE_PYTHON:
         if source in (MARKET_DATA_SOURCE, ANALYSIS_SOURCE):
             return AnalysisTarget()
         if source.startswith(MARKET_DATA_SOURCE + "/"):
@@ -360,6 +363,6 @@ def target_for_source(
         if source.startswith(prefix) and len(source) > len(prefix):
             return kind(None)
         return None
-    if tool == "search_web":
+    if tool == SEARCH_WEB:
         return WebTarget(source) if is_http_url(source) else None
     return None

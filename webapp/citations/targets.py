@@ -27,21 +27,8 @@ def names_provider(text: str) -> bool:
     return _NOT_A_LETTER.sub("", text).lower() in PROVIDERS
 
 
-TargetKind: TypeAlias = Literal[
-    "web",
-    "tax_reference",
-    "card_document",
-    "mortgage_reference",
-    "market_data",
-    "analysis",
-    "account",
-    "accounts",
-    "portfolio",
-    "file",
-]
-
-# A user file's public id (DESIGN.md, "Transactions and statement files"): as an account id,
-# 16-128 characters of `[A-Za-z0-9_-]`, so it travels as one path segment unescaped.
+# A user file's public id (docs/architecture.md, "Transactions and statement files"): as an
+# account id, 16-128 characters of `[A-Za-z0-9_-]`, so it travels as one path segment unescaped.
 _FILE_ID = re.compile(r"[A-Za-z0-9_-]{16,128}", re.ASCII)
 
 

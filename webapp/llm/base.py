@@ -6,9 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-# What one model round may write unless the settings say otherwise (MODEL_MAX_TOKENS): room
-# for a long answer with its tables, far below what current models may write in one reply.
-DEFAULT_MAX_TOKENS = 16000
+from ..settings import DEFAULT_MAX_TOKENS
 
 
 @dataclass(frozen=True, slots=True)

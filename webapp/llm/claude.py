@@ -33,6 +33,7 @@ from typing import Any
 
 import requests
 
+from ..settings import DEFAULT_BASE_URL, DEFAULT_MODEL
 from ..sse import SSEDecoder
 from .base import (
     OUR_FAULT,
@@ -47,10 +48,9 @@ from .base import (
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-# A current model (the models overview: "the best combination of speed and intelligence"),
-# not in the SDK's deprecated-models table (tests/test_llm_claude_contract.py checks).
-DEFAULT_MODEL = "claude-sonnet-5"
+# DEFAULT_MODEL (webapp/settings.py): a current model (the models overview: "the best
+# combination of speed and intelligence"), not in the SDK's deprecated-models table
+# (tests/test_llm_claude_contract.py checks).
 API_VERSION = "2026-10-21"  # the current one (the versions page; the SDK sends it too)
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every status from 500 on
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "rate_limit_error", "api_error"})

@@ -188,7 +188,7 @@ def _cited(doc: SearchDoc) -> str | None:
     return next((words for text in doc.match_highlights if (words := cite_words(text))), None)
 
 
-# A cited row's text names its transaction (webapp/turn/citable.py writes `column: value`).
+# A cited row's text names its transaction (webapp/citations/citable.py writes `column: value`).
 _ROW_ID = re.compile(r"^transaction_id: ([A-Za-z0-9_-]{1,64})$", re.MULTILINE | re.ASCII)
 MAX_CITED_ROWS = 50
 

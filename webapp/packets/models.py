@@ -12,18 +12,6 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from .documents import SearchDoc
 
-PacketType: TypeAlias = Literal[
-    "search_tool_start",
-    "search_tool_documents_delta",
-    "open_url_documents",
-    "section_end",
-    "message_start",
-    "message_delta",
-    "citation_info",
-    "stop",
-    "error",
-    "message_end",
-]
 # The reasons the server sends; a stop with no reason is a normal completion.
 StopReason: TypeAlias = Literal["finished", "user_cancelled"]
 USER_CANCELLED: StopReason = "user_cancelled"
@@ -111,7 +99,6 @@ class UnknownPacket:
     data: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
-DocumentsObj: TypeAlias = SearchToolDocumentsDelta | OpenUrlDocuments
 PacketObj: TypeAlias = (
     SearchToolStart
     | SearchToolDocumentsDelta

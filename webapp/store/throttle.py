@@ -30,12 +30,12 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..settings import MAX_SIGN_IN_FAILURES_PER_ADDRESS
 from .schema import metadata
 from .writes import write
 
 # Per username from browsers without its device cookie, and per device cookie.
 MAX_SIGN_IN_FAILURES = 10
-MAX_SIGN_IN_FAILURES_PER_ADDRESS = 500
 SIGN_IN_WINDOW_SECONDS = 15 * 60
 # A sign-in waits this long at most for a locked or dropped database before it gives up.
 _WRITE_RETRY_SECONDS = 2.0

@@ -18,18 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, TypeAlias
 from urllib.parse import unquote, urlsplit
 
-CorpusName: TypeAlias = Literal["tax-authority", "credit-card-corpus", "mortgage-code"]
+from ..tool_registry import TOOLS, CorpusName
 
 CORPORA_ROOT = Path(__file__).resolve().parent.parent / "data" / "corpora"
+# Each library reader's corpus, from the registry of tools.
 READER_TOOLS: Mapping[str, CorpusName] = MappingProxyType(
-    {
-        "read_tax_authority": "tax-authority",
-        "read_credit_card_document": "credit-card-corpus",
-        "read_mortgage_authority": "mortgage-code",
-    }
+    {spec.name: spec.corpus for spec in TOOLS if spec.corpus is not None}
 )
 SIDECAR_SUFFIX = ".meta.json"
 MAX_PATH_CHARS = 512

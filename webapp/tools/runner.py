@@ -19,23 +19,27 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from ..citations.citable import (
+    Citable,
+    ToolOutcome,
+    from_document,
+    from_python,
+    from_sql,
+    from_web_results,
+)
 from ..citations.urls import marker_safe_link
-from ..turn.citable import Citable, from_document, from_python, from_sql, from_web_results
-from ..turn.runner import ToolOutcome
+from ..settings import DEFAULT_TOOL_RESULT_MAX_BYTES, MIN_TOOL_RESULT_MAX_BYTES
+from ..tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, READERS, SEARCH_WEB
 from .python.market import MarketData
 from .python.results import SandboxError
 from .python.run import run_python
 from .readers import FolderListing, ReaderError, read_document
-from .sql.result import DEFAULT_MAX_BYTES
 from .sql.service import run_sql
 from .web_index import WebSearchError
 from .web_search import WebSearchProvider, search_web
 
 log = logging.getLogger(__name__)
 
-# TOOL_RESULT_MAX_BYTES: the default, and the least a setting may ask for (room for a note).
-DEFAULT_TOOL_RESULT_MAX_BYTES = DEFAULT_MAX_BYTES
-MIN_TOOL_RESULT_MAX_BYTES = 4096
 # The sandbox's own bound on printed output, when the budget is larger.
 PYTHON_OUTPUT_BYTES = 64 * 1024
 STDERR_CHARS = 2000
@@ -181,7 +185,8 @@ def _linked(citables: list[Citable]) -> list[Citable]:
 
 @dataclass
 class LocalTools:
-    """The six tools, over the user's own rows and the bundled corpora and indexes."""
+    """The registered tools (`webapp/tool_registry.py`), over the user's own rows and the
+    bundled corpora and indexes."""
 
     engine: Engine
     user_id: int
@@ -207,15 +212,7 @@ class LocalTools:
 
     def run(self, name: str, tool_input: dict[str, Any]) -> ToolOutcome:
         """Run one call; bad input and tool failures come back as error outcomes."""
-        handlers: dict[str, Callable[[dict[str, Any]], _Result]] = {
-            "execute_sql": self._execute_sql,
-            "execute_python": self._execute_python,
-            "read_tax_authority": partial(self._read, "read_tax_authority"),
-            "read_credit_card_document": partial(self._read, "read_credit_card_document"),
-            "read_mortgage_authority": partial(self._read, "read_mortgage_authority"),
-            "search_web": self._search_web,
-        }
-        handler = handlers.get(name)
+        handler = self.handlers().get(name)
         if handler is None:
             return fit(_error(f"There is no tool named {name!r}."), self.max_bytes)
         try:
@@ -227,6 +224,15 @@ class LocalTools:
             result = _error(f"{name} failed unexpectedly; try a different approach.")
         result.citables = _linked(result.citables)
         return fit(result, self.max_bytes)
+
+    def handlers(self) -> dict[str, Callable[[dict[str, Any]], _Result]]:
+        """Return each registered tool's executor, by name (`webapp/tool_registry.py`)."""
+        return {
+            EXECUTE_SQL: self._execute_sql,
+            EXECUTE_PYTHON: self._execute_python,
+            **{reader: partial(self._read, reader) for reader in READERS},
+            SEARCH_WEB: self._search_web,
+        }
 
     def _field(self, tool_input: dict[str, Any], name: str) -> str:
         value = tool_input.get(name)

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..lazy import once
+
 WEB_PAGES_DIR = Path(__file__).resolve().parent.parent / "data" / "web"
 MAX_LIMIT = 20
 MAX_QUERY_CHARS = 2000
@@ -148,14 +150,7 @@ class LocalWebIndex:
         ]
 
 
-_default: LocalWebIndex | None = None
-_default_lock = threading.Lock()
-
-
+@once
 def default_index() -> LocalWebIndex:
     """Return the index over the bundled pages, built on first use and then shared."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = LocalWebIndex.from_directory()
-        return _default
+    return LocalWebIndex.from_directory()

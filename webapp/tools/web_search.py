@@ -12,6 +12,7 @@ from typing import Protocol
 
 import requests
 
+from ..settings import EXA_BASE_URL
 from .web_index import (
     WebResult,
     WebSearchError,
@@ -20,7 +21,6 @@ from .web_index import (
     default_index,
 )
 
-EXA_BASE_URL = "https://api.exa.ai"
 SNIPPET_CHARS = 240
 MAX_TEXT_CHARS = 8000
 MAX_TITLE_CHARS = 300

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..citations.citable import Citable
 from ..citations.registry import CitationRegistry
 from ..packets.documents import SearchDoc
 from ..packets.models import (
@@ -20,7 +21,7 @@ from ..packets.models import (
     Stop,
 )
 from ..packets.wire import make_packet, packet_to_json
-from .citable import Citable
+from ..tool_registry import searches_internet
 
 BLURB_CHARS = 300
 
@@ -83,7 +84,7 @@ class Emitter:
             turn_index,
             tab_index,
             tool_name=tool,
-            is_internet_search=tool == "search_web",
+            is_internet_search=searches_internet(tool),
         )
         self.packet(SearchToolDocumentsDelta(tuple(docs)), turn_index, tab_index)
         self.packet(SectionEnd(), turn_index, tab_index)

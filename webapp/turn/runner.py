@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ..citations.citable import Citable, ToolOutcome, valid_citable
 from ..citations.registry import CitationRegistry
 from ..llm.base import (
-    DEFAULT_MAX_TOKENS,
     UNAVAILABLE,
     ContextTooLong,
     Model,
@@ -33,9 +33,9 @@ from ..llm.base import (
 )
 from ..llm.stream import MessageAccumulator, StreamProtocolError
 from ..packets.documents import SearchDoc
+from ..settings import DEFAULT_MAX_TOKENS
 from ..text import valid_json
 from .answer import AnswerBuilder, CitedSource
-from .citable import Citable, valid_citable
 from .emit import Emitter, SinkClosed, TurnSink, search_doc
 from .prompt import SYSTEM_PROMPT, TOOLS
 
@@ -63,15 +63,6 @@ TOO_LONG = (
     "This chat has grown too long for the assistant to read. Please start a new chat for "
     "this question."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """A tool's result: what the model reads, and the blocks it may cite."""
-
-    content: list[dict[str, Any]]
-    citables: list[Citable] = field(default_factory=list)
-    is_error: bool = False
 
 
 def _valid_outcome(outcome: ToolOutcome) -> ToolOutcome:
@@ -258,8 +249,8 @@ class _Turn:
     def rounds(self) -> TurnResult:
         """Ask the model round after round, as each stop reason says, until the answer ends.
 
-        https://docs.claude.com/en/api/handling-stop-reasons; DESIGN.md, "the model's stop
-        reasons".
+        https://docs.claude.com/en/api/handling-stop-reasons; README.md, "The model in
+        production".
         """
         continuations, trimmed, max_tokens = 0, False, self.max_tokens
         while True:

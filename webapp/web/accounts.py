@@ -14,6 +14,7 @@ from typing import Any
 from flask import Blueprint, abort, render_template
 
 from ..citations.account_ids import is_account_id
+from ..money import format_money, format_percent
 from ..packets.destinations import AccountPage, MarketPage
 from ..services import services
 from ..store.accounts import find_account, list_accounts, list_holdings
@@ -24,7 +25,6 @@ from .allocation import allocations
 from .auth import current_user, login_required
 from .balances import balance_sheet, side_of
 from .links import add_converter, page_href
-from .money import format_money, format_percent
 from .quote_age import quote_age
 from .snippet import relative_time
 from .spending_charts import month_start, spending_charts

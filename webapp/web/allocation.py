@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
-from .money import as_decimal, currency_code
+from ..money import as_decimal, currency_code
 
 __all__ = ["Allocation", "Bar", "allocations", "shares"]
 

@@ -67,6 +67,14 @@ class AnswerRenderer:
         self._engine, self._user_id = engine, user_id
         self._labeler: AccountLabeler | None = None
 
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @property
+    def user_id(self) -> int:
+        return self._user_id
+
     def labeler(self) -> AccountLabeler:
         if self._labeler is None:
             self._labeler = account_labeler(list_accounts(self._engine, self._user_id))

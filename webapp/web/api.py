@@ -37,6 +37,7 @@ from ..chat.store import (
     get_message,
     get_session,
 )
+from ..chat.versions import NotInChat, NotLatest, VersionBusy, show_version, versions_of
 from ..services import chat_service
 from ..sse import format_comment, format_event
 from ..store.app_db import get_engine
@@ -156,8 +157,16 @@ def show(session_id: str) -> Response:
         if page.before
         else None
     )
-    messages = [m.as_json() for m in page.rows]
-    return jsonify({**found.as_json(), "messages": messages, "next": older})
+    return jsonify({**found.as_json(), "messages": _with_versions(page.rows), "next": older})
+
+
+def _with_versions(rows: list[MessageRow]) -> list[dict[str, Any]]:
+    """Return the messages' JSON; each answer lists its versions' ids, oldest first."""
+    found = versions_of(get_engine(), current_user().id, rows)
+    return [
+        {**m.as_json(), "versions": list(found[m.id].ids)} if m.id in found else m.as_json()
+        for m in rows
+    ]
 
 
 @bp.patch("/sessions/<session_id>")
@@ -195,12 +204,11 @@ def _idempotency_key() -> str | None:
         abort(400, str(exc))
 
 
-@bp.post("/sessions/<session_id>/messages")
-@api_user_required
-def ask(session_id: str) -> tuple[Response, int]:
-    """Ask a question; the turn runs in the background. A repeated Idempotency-Key asks once."""
-    own_session(session_id)
-    key = _idempotency_key()
+BUSY = "This session is still answering; wait for the answer to finish."
+
+
+def _message_text() -> str:
+    """Return the body's `message`, trimmed, or end the request: 400 saying what is wrong."""
     message = _json_body().get("message")
     if not isinstance(message, str) or not message.strip():
         abort(400, "`message` must be a non-empty string.")
@@ -208,10 +216,20 @@ def ask(session_id: str) -> tuple[Response, int]:
         abort(400, f"`message` is longer than {MAX_QUESTION_CHARS} characters.")
     if not is_text(message):
         abort(400, "`message` is not valid text.")
+    return message.strip()
+
+
+@bp.post("/sessions/<session_id>/messages")
+@api_user_required
+def ask(session_id: str) -> tuple[Response, int]:
+    """Ask a question; the turn runs in the background. A repeated Idempotency-Key asks once."""
+    own_session(session_id)
+    key = _idempotency_key()
+    message = _message_text()
     try:
-        asked = ask_once(chat_service(), current_user().id, session_id, message.strip(), key)
+        asked = ask_once(chat_service(), current_user().id, session_id, message, key)
     except SessionBusy:
-        abort(409, "This session is still answering; wait for the answer to finish.")
+        abort(409, BUSY)
     except TooManyTurns:
         raise TooManyRequests(TOO_MANY_TURNS, retry_after=TURN_RETRY_SECONDS) from None
     except KeyConflict:
@@ -228,6 +246,72 @@ def cancel(session_id: str, message_id: str) -> tuple[Response, int]:
     if not chat_service().cancel(current_user().id, session_id, message_id):
         abort(409, "This answer is not being written any more.")
     return jsonify(status="cancelled"), 202
+
+
+NOT_LATEST = (
+    "Only the chat's latest answer can be regenerated; edit its question to ask again from there."
+)
+LEFT_OUT = "This message is no longer in the chat: a question before it was edited."
+
+
+@bp.post("/sessions/<session_id>/messages/<message_id>/regenerate")
+@api_user_required
+def regenerate(session_id: str, message_id: str) -> tuple[Response, int]:
+    """Write a new version of the latest answer in its place; its question is not repeated."""
+    own_session(session_id)
+    own_message(session_id, message_id, "No such answer.", answer=True)
+    try:
+        version = chat_service().regenerate(current_user().id, session_id, message_id)
+    except LookupError:
+        abort(404, "No such answer.")
+    except NotLatest:
+        abort(409, NOT_LATEST)
+    except NotInChat:
+        abort(409, LEFT_OUT)
+    except SessionBusy:
+        abort(409, BUSY)
+    except TooManyTurns:
+        raise TooManyRequests(TOO_MANY_TURNS, retry_after=TURN_RETRY_SECONDS) from None
+    stream_url = url_for("api.stream", session_id=session_id, message_id=version)
+    return jsonify(message_id=version, stream_url=stream_url), 202
+
+
+@bp.post("/sessions/<session_id>/messages/<message_id>/edit")
+@api_user_required
+def edit(session_id: str, message_id: str) -> tuple[Response, int]:
+    """Ask `{"message": "..."}` in place of a question; what followed it leaves the chat."""
+    own_session(session_id)
+    own_message(session_id, message_id, "No such question.")
+    text = _message_text()
+    try:
+        edited = chat_service().edit(current_user().id, session_id, message_id, text)
+    except LookupError:
+        abort(404, "No such question.")
+    except NotInChat:
+        abort(409, LEFT_OUT)
+    except SessionBusy:
+        abort(409, BUSY)
+    except TooManyTurns:
+        raise TooManyRequests(TOO_MANY_TURNS, retry_after=TURN_RETRY_SECONDS) from None
+    stream_url = url_for("api.stream", session_id=session_id, message_id=edited.answer_id)
+    body = {"question_id": edited.question_id, "message_id": edited.answer_id}
+    return jsonify(**body, left_out=list(edited.left_out), stream_url=stream_url), 202
+
+
+@bp.post("/sessions/<session_id>/messages/<message_id>/show")
+@api_user_required
+def show_a_version(session_id: str, message_id: str) -> Response:
+    """Show this version of an answer in its place, from now on; answer with it."""
+    own_session(session_id)
+    try:
+        shown = show_version(get_engine(), current_user().id, session_id, message_id)
+    except LookupError:
+        abort(404, "No such answer.")
+    except NotInChat:
+        abort(409, LEFT_OUT)
+    except VersionBusy:
+        abort(409, "A version of this answer is being written; wait for it to finish.")
+    return jsonify(_with_versions([shown])[0])
 
 
 MAX_EVENT_ID = 2**63 - 1  # what the database's integer holds

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from .money import as_decimal, currency_code
+from ..money import as_decimal, currency_code
 
 __all__ = ["DEBT_TYPES", "BalanceSheet", "Group", "Line", "Side", "balance_sheet", "side_of"]
 

@@ -1,15 +1,13 @@
 """The chat page: sessions, asking (htmx or a plain form), and the answer's HTML stream.
 
-Every form works as a plain form (it redirects back) and, with htmx, in place: ask, Stop and
-Retry an answer, rename and delete a chat.
+Every form works as a plain form (it redirects back) and, with htmx, in place: ask, Stop an
+answer, rename and delete a chat (Regenerate, versions and Edit: `webapp/web/versions.py`).
 """
 
 from __future__ import annotations
 
-import logging
 import uuid
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from flask import (
     Blueprint,
@@ -26,7 +24,7 @@ from flask.blueprints import BlueprintSetupState
 from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
-from ..chat.pages import latest_session, message_page
+from ..chat.pages import CONVERSATION_PAGE, BadCursor, Page, latest_session, message_page
 from ..chat.sessions import (
     KEY_CHARS,
     Asked,
@@ -34,20 +32,20 @@ from ..chat.sessions import (
     ask_once,
     clean_key,
     clean_title,
-    question_before,
     remove_session,
     rename_session,
 )
 from ..chat.store import (
     TITLE_CHARS,
+    MessageRow,
     SessionBusy,
     SessionRow,
     TooManyTurns,
     create_session,
     find_message,
     get_session,
-    session_messages,
 )
+from ..chat.versions import asked_question
 from ..packets.state import PacketStream
 from ..services import chat_service
 from ..store.app_db import get_engine
@@ -56,13 +54,15 @@ from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, new_chat, own_message, own_
 from .auth import current_user, login_required
 from .back import back_to_answer
 from .chats import sidebar
+from .conversation import AnswerItem, QuestionItem, answer_actions, answer_item, conversation
 from .history import by_day
 from .htmx import htmx_details
 from .render import FILE_NOTICE
 from .responses import is_text
+from .snapshots import draw_answers
 from .stream import Phase, answer_stream, counted_sse_response
+from .version_nav import answer_place
 
-log = logging.getLogger(__name__)
 bp = Blueprint("chat", __name__)
 # The pages an answer opens draw `Back to the answer` with it (templates/_back_to_answer.html).
 bp.add_app_template_global(back_to_answer)
@@ -76,7 +76,6 @@ def _file_notice(state: BlueprintSetupState) -> None:
 
 
 BUSY = "This chat is still answering. Wait for the answer to finish."
-NOT_RETRYABLE = "Only a stopped or failed answer can be retried."
 NO_CHAT = "There is no such chat."
 NO_ANSWER = "There is no such answer."
 
@@ -86,63 +85,18 @@ def new_key() -> str:
     return uuid.uuid4().hex
 
 
-@bp.context_processor
+@bp.app_context_processor  # the versions blueprint draws these forms too
 def _chat_globals() -> dict[str, Any]:
     return {"idempotency_key": new_key, "title_chars": TITLE_CHARS}
 
 
-def _actions(session_id: str, message_id: str) -> dict[str, str]:
-    """Return where an answer's Stop and Retry buttons post."""
-    return {
-        "stop": url_for("chat.cancel", session_id=session_id, message_id=message_id),
-        "retry": url_for("chat.retry", session_id=session_id, message_id=message_id),
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionItem:
-    """A question as the conversation draws it (`_user_message.html`)."""
-
-    text: str
-    id: str = ""
-    role: ClassVar[str] = "user"
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerItem:
-    """An answer as the conversation draws it (`_assistant_message.html`): stored or new."""
-
-    id: str
-    views: AnswerViews
-    stream_url: str
-    actions: dict[str, str]
-    role: ClassVar[str] = "assistant"
-
-    @property
-    def streaming(self) -> bool:
-        return self.views.answer.streaming
-
-
-def _answer_item(session_id: str, message_id: str, views: AnswerViews) -> AnswerItem:
-    stream_url = url_for("chat.events", session_id=session_id, message_id=message_id)
-    return AnswerItem(message_id, views, stream_url, _actions(session_id, message_id))
-
-
-def _conversation(session_id: str) -> list[QuestionItem | AnswerItem]:
-    user = current_user()
-    renderer = AnswerRenderer(get_engine(), user.id)
-    shown: list[QuestionItem | AnswerItem] = []
-    for message in session_messages(get_engine(), user.id, session_id):
-        if message.role == "user":
-            shown.append(QuestionItem(message.content, message.id))
-            continue
-        try:
-            views = renderer.stored(message)
-        except Exception:  # one answer that can't be drawn must not close the whole chat
-            log.exception("could not draw a stored answer")
-            views = renderer.placeholder(message.id)
-        shown.append(_answer_item(session_id, message.id, views))
-    return shown
+def _page(session_id: str) -> Page[MessageRow]:
+    """Return the page of the chat a request asks for: the latest, or older than `?before=`."""
+    before, user_id = request.args.get("before"), current_user().id
+    try:
+        return message_page(get_engine(), user_id, session_id, CONVERSATION_PAGE, before)
+    except BadCursor:
+        abort(400, "That link to earlier messages is not one of this chat's.")
 
 
 @bp.get("/")
@@ -175,7 +129,7 @@ def sources(message_id: str) -> str:
     message = find_message(get_engine(), user.id, message_id)
     if message is None or message.role != "assistant":
         abort(404, NO_ANSWER)
-    views = AnswerRenderer(get_engine(), user.id).stored(message)
+    views = draw_answers(AnswerRenderer(get_engine(), user.id), [message])[message_id]
     if not views.sources.visible:
         abort(404, "This answer has no sources to show yet.")
     back = _message_url(message.session_id, message_id)
@@ -185,16 +139,28 @@ def sources(message_id: str) -> str:
 @bp.get("/chat/<session_id>")
 @login_required
 def show(session_id: str) -> str:
-    """Show one chat: the sidebar of chats, the conversation and the question box."""
-    chat = own_session(session_id, NO_CHAT)
-    messages = _conversation(session_id)
+    """Show a chat's sidebar, latest messages (`?before=`: older; htmx: alone) and question box."""
+    return chat_page(session_id)
+
+
+def chat_page(session_id: str, editing: str | None = None) -> str:
+    """Draw one chat's page (or, for htmx, an older page alone); the question `editing` as
+    its Edit form."""
+    chat, page = own_session(session_id, NO_CHAT), _page(session_id)
+    older = "before" in request.args
+    messages = conversation(session_id, page.rows, latest_page=not older)
+    if older and htmx_details():
+        return render_template("_earlier.html", chat=chat, messages=messages, earlier=page.before)
     return render_template(
         "chat.html",
         chat=chat,
         messages=messages,
+        earlier=page.before,
+        older=older,
         **sidebar(session_id, request.args.get("chats_before") or None),
         running=any(isinstance(m, AnswerItem) and m.streaming for m in messages),
         max_chars=MAX_QUESTION_CHARS,
+        editing=editing,
     )
 
 
@@ -250,11 +216,12 @@ def _send(chat: SessionRow, question: str) -> BaseResponse | str | tuple[str, in
     message_id = asked.message_id
     renderer = AnswerRenderer(get_engine(), user.id)
     views = renderer.views(message_id, PacketStream(0), streaming=True)
+    question_id = asked_question(get_engine(), user.id, session_id, message_id) or ""
     # The sidebar is sent along (out of band): the chat's title is now its first question.
     return render_template(
         "_exchange.html",
-        question=QuestionItem(question),
-        message=_answer_item(session_id, message_id, views),
+        question=QuestionItem(question, question_id),
+        message=answer_item(session_id, message_id, views, latest=True),
         chat=chat,
         **sidebar(chat.id),
     )
@@ -269,21 +236,6 @@ def ask(session_id: str) -> BaseResponse | str | tuple[str, int]:
     if question is None:
         problem = f"Write a message of 1 to {MAX_QUESTION_CHARS} characters."
         return _refused(problem, 400, redirect(url_for("chat.show", session_id=session_id)))
-    return _send(chat, question)
-
-
-@bp.post("/chat/<session_id>/messages/<message_id>/retry")
-@login_required
-def retry(session_id: str, message_id: str) -> BaseResponse | str | tuple[str, int]:
-    """Ask a stopped or failed answer's question again, as a new question."""
-    chat = own_session(session_id, NO_CHAT)
-    answer = own_message(session_id, message_id, NO_ANSWER, answer=True)
-    question = question_before(get_engine(), current_user().id, session_id, message_id)
-    if question is None:
-        abort(404, NO_ANSWER)
-    if answer.status not in ("cancelled", "error"):
-        back = redirect(_message_url(session_id, message_id))
-        return _refused(NOT_RETRYABLE, 409, back)
     return _send(chat, question)
 
 
@@ -363,7 +315,9 @@ def events(session_id: str, message_id: str) -> Response:
     user = current_user()
     renderer = AnswerRenderer(get_engine(), user.id)
     renderer.labeler()  # read the account names now, not inside the stream
-    actions = _actions(session_id, message_id)
+    # Only the chat's latest answer offers Regenerate; versions show once it has finished.
+    latest, nav = answer_place(get_engine(), user.id, session_id, message_id)
+    actions = answer_actions(session_id, message_id, latest)
     generate_csrf()  # the buttons' token, made now: the session must not change in the stream
 
     def render(stream: PacketStream, phase: Phase, error: str | None, start: int) -> AnswerViews:
@@ -378,7 +332,9 @@ def events(session_id: str, message_id: str) -> Response:
 
     def fragments(views: AnswerViews) -> tuple[str, str]:
         return (
-            render_template("_answer.html", answer=views.answer, actions=actions).strip(),
+            render_template(
+                "_answer.html", answer=views.answer, actions=actions, versions=nav
+            ).strip(),
             render_template("_sources.html", sources=views.sources).strip(),
         )
 

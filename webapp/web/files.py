@@ -1,6 +1,6 @@
 """The user's statement files: upload (a plain form and the JSON API), list, preview, delete.
 
-DESIGN.md, Routes: `/files`, `/files/<file_id>`, `/api/files`. A file's type is sniffed
+docs/specs.md, "Routes": `/files`, `/files/<file_id>`, `/api/files`. A file's type is sniffed
 from its content (webapp/statements); a file that can't be read is refused whole (400,
 naming the line or field) and nothing is kept; one over MAX_UPLOAD_BYTES is 413. Another
 user's file is a 404 like an unknown one, on every route. File names, contents and rows are
@@ -31,6 +31,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.wrappers import Response as BaseResponse
 
 from ..citations.targets import is_file_id
+from ..money import as_decimal
 from ..statements import MAPPED, Statement, StatementError, clean_text, parse_statement
 from ..store.accounts import list_accounts
 from ..store.app_db import get_engine
@@ -44,7 +45,6 @@ from ..store.files import (
     save_statement,
 )
 from .auth import api_user_required, current_user, login_required
-from .money import as_decimal
 
 bp = Blueprint("files", __name__)
 api_bp = Blueprint("files_api", __name__, url_prefix="/api/files")

@@ -3,9 +3,9 @@
 The pure core (`webapp/packets/destinations.py`) says where a source opens by what the page
 shows (`AppPage`); this module spells it through the routes' names, so a route can move
 without the core knowing. An account id or a ticker travels as a single path segment,
-escaped as `encodeURIComponent` escapes it (DESIGN.md: `/accounts/<encoded id>`), so a `/`
-or `..` inside an id never becomes structure of the path. The library reader takes the cited
-words as `?cite=` and aims at the marked passage (`#cited`).
+escaped as `encodeURIComponent` escapes it (docs/specs.md, "Routes": `/accounts/<encoded
+id>`), so a `/` or `..` inside an id never becomes structure of the path. The library
+reader takes the cited words as `?cite=` and aims at the marked passage (`#cited`).
 """
 
 from __future__ import annotations

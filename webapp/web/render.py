@@ -40,6 +40,7 @@ from ..packets.destinations import (
 from ..packets.documents import SearchDoc
 from ..packets.links import browser_url, display_title, domain_of, with_text_fragment
 from ..packets.markers import CitationSegment, answer_segments
+from ..packets.models import USER_CANCELLED
 from ..packets.select import select_sources
 from ..packets.state import ProcessedMessageState
 from .links import page_href
@@ -541,5 +542,5 @@ def answer_view(
     text, choosers = answer_text(
         state, message_id, labeler, streaming=streaming, start=start, library=library
     )
-    stopped = state.stop_reason == "user_cancelled"
+    stopped = state.stop_reason == USER_CANCELLED
     return AnswerView(message_id, text, choosers, streaming, error, stopped, interrupted)

@@ -14,9 +14,9 @@ from decimal import Decimal, InvalidOperation
 
 from markupsafe import Markup, escape
 
+from ..money import as_decimal, format_money
 from ..packets.links import time_ago
 from .markdown import markdown_text
-from .money import as_decimal, format_money
 
 SNIPPET_CHARS = 200
 

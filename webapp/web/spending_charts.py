@@ -14,8 +14,8 @@ from datetime import date
 
 from sqlalchemy.engine import Engine
 
+from ..money import format_money
 from ..store.spending import by_category, by_month
-from .money import format_money
 
 __all__ = [
     "BarChart",

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Mapping
 from ..packets.documents import SearchDoc
 from ..packets.models import Packet, SearchToolDocumentsDelta
 from ..packets.wire import parse_packet
+from ..tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, READERS, SEARCH_WEB
 from .render import title_of
 
 THINKING = "Thinking…"
 # The most titles a step names before it says how many more.
 MAX_NAMED = 2
-_READERS = ("read_tax_authority", "read_credit_card_document", "read_mortgage_authority")
 
 
 def _names(docs: list[SearchDoc]) -> str:
@@ -29,7 +29,7 @@ def _names(docs: list[SearchDoc]) -> str:
 
 def step_words(tool: str, docs: list[SearchDoc]) -> str:
     """Return what a tool's step is, said as a person would: "Reading Regulation Z…"."""
-    if tool == "execute_sql":
+    if tool == EXECUTE_SQL:
         accounts = [doc for doc in docs if doc.source_type == "account"]
         if any(doc.source_type == "portfolio" for doc in docs) and not accounts:
             return "Looking at your portfolio…"
@@ -38,11 +38,11 @@ def step_words(tool: str, docs: list[SearchDoc]) -> str:
             if accounts
             else ("Looking at your accounts…")
         )
-    if tool in _READERS:
+    if tool in READERS:
         return f"Reading {_names(docs)}…" if docs else "Looking through the references…"
-    if tool == "search_web":
+    if tool == SEARCH_WEB:
         return f"Searching the web: {_names(docs)}…" if docs else "Searching the web…"
-    if tool == "execute_python":
+    if tool == EXECUTE_PYTHON:
         if any(doc.source_type == "market_data" for doc in docs):
             return "Looking up market prices…"
         return "Working out the numbers…"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from ...tool_registry import EXECUTE_SQL
 from ...tools.python.market import MarketData
 from .ask import Question, understand
 from .cite import Block, Result
@@ -97,7 +98,7 @@ class Computed:
     computation: Computation
 
     def calls(self) -> list[ToolCall]:
-        return [ToolCall("execute_sql", {"query": computation_query(self.computation)})]
+        return [ToolCall(EXECUTE_SQL, {"query": computation_query(self.computation)})]
 
     def write(self, results: list[Result]) -> list[Block]:
         return write_computation(self.computation, rows_of(results))
@@ -113,7 +114,7 @@ class Opened:
 
     def calls(self) -> list[ToolCall]:
         query = ALL_HOLDINGS if self.kind in ("sell", "uncovered") else ALL_ACCOUNTS
-        return [ToolCall("execute_sql", {"query": query})]
+        return [ToolCall(EXECUTE_SQL, {"query": query})]
 
     def write(self, results: list[Result]) -> list[Block]:
         rows = rows_of(results)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ...tool_registry import EXECUTE_SQL
 from .ask import Question
 from .cite import Block, Result, cite, fields, number
 from .words import count_of, join_words, money, percent
@@ -91,7 +92,7 @@ def rows_of(results: Iterable[Result]) -> list[Row]:
     return [
         Row(result, at, fields(text))
         for result in results
-        if result.tool == "execute_sql"
+        if result.tool == EXECUTE_SQL
         for at, text in enumerate(result.texts)
         if ": " in text
     ]

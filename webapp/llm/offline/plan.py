@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
 from ...tools.python.market import MarketData
 from .ask import Kind, Question
 from .library import DocHit, Library, library
@@ -153,13 +154,13 @@ def plan(
     calls: list[ToolCall] = []
     intents = set(question.intents)
     if intents & {"net_worth", "debts", "utilization", "cash", "balances"}:
-        calls.append(ToolCall("execute_sql", {"query": account_query(question)}))
+        calls.append(ToolCall(EXECUTE_SQL, {"query": account_query(question)}))
     if intents & {"holdings", "allocation"}:
-        calls.append(ToolCall("execute_sql", {"query": holding_query(question)}))
+        calls.append(ToolCall(EXECUTE_SQL, {"query": holding_query(question)}))
     missing = without_data(question.tickers, market)
     quotable = tuple(t for t in question.tickers if t not in missing)
     if "quote" in intents and quotable:
-        calls.append(ToolCall("execute_python", {"code": quote_code(quotable)}))
+        calls.append(ToolCall(EXECUTE_PYTHON, {"code": quote_code(quotable)}))
     if (calls and not question.advice) or "small_talk" in intents:
         return calls
     calls += [ToolCall(hit.doc.tool, {"path": hit.doc.path}) for hit in hits if hit.doc.tool]
@@ -167,8 +168,8 @@ def plan(
     if pages:
         query = (books or library()).web_query(question.text, pages)
         if query is not None:
-            calls.append(ToolCall("search_web", {"query": query}))
+            calls.append(ToolCall(SEARCH_WEB, {"query": query}))
         else:  # no words find these pages alone: fetch each by its title, one result each
             code = article_code([page.doc.title for page in pages])
-            calls.append(ToolCall("execute_python", {"code": code}))
+            calls.append(ToolCall(EXECUTE_PYTHON, {"code": code}))
     return calls

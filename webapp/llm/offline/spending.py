@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
+from ...tool_registry import EXECUTE_SQL
 from .cite import Block, Result
 from .figures import Row, rows_of
 from .plan import ToolCall
@@ -24,7 +25,7 @@ __all__ = ["SpendingAsk", "read_spending", "spending_answer", "spending_calls"]
 
 def spending_calls(ask: SpendingAsk, today: date) -> list[ToolCall]:
     """Return the `execute_sql` calls the question needs."""
-    return [ToolCall("execute_sql", {"query": query}) for query in spending_queries(ask, today)]
+    return [ToolCall(EXECUTE_SQL, {"query": query}) for query in spending_queries(ask, today)]
 
 
 def _amount(row: Row, column: str = "amount") -> float:
@@ -207,7 +208,7 @@ def spending_answer(ask: SpendingAsk, results: list[Result]) -> list[Block]:
     errors = [str(r.block["error"]) for r in results if r.index is None]
     by_query: list[list[Row]] = []
     for result in results:
-        if result.index is not None and result.tool == "execute_sql":
+        if result.index is not None and result.tool == EXECUTE_SQL:
             by_query.append(rows_of([result]))
     rows = [row for group in by_query for row in group]
     if errors and not rows:

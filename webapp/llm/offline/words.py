@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ...money import format_money
 from .lexicon import table
 
 _APOSTROPHE = re.compile(r"['’]s\b")
@@ -112,10 +113,8 @@ def years(text: str) -> list[int]:
 
 
 def money(amount: float, currency: str | None = "USD") -> str:
-    """Format an amount for people: `$1,234.50`, `-$20.00`, or `1,234.50 EUR`."""
-    if currency in (None, "", "USD", "null"):
-        return f"-${abs(amount):,.2f}" if amount < 0 else f"${amount:,.2f}"
-    return f"{amount:,.2f} {currency}"
+    """Format an amount as every page does (`webapp.money.format_money`): `$1,234.50`."""
+    return format_money(amount, currency)
 
 
 def percent(part: float, whole: float) -> str:

@@ -3,6 +3,7 @@ or passages; short plain replies, with no sources, to small talk and to what it 
 
 from __future__ import annotations
 
+from ...tool_registry import EXECUTE_PYTHON, SEARCH_WEB
 from ...tools.python.market import MarketData
 from .ask import GENERIC, Question, documentish
 from .cite import Block, Result
@@ -134,7 +135,7 @@ def write_answer(
     quotes = [
         r
         for r in cited
-        if r.tool == "execute_python" and r.source.startswith("silvia://market-data/finnhub/")
+        if r.tool == EXECUTE_PYTHON and r.source.startswith("silvia://market-data/finnhub/")
     ]
     sections += [[quote(result)] for result in quotes]
     missing = without_data(question.tickers, market) if "quote" in question.intents else ()
@@ -144,8 +145,8 @@ def write_answer(
         r
         for r in cited
         if r.tool.startswith("read_")
-        or r.tool == "search_web"
-        or (r.tool == "execute_python" and r.source.startswith(("https://", "http://")))
+        or r.tool == SEARCH_WEB
+        or (r.tool == EXECUTE_PYTHON and r.source.startswith(("https://", "http://")))
     ]
     if documents:
         sections.append(_documents(question, documents, hits, library) or [(NOT_FOUND, [])])

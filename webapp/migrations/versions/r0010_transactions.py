@@ -6,11 +6,12 @@ Revises: 0009
 `transactions` holds Plaid-shaped rows (a positive amount is money out); each belongs to a
 Plaid account, to an uploaded statement (`statement_files`), or to both (a statement
 attached to an account at upload). `transaction_details` shows them with the columns
-DESIGN.md fixes: an account's rows name the account (`source` `plaid` and its id); a file's
-own rows name none (`source` `file`, `source_account_id` NULL) and carry their `file_id`.
-As 0002 and 0007: on PostgreSQL the view belongs to `webapp_views`, row-level security on
-both tables binds it to the current user, and only the query role may select it; on SQLite
-it filters on `current_user_id()` and the authorizer reads base tables only through it.
+docs/specs.md ("Tools and data") fixes: an account's rows name the account (`source`
+`plaid` and its id); a file's own rows name none (`source` `file`, `source_account_id`
+NULL) and carry their `file_id`. As 0002 and 0007: on PostgreSQL the view belongs to
+`webapp_views`, row-level security on both tables binds it to the current user, and only
+the query role may select it; on SQLite it filters on `current_user_id()` and the
+authorizer reads base tables only through it.
 """
 
 from __future__ import annotations

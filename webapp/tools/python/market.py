@@ -15,8 +15,9 @@ from typing import Any, Protocol
 
 import requests
 
+from ...settings import FINNHUB_BASE_URL
+
 MARKET_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "market"
-FINNHUB_BASE_URL = "https://finnhub.io/api/v1"
 RESOLUTIONS = frozenset({"1", "5", "15", "30", "60", "D", "W", "M"})
 
 _SYMBOL = re.compile(r"[A-Z0-9][A-Z0-9.\-:^=]{0,19}", re.ASCII)

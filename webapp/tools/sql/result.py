@@ -13,11 +13,12 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from webapp.settings import DEFAULT_TOOL_RESULT_MAX_BYTES
 from webapp.store.schema import QUERY_VIEWS
 from webapp.store.values import JsonValue, json_safe
 
 VIEWS_HINT = "query only the views " + ", ".join(QUERY_VIEWS)
-DEFAULT_MAX_BYTES = 262_144
+DEFAULT_MAX_BYTES = DEFAULT_TOOL_RESULT_MAX_BYTES
 # The least a value may keep however many columns share the bytes.
 MIN_VALUE_BYTES = 256
 

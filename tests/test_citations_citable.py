@@ -8,20 +8,20 @@ from dataclasses import dataclass
 import pytest
 
 from tests.support.turns import Rows
-from webapp.citations.targets import (
-    AccountTarget,
-    AnalysisTarget,
-    MarketDataTarget,
-    TaxReferenceTarget,
-)
-from webapp.turn import citable as citable_module
-from webapp.turn.citable import (
+from webapp.citations import citable as citable_module
+from webapp.citations.citable import (
     MAX_BLOCKS,
     chunks,
     from_document,
     from_python,
     from_sql,
     from_web_results,
+)
+from webapp.citations.targets import (
+    AccountTarget,
+    AnalysisTarget,
+    MarketDataTarget,
+    TaxReferenceTarget,
 )
 
 PLAID = "AmexCardAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"

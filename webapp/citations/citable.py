@@ -7,13 +7,16 @@ shows. Pure: tool results come in as plain values (the protocols below), blocks 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from ..citations.account_ids import ID_COLUMNS
-from ..citations.sources import (
+from ..text import valid_text
+from ..tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB, Content
+from .account_ids import ID_COLUMNS
+from .market import as_of, describe
+from .sources import (
     ANALYSIS_SOURCE,
     FILE_ID_COLUMN,
     MARKET_DATA_SOURCE,
@@ -24,10 +27,8 @@ from ..citations.sources import (
     target_for_source,
     targets_for_sql,
 )
-from ..citations.targets import CitationTarget, UserFileTarget
-from ..citations.urls import humanize_citation_url
-from ..text import valid_text
-from .market import as_of, describe
+from .targets import CitationTarget, UserFileTarget
+from .urls import humanize_citation_url
 
 MAX_BLOCK_CHARS = 1500
 MAX_BLOCKS = 40
@@ -63,6 +64,15 @@ class Citable:
             "content": [{"type": "text", "text": text} for text in self.texts],
             "citations": {"enabled": True},
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """A tool's result: what the model reads, and the blocks it may cite."""
+
+    content: list[dict[str, Any]]
+    citables: list[Citable] = field(default_factory=list)
+    is_error: bool = False
 
 
 def valid_citable(citable: Citable) -> Citable:
@@ -151,7 +161,7 @@ def _cell(value: object) -> str:
 
 def _web(tool: str, source: str, title: str, text: str, published: str | None) -> Citable:
     if not is_http_url(source):
-        source = SEARCH_SOURCE if tool == "search_web" else PYTHON_SEARCH_SOURCE
+        source = SEARCH_SOURCE if tool == SEARCH_WEB else PYTHON_SEARCH_SOURCE
     return Citable(
         tool,
         source,
@@ -220,7 +230,7 @@ def from_sql(result: SqlResultLike, now: str) -> list[Citable]:
         updated_at = synced_at(group.rows, now)
         citables.append(
             Citable(
-                "execute_sql",
+                EXECUTE_SQL,
                 group.source,
                 group.title,
                 texts,
@@ -296,11 +306,11 @@ def from_python(
 
     citables = [
         Citable(
-            "execute_python",
+            EXECUTE_PYTHON,
             source,
             f"{source.rsplit('/', 1)[-1]} market data",
             tuple(texts)[:MAX_BLOCKS],
-            target_for_source("execute_python", source),
+            target_for_source(EXECUTE_PYTHON, source),
             "market_data",
             updated_at=dated(source),
         )
@@ -309,11 +319,11 @@ def from_python(
     if untickered:
         citables.append(
             Citable(
-                "execute_python",
+                EXECUTE_PYTHON,
                 MARKET_DATA_SOURCE,
                 "Live data",
                 tuple(untickered)[:MAX_BLOCKS],
-                target_for_source("execute_python", MARKET_DATA_SOURCE),
+                target_for_source(EXECUTE_PYTHON, MARKET_DATA_SOURCE),
                 "analysis",
                 updated_at=dated(MARKET_DATA_SOURCE),
             )
@@ -321,19 +331,29 @@ def from_python(
     elif printed and not by_ticker:
         citables.append(
             Citable(
-                "execute_python",
+                EXECUTE_PYTHON,
                 ANALYSIS_SOURCE,
                 "Analysis",
                 printed,
-                target_for_source("execute_python", ANALYSIS_SOURCE),
+                target_for_source(EXECUTE_PYTHON, ANALYSIS_SOURCE),
                 "analysis",
                 updated_at=now,
             )
         )
-    citables += [_web("execute_python", a.url, a.title, a.text, a.published_date) for a in articles]
+    citables += [_web(EXECUTE_PYTHON, a.url, a.title, a.text, a.published_date) for a in articles]
     return citables
 
 
 def from_web_results(results: Iterable[ArticleLike]) -> list[Citable]:
     """Cite each web result under its URL (or the search itself when it has none)."""
-    return [_web("search_web", r.url, r.title, r.text, r.published_date) for r in results]
+    return [_web(SEARCH_WEB, r.url, r.title, r.text, r.published_date) for r in results]
+
+
+# How each kind of tool result becomes citable content: the registry's `ToolSpec.content`
+# names one of these (tests/test_tool_registry.py checks that each has its converter).
+CITABLE_FROM: Mapping[Content, Callable[..., Citable | list[Citable]]] = {
+    "sql_rows": from_sql,
+    "python_run": from_python,
+    "library_document": from_document,
+    "web_results": from_web_results,
+}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from webapp.turn.market import as_of, describe
+from webapp.citations.market import as_of, describe
 
 DAY = 1751054400  # 2025-06-27 20:00 UTC
 

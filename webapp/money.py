@@ -1,9 +1,20 @@
-"""Money as people read it, one way on every page: "$1,842.17", "-$20.00", "1,234.50 EUR".
+"""Money as people read it, one way everywhere: "$1,842.17", "-$20.00", "1,234.50 EUR".
 
-The same shape as the offline engine's answers (`webapp.llm.offline.words.money`), so a
-figure reads alike in the chat and on the accounts pages. Amounts round half up on their
-decimal digits (never through binary floats), and a currency other than the dollar keeps its
-ISO 4217 code after the number.
+The one formatter of amounts: the pages (a Jinja global, `templates/_money.html`), the offline
+engine's answers (`webapp.llm.offline.words.money`) and so the answer's Copy, which copies the
+answer's text, all draw a figure through `format_money`.
+
+- Minor units are the currency's own, from Unicode CLDR as `babel.numbers` carries them:
+  two for the dollar and the euro, none for the yen, three for the Bahraini dinar. A code
+  CLDR doesn't know gets two.
+- Rounding: an amount is read as the decimal it is written as (a float by its shortest repr,
+  never through binary digits) and rounded half up, a tie going away from zero, the way people
+  round by hand: 2.675 is $2.68, 1234.5 JPY is 1,235 JPY. (Banker's rounding, half even, is
+  for ledgers that add rounded figures; nothing adds what this module draws.)
+- Zero has no sign: -0.001 USD is "$0.00", never "-$0.00".
+- A value that is not a finite number, or has more than `LARGEST_DIGITS` whole digits (a
+  corrupt or hostile row: 1e1000000), is drawn as missing ("—"), not as a page of digits or
+  an error, and is left out of every total.
 """
 
 from __future__ import annotations
@@ -11,14 +22,20 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
-__all__ = ["as_decimal", "currency_code", "format_money", "format_percent"]
+from babel.numbers import get_currency_precision
 
-# Currencies whose amounts have no minor unit (ISO 4217 exponent 0) among the common ones.
-_NO_DECIMALS = frozenset({"CLP", "ISK", "JPY", "KRW", "VND"})
-_MISSING = "—"
-# The most whole digits an amount drawn as a number may have: far past any real balance. A
-# value past it (a corrupt or hostile row: 1e1000000) is drawn as missing, not as a page of
-# digits or an error, and is left out of every total.
+__all__ = [
+    "LARGEST_DIGITS",
+    "MISSING",
+    "as_decimal",
+    "currency_code",
+    "format_money",
+    "format_percent",
+    "minor_units",
+]
+
+MISSING = "—"
+# The most whole digits an amount drawn as a number may have: far past any real balance.
 LARGEST_DIGITS = 38
 
 
@@ -53,16 +70,21 @@ def currency_code(currency: object) -> str:
     return currency.strip().upper()
 
 
+def minor_units(code: str) -> int:
+    """Return how many decimal places amounts in `code` are drawn with (CLDR's digits)."""
+    return int(get_currency_precision(code))
+
+
 def format_money(value: object, currency: object = "USD", *, signed: bool = False) -> str:
-    """Format an amount: `$1,842.17`, `-$20.00`, `1,234.50 EUR`; `+$0.09` when `signed`."""
+    """Format an amount: `$1,842.17`, `-$20.00`, `1,235 JPY`; `+$0.09` when `signed`."""
     amount = as_decimal(value)
     if amount is None:
-        return _MISSING
+        return MISSING
     code = currency_code(currency)
-    places = 0 if code in _NO_DECIMALS else 2
+    places = minor_units(code)
     rounded = _round(amount, places)
     sign = "-" if rounded < 0 else "+" if signed and rounded > 0 else ""
-    digits = f"{abs(rounded):,.{places}f}"  # abs() also turns -0.00 into 0.00
+    digits = f"{rounded.copy_abs():,.{places}f}"  # exact at any length; -0.00 becomes 0.00
     return f"{sign}${digits}" if code == "USD" else f"{sign}{digits} {code}"
 
 
@@ -70,7 +92,7 @@ def format_percent(value: object, *, places: int = 1, signed: bool = False) -> s
     """Format a percentage: `25.3%`; `+0.05%` when `signed`."""
     amount = as_decimal(value)
     if amount is None:
-        return _MISSING
+        return MISSING
     rounded = _round(amount, places)
     sign = "-" if rounded < 0 else "+" if signed and rounded > 0 else ""
-    return f"{sign}{abs(rounded):,.{places}f}%"
+    return f"{sign}{rounded.copy_abs():,.{places}f}%"
