@@ -81,7 +81,40 @@
     if (box && dialog.contains(box)) { hideToast(); document.body.appendChild(box); }
     var el = announcerEl();
     if (el && dialog.contains(el)) document.body.appendChild(el);
+    // The phone's Chats dialog gives the sidebar's list back, and focus to its button.
+    var held = dialog.heldHome;
+    if (held && dialog.contains(held.el)) held.parent.insertBefore(held.el, held.next);
+    dialog.heldHome = null;
+    if (dialog.opener && document.contains(dialog.opener)) dialog.opener.focus();
+    dialog.opener = null;
   }, true);
+
+  // A dialog with `data-holds` shows an element of the page while open (the phone's Chats
+  // dialog shows the sidebar's list: one copy of it, so its ids and htmx targets stay one).
+  function lend(dialog) {
+    var id = dialog.getAttribute("data-holds");
+    var el = id && document.getElementById(id);
+    var slot = dialog.querySelector("[data-slot]");
+    if (!el || !slot || slot.contains(el)) return;
+    dialog.heldHome = {el: el, parent: el.parentNode, next: el.nextSibling};
+    slot.appendChild(el);
+  }
+
+  // `More chats` and `More results` put the next page in place of the link: focus goes to
+  // the first chat of that page, not back to the top of the document.
+  var morePage = null;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var link = event.target instanceof Element ? event.target : null;
+    if (!link || !link.matches(".more-link")) return;
+    var list = link.closest(".sessions, .results");
+    morePage = list && {list: list, count: list.querySelectorAll(".session-link, .result-link").length};
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!morePage) return;
+    var next = morePage.list.querySelectorAll(".session-link, .result-link")[morePage.count];
+    morePage = null;
+    if (next) next.focus();
+  });
 
   // Answers still streaming: a new question waits until they are done.
   var streaming = new Set();
@@ -245,7 +278,11 @@
       // The bar is a link to the sources page (for pages without JavaScript): open the sheet.
       event.preventDefault();
       var dialog = document.getElementById(opener.getAttribute("data-open-dialog"));
-      if (dialog instanceof HTMLDialogElement && !dialog.open) dialog.showModal();
+      if (dialog instanceof HTMLDialogElement && !dialog.open) {
+        lend(dialog);
+        dialog.opener = opener;
+        dialog.showModal();
+      }
       return;
     }
     var notice = target.closest("[data-notice]");

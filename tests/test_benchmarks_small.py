@@ -37,6 +37,19 @@ def test_stream_bytes_runs_and_the_settled_stream_sends_less(
         assert settled < whole
 
 
+def test_history_sidebar_runs_and_lists_a_page_of_chats(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    load("bench_history_sidebar").main((3, 60), rounds=1)
+    rows = [
+        line.split() for line in capsys.readouterr().out.splitlines() if line[:6].strip().isdigit()
+    ]
+    assert [row[0] for row in rows] == ["3", "60"]
+    # The page of 60 chats lists 50 of them: more bytes than 3 chats, a page's worth at most.
+    small, paged = (float(row[2].rstrip("K")) for row in rows)
+    assert small < paged
+
+
 def test_history_runs_and_a_long_chats_page_is_one_page(capsys: pytest.CaptureFixture[str]) -> None:
     load("bench_history").main((10, 60), rounds=1)
     rows = {

@@ -19,6 +19,7 @@ from .web import (
     api,
     auth,
     chat,
+    chats,
     favicon,
     files,
     health,
@@ -86,6 +87,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(api.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(chat.bp)
+    app.register_blueprint(chats.bp)
     app.register_blueprint(accounts.bp)
     app.register_blueprint(favicon.bp)
     app.register_blueprint(library.bp)

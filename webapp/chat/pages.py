@@ -119,10 +119,14 @@ def message_cursor(row: MessageRow) -> str:
     return _encode("m", (row.created_at.astimezone(UTC).isoformat(), row.role, row.id))
 
 
-def session_query(user_id: int, limit: int, before: str | None) -> sa.Select[Any]:
+def session_query(
+    user_id: int, limit: int, before: str | None, *, keep_empty: str | None = "*"
+) -> sa.Select[Any]:
     """Return the query of one page of chats (one row more, to tell whether older ones follow).
 
     The order is (updated_at, id), both descending: `ix_chat_sessions_user_page` read backwards.
+    `keep_empty` is as `list_sessions` has it: "*" lists every chat (the API), else only chats
+    with a question and the one empty chat named (the open one, for the sidebar).
     """
     updated, id_ = chat_sessions.c.updated_at, chat_sessions.c.id
     query = sa.select(*_SESSION_COLUMNS).where(chat_sessions.c.user_id == user_id)
@@ -130,17 +134,43 @@ def session_query(user_id: int, limit: int, before: str | None) -> sa.Select[Any
         when_text, id_text = _decode("s", before, 2)
         when, after_id = _when(when_text), _id(id_text)
         query = query.where(sa.or_(updated < when, sa.and_(updated == when, id_ < after_id)))
+    if keep_empty != "*":
+        asked = sa.exists().where(
+            ai_chat_logs.c.session_id == id_, ai_chat_logs.c.user_id == user_id
+        )
+        query = query.where(sa.or_(asked, id_ == (keep_empty or "")))
     return query.order_by(updated.desc(), id_.desc()).limit(limit + 1)
 
 
-def session_page(engine: Engine, user_id: int, limit: int, before: str | None) -> Page[SessionRow]:
-    """Return up to `limit` of the user's chats, most recently used first, older than `before`."""
-    query = session_query(user_id, limit, before)
+def _session_page(engine: Engine, query: sa.Select[Any], limit: int) -> Page[SessionRow]:
     with engine.connect() as conn:
         rows = [_session(r) for r in conn.execute(query)]
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(rows, session_cursor(rows[-1]) if more else None)
+
+
+def session_page(engine: Engine, user_id: int, limit: int, before: str | None) -> Page[SessionRow]:
+    """Return up to `limit` of the user's chats, most recently used first, older than `before`."""
+    return _session_page(engine, session_query(user_id, limit, before), limit)
+
+
+def sidebar_page(
+    engine: Engine,
+    user_id: int,
+    open_id: str | None,
+    before: str | None = None,
+    limit: int = SESSIONS_PAGE,
+) -> Page[SessionRow]:
+    """Return a page of the chats the sidebar lists: those asked in, and the open one."""
+    query = session_query(user_id, limit, before, keep_empty=open_id)
+    return _session_page(engine, query, limit)
+
+
+def latest_session(engine: Engine, user_id: int) -> SessionRow | None:
+    """Return the user's most recently used chat, or None: one row read, however many."""
+    rows = session_page(engine, user_id, 1, None).rows
+    return rows[0] if rows else None
 
 
 def message_query(user_id: int, session_id: str, limit: int, before: str | None) -> sa.Select[Any]:

@@ -28,6 +28,7 @@ from .tables import (
     chat_sessions,
     chat_workers,
 )
+from .titles import distinct_title
 
 TITLE_CHARS = 80
 
@@ -199,18 +200,23 @@ _SESSION_COLUMNS = (
 )
 
 
+LIST_LIMIT = 200  # the most chats one read returns; pages go further (chat/pages.py)
+
+
 def list_sessions(
-    engine: Engine, user_id: int, *, keep_empty: str | None = "*"
+    engine: Engine, user_id: int, *, keep_empty: str | None = "*", limit: int = LIST_LIMIT
 ) -> list[SessionRow]:
-    """Return the user's sessions, most recently used first.
+    """Return the user's latest `limit` sessions, most recently used first.
 
     `keep_empty` is the one empty chat still listed (the open one), or None for none; the
-    default "*" lists every chat (the API).
+    default "*" lists every chat. Pages and the sidebar read a page at a time instead
+    (`chat.pages.session_page`, `chat.pages.sidebar_page`).
     """
     query = (
         sa.select(*_SESSION_COLUMNS)
         .where(chat_sessions.c.user_id == user_id)
         .order_by(chat_sessions.c.updated_at.desc(), chat_sessions.c.id)
+        .limit(limit)
     )
     if keep_empty != "*":
         asked = sa.exists().where(ai_chat_logs.c.session_id == chat_sessions.c.id)
@@ -446,7 +452,9 @@ def _insert_exchange(
     update = chat_sessions.update().where(chat_sessions.c.id == session_id)
     conn.execute(update.values(updated_at=at))
     if title:
-        conn.execute(update.where(chat_sessions.c.title == "New chat").values(title=title))
+        untitled = update.where(chat_sessions.c.title == "New chat")
+        if conn.execute(untitled.values(updated_at=at)).rowcount:  # this is its first question
+            conn.execute(update.values(title=distinct_title(conn, user_id, session_id, title)))
 
 
 def _running_count(conn: sa.Connection, user_id: int) -> int:

@@ -24,7 +24,7 @@ from flask.blueprints import BlueprintSetupState
 from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
-from ..chat.pages import CONVERSATION_PAGE, BadCursor, Page, message_page
+from ..chat.pages import CONVERSATION_PAGE, BadCursor, Page, latest_session, message_page
 from ..chat.sessions import (
     KEY_CHARS,
     Asked,
@@ -44,8 +44,6 @@ from ..chat.store import (
     create_session,
     find_message,
     get_session,
-    list_sessions,
-    session_messages,
 )
 from ..chat.versions import asked_question
 from ..packets.state import PacketStream
@@ -55,6 +53,7 @@ from .answers import AnswerRenderer, AnswerViews
 from .api import MAX_QUESTION_CHARS, TOO_MANY_TURNS, new_chat, own_message, own_session
 from .auth import current_user, login_required
 from .back import back_to_answer
+from .chats import sidebar
 from .conversation import AnswerItem, QuestionItem, answer_actions, answer_item, conversation
 from .history import by_day
 from .htmx import htmx_details
@@ -104,9 +103,9 @@ def _page(session_id: str) -> Page[MessageRow]:
 @login_required
 def index() -> BaseResponse:
     """Open the latest chat, or a new one."""
-    sessions = list_sessions(get_engine(), current_user().id)
-    if sessions:
-        return redirect(url_for("chat.show", session_id=sessions[0].id))
+    latest = latest_session(get_engine(), current_user().id)
+    if latest is not None:
+        return redirect(url_for("chat.show", session_id=latest.id))
     created = create_session(get_engine(), current_user().id)
     return redirect(url_for("chat.show", session_id=created.id))
 
@@ -116,9 +115,9 @@ def index() -> BaseResponse:
 def new() -> BaseResponse:
     """Start a new chat (or reuse the latest one while it is still empty)."""
     user = current_user()
-    sessions = list_sessions(get_engine(), user.id)
-    if sessions and not session_messages(get_engine(), user.id, sessions[0].id):
-        return redirect(url_for("chat.show", session_id=sessions[0].id))
+    latest = latest_session(get_engine(), user.id)
+    if latest is not None and not message_page(get_engine(), user.id, latest.id, 1, None).rows:
+        return redirect(url_for("chat.show", session_id=latest.id))
     return redirect(url_for("chat.show", session_id=new_chat().id))
 
 
@@ -158,7 +157,7 @@ def chat_page(session_id: str, editing: str | None = None) -> str:
         messages=messages,
         earlier=page.before,
         older=older,
-        sessions=list_sessions(get_engine(), current_user().id, keep_empty=session_id),
+        **sidebar(session_id, request.args.get("chats_before") or None),
         running=any(isinstance(m, AnswerItem) and m.streaming for m in messages),
         max_chars=MAX_QUESTION_CHARS,
         editing=editing,
@@ -224,7 +223,7 @@ def _send(chat: SessionRow, question: str) -> BaseResponse | str | tuple[str, in
         question=QuestionItem(question, question_id),
         message=answer_item(session_id, message_id, views, latest=True),
         chat=chat,
-        sessions=list_sessions(get_engine(), user.id, keep_empty=chat.id),
+        **sidebar(chat.id),
     )
 
 
@@ -264,8 +263,8 @@ def _sidebar(open_id: str | None, page_title: str | None = None) -> str:
     return render_template(
         "_sessions.html",
         chat={"id": open_id or ""},
-        sessions=list_sessions(get_engine(), current_user().id, keep_empty=open_id),
         page_title=page_title,
+        **sidebar(open_id),
     )
 
 
@@ -299,8 +298,7 @@ def delete(session_id: str) -> BaseResponse | str:
         if htmx_details():
             return _sidebar(open_id)
         return redirect(url_for("chat.show", session_id=open_id))
-    sessions = list_sessions(get_engine(), user.id)
-    target = sessions[0] if sessions else create_session(get_engine(), user.id)
+    target = latest_session(get_engine(), user.id) or create_session(get_engine(), user.id)
     where = url_for("chat.show", session_id=target.id)
     if open_id == session_id:  # the page goes elsewhere: say where
         flash(f"Deleted “{deleted.title}”. You are now in “{target.title}”.")
