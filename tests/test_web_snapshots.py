@@ -62,8 +62,12 @@ def _kept(app: Flask, message_id: str) -> tuple[int | None, str | None]:
 
 
 def _article(page: BeautifulSoup, message_id: str) -> str:
+    """The answer's HTML, its forms' per-draw values (CSRF token, idempotency key) blanked:
+    a CSRF token carries the second it was made, so two draws may differ only there."""
     found = page.select_one(f"#message-{message_id}")
     assert found is not None
+    for field in found.select("input[name=csrf_token], input[name=idempotency_key]"):
+        field["value"] = ""
     return squash(found.decode())
 
 
