@@ -55,15 +55,9 @@ if __package__:
         limit,
         limit_ipc,
     )
-    from .procs import (
-        IpcObject,
-        descendants,
-        ipc_objects,
-        kill_descendants,
-        kill_uid,
-        memory_used,
-        remove_ipc,
-    )
+    from .procs import descendants, kill_descendants, kill_uid
+    from .sysvipc import IpcObject, ipc_objects, remove_ipc
+    from .tree_memory import memory_used
 else:  # run as a script by run_python: the sibling modules are top-level
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from isolate import (  # type: ignore[no-redef, import-not-found]
@@ -77,14 +71,16 @@ else:  # run as a script by run_python: the sibling modules are top-level
         limit_ipc,
     )
     from procs import (  # type: ignore[no-redef, import-not-found]
-        IpcObject,
         descendants,
-        ipc_objects,
         kill_descendants,
         kill_uid,
-        memory_used,
+    )
+    from sysvipc import (  # type: ignore[no-redef, import-not-found]
+        IpcObject,
+        ipc_objects,
         remove_ipc,
     )
+    from tree_memory import memory_used  # type: ignore[no-redef, import-not-found]
 
 SETUP_FAILED = 125
 CODE_NAME = "<code>"
