@@ -241,7 +241,7 @@ def _config(
         "code_path": str(made.folder / "code.py"),
         "scratch": str(made.folder / "scratch"),
         "uid": made.uid,
-        # Root makes the run its own IPC namespace (isolate.limit_ipc; launch._Ipc).
+        # Root makes the run its own IPC namespace (isolate.limit_ipc; tree_watch.RunIpc).
         "ipc_namespace": made.uid is not None,
         "lib_dir": str(LIB_DIR),
         "requests_fd": fds[0],
