@@ -30,8 +30,9 @@ from webapp import create_app
 from webapp.chat.store import StoredEvent
 from webapp.packets.state import PacketStream
 from webapp.sse import format_event
+from webapp.web.answer_body import answer_view
 from webapp.web.answers import AnswerViews
-from webapp.web.render import answer_view, sources_view
+from webapp.web.sheet import sources_view
 from webapp.web.stream import Phase, answer_stream
 
 PACE = 64

@@ -107,6 +107,7 @@ def test_an_installed_wheel_serves_the_chat_page_from_outside_the_checkout(
         inside = set(archive.namelist())
     assert {"webapp/templates/chat.html", "webapp/templates/login.html"} <= inside
     assert {"webapp/static/app.js", "webapp/static/icons/generic.svg"} <= inside
+    assert "webapp/store/demo_spending.toml" in inside  # the demo's rows are data, read at import
     assert not [name for name in inside if name.startswith(("templates/", "static/"))]
 
     # A fresh environment: the wheel installed into it, the locked dependencies seen through

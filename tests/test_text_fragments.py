@@ -11,7 +11,7 @@ from webapp.citations.targets import WebTarget
 from webapp.packets.destinations import WebPage, document_target
 from webapp.packets.documents import SearchDoc
 from webapp.packets.links import with_text_fragment
-from webapp.web.render import Opener, opener_for, target_opener
+from webapp.web.openers import Opener, opener_for, target_opener
 
 PAGE = "https://www.consumerfinance.gov/an-essential-guide-to-building-an-emergency-fund/"
 

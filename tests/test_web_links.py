@@ -20,7 +20,7 @@ from webapp.packets.destinations import (
 from webapp.packets.documents import SearchDoc
 from webapp.web.answers import icon_for
 from webapp.web.links import page_href
-from webapp.web.render import Opener, target_opener
+from webapp.web.openers import Opener, target_opener
 
 CARD = "AtVPgKt5aF8ZFKGcCMHn2zgT"
 CORE = Path(__file__).resolve().parent.parent / "webapp" / "packets"

@@ -13,16 +13,10 @@ from flask import Flask, render_template
 from webapp.citations.parse import parse_citation_target
 from webapp.packets.documents import SearchDoc
 from webapp.packets.state import PacketStream, ProcessedMessageState
+from webapp.web.answer_body import answer_text, answer_view
 from webapp.web.answers import LIBRARY
-from webapp.web.render import (
-    FILE_NOTICE,
-    Library,
-    account_labeler,
-    answer_text,
-    answer_view,
-    opener_for,
-    sources_view,
-)
+from webapp.web.openers import FILE_NOTICE, Library, opener_for
+from webapp.web.sheet import account_labeler, sources_view
 from webapp.web.snippet import snippet
 
 MID = "m1"

@@ -30,9 +30,9 @@ from webapp.packets.markers import CitationSegment, answer_segments
 from webapp.packets.state import PacketStream
 from webapp.sse import SSEDecoder
 from webapp.turn.answer import AnswerBuilder, CitedSource
+from webapp.web.answer_body import answer_view
 from webapp.web.answers import AnswerViews
 from webapp.web.markdown import line_start, render_markdown, settled_lines
-from webapp.web.render import answer_view
 from webapp.web.stream import Phase, answer_stream
 
 # Bits of markdown that change how the lines around them read: lists and their numbers,

@@ -14,8 +14,9 @@ from markupsafe import escape
 from webapp.chat.store import StoredEvent
 from webapp.packets.state import PacketStream
 from webapp.sse import ServerSentEvent, SSEDecoder
+from webapp.web.answer_body import answer_view
 from webapp.web.answers import AnswerViews
-from webapp.web.render import answer_view, sources_view
+from webapp.web.sheet import sources_view
 from webapp.web.stream import THROTTLE, Phase, answer_stream
 
 

@@ -3,9 +3,9 @@
 Every id is derived from a fixed seed, so tests and docs can rely on it: the same
 `seed-demo` on any machine gives the same account ids, and running it again changes nothing
 but the sync times and the days the transactions fall on (six months back from the day of
-seeding, webapp/store/demo_spending.py). Sync times are set back from the moment of
-seeding, by a different age per institution, as a bank sync would have left them; the
-manual account was never synced.
+seeding: webapp/store/demo_spending.py, from the kinds of rows in demo_spending.toml). Sync
+times are set back from the moment of seeding, by a different age per institution, as a
+bank sync would have left them; the manual account was never synced.
 """
 
 from __future__ import annotations

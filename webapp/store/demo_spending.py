@@ -5,15 +5,19 @@ machine (amounts vary by a hash of the seed, never by chance). The rows follow P
 shape and sign (a positive amount is money out of the account) and its personal-finance
 categories. A card's rows add up to its current balance: each month's charges are paid
 from checking on the first of the next month, and this month's charges, the rest of the
-card's balance included, are still owed.
+card's balance included, are still owed. What happens (the kinds of rows, the cards, a
+trip) is data, read once from `demo_spending.toml`; how it is dated and paid is here.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
 
 DAYS = 183  # about six months
 _SEED = "webapp-demo-spending-1"
@@ -59,330 +63,103 @@ class _Rule:
     category: str
     detail: str
     when: Callable[[date], bool]
-    channel: str = "in store"
+    channel: str
 
 
-def _monthly(day: int) -> Callable[[date], bool]:
-    return lambda on: on.day == day
+@dataclass(frozen=True, slots=True)
+class _Card:
+    """A card: who pays it, what it owes today, and the purchase that makes up the rest."""
+
+    card: AccountKey
+    payer: AccountKey
+    owes: float
+    memo: str
+    rest: tuple[str, str, str, str]  # name, merchant, category, detail
 
 
-def _weekly(weekday: int) -> Callable[[date], bool]:
-    return lambda on: on.weekday() == weekday
+@dataclass(frozen=True, slots=True)
+class _Demo:
+    """One user's demo: the kinds of rows, the cards, and a trip (rows by day of the trip)."""
+
+    rules: tuple[_Rule, ...] = ()
+    cards: tuple[_Card, ...] = ()
+    trip: tuple[tuple[int, DemoTransaction], ...] = ()
 
 
-def _fortnightly(anchor: date) -> Callable[[date], bool]:
-    return lambda on: (on - anchor).days % 14 == 0
+def _when(spec: Mapping[str, Any]) -> Callable[[date], bool]:
+    """Return the days a rule's `when` names (the forms are listed in demo_spending.toml)."""
+    match spec:
+        case {"monthly": int(day)}:
+            return lambda on: on.day == day
+        case {"weekly": int(weekday)}:
+            return lambda on: on.weekday() == weekday
+        case {"fortnightly": date() as anchor}:
+            return lambda on: (on - anchor).days % 14 == 0
+        case {"one_day_in": int(one_in), "salt": str(salt)}:
+            return lambda on: _hash(salt, on.isoformat()) % one_in == 0
+    raise ValueError(f"demo_spending.toml: a rule's `when` is none of the known forms: {spec!r}")
 
 
-def _some_days(salt: str, one_in: int) -> Callable[[date], bool]:
-    return lambda on: _hash(salt, on.isoformat()) % one_in == 0
+def _amounts(value: float | list[float]) -> tuple[float, float]:
+    low, high = value if isinstance(value, list) else (value, value)
+    return float(low), float(high)
 
 
-_FOOD = "FOOD_AND_DRINK"
-_GROCERIES = "FOOD_AND_DRINK_GROCERIES"
-_RESTAURANT = "FOOD_AND_DRINK_RESTAURANT"
-_COFFEE = "FOOD_AND_DRINK_COFFEE"
-_PAYDAY = date(2024, 1, 5)  # a Friday: pay comes every other Friday from then on
+def _load(text: str) -> dict[str, _Demo]:
+    """Read the demo users' rows, cards and trips from the TOML of demo_spending.toml."""
+    data = tomllib.loads(text)
+    accounts: dict[str, AccountKey] = {
+        short: (str(where), str(name)) for short, (where, name) in data["accounts"].items()
+    }
+    demos: dict[str, _Demo] = {}
+    for username, user in data["users"].items():
+        rules = tuple(
+            _Rule(
+                accounts[rule["account"]],
+                rule["name"],
+                rule.get("merchant"),
+                *_amounts(rule["amount"]),
+                rule["category"],
+                rule["detail"],
+                _when(rule["when"]),
+                rule["channel"],
+            )
+            for rule in user.get("rules", ())
+        )
+        cards = tuple(
+            _Card(
+                accounts[card["card"]],
+                accounts[card["payer"]],
+                float(card["owes"]),
+                card["memo"],
+                (rest["name"], rest["merchant"], rest["category"], rest["detail"]),
+            )
+            for card in user.get("cards", ())
+            for rest in (card["rest"],)
+        )
+        trip = tuple(
+            (
+                int(row["day"]),
+                DemoTransaction(
+                    accounts[row["account"]],
+                    date.min,  # dated when the trip is placed (`_trip`)
+                    row["name"],
+                    row.get("merchant"),
+                    float(row["amount"]),
+                    row["category"],
+                    row["detail"],
+                    row["channel"],
+                ),
+            )
+            for row in user.get("trip", ())
+        )
+        demos[username] = _Demo(rules, cards, trip)
+    return demos
 
-_CHASE_CHECKING = ("Chase", "Checking")
-_SAVINGS = ("Chase", "Savings")
-_WELLS = ("Wells Fargo", "Checking")
-_AMEX = ("American Express", "Credit card")
-_CITI = ("Citi", "Credit card")
-_SAPPHIRE = ("Chase", "Sapphire Preferred")
-_ALEX_CHECKING = ("Bank of America", "Checking")
-_ALEX_CARD = ("Bank of America", "Credit card")
 
-_RULES: dict[str, tuple[_Rule, ...]] = {
-    "demo": (
-        _Rule(
-            _CHASE_CHECKING,
-            "ACME CORP PAYROLL",
-            "Acme Corp",
-            -2850.0,
-            -2850.0,
-            "INCOME",
-            "INCOME_WAGES",
-            _fortnightly(_PAYDAY),
-            "other",
-        ),
-        _Rule(
-            _CHASE_CHECKING,
-            "ROCKET MORTGAGE PAYMENT",
-            "Rocket Mortgage",
-            2140.0,
-            2140.0,
-            "LOAN_PAYMENTS",
-            "LOAN_PAYMENTS_MORTGAGE_PAYMENT",
-            _monthly(2),
-            "online",
-        ),
-        _Rule(
-            _CHASE_CHECKING,
-            "PG&E WEB ONLINE",
-            "PG&E",
-            84.0,
-            142.0,
-            "RENT_AND_UTILITIES",
-            "RENT_AND_UTILITIES_GAS_AND_ELECTRICITY",
-            _monthly(12),
-            "online",
-        ),
-        _Rule(
-            _CHASE_CHECKING,
-            "COMCAST XFINITY",
-            "Xfinity",
-            79.99,
-            79.99,
-            "RENT_AND_UTILITIES",
-            "RENT_AND_UTILITIES_INTERNET_AND_CABLE",
-            _monthly(18),
-            "online",
-        ),
-        _Rule(
-            _CHASE_CHECKING,
-            "ONLINE TRANSFER TO SAVINGS",
-            None,
-            500.0,
-            500.0,
-            "TRANSFER_OUT",
-            "TRANSFER_OUT_ACCOUNT_TRANSFER",
-            _monthly(15),
-            "online",
-        ),
-        _Rule(
-            _SAVINGS,
-            "ONLINE TRANSFER FROM CHECKING",
-            None,
-            -500.0,
-            -500.0,
-            "TRANSFER_IN",
-            "TRANSFER_IN_ACCOUNT_TRANSFER",
-            _monthly(15),
-            "online",
-        ),
-        _Rule(
-            _CHASE_CHECKING,
-            "WHOLE FOODS MARKET",
-            "Whole Foods Market",
-            38.0,
-            96.0,
-            _FOOD,
-            _GROCERIES,
-            _weekly(5),
-        ),
-        _Rule(_WELLS, "SAFEWAY #1234", "Safeway", 42.0, 118.0, _FOOD, _GROCERIES, _weekly(1)),
-        _Rule(
-            _WELLS,
-            "SHELL OIL 5744",
-            "Shell",
-            38.0,
-            61.0,
-            "TRANSPORTATION",
-            "TRANSPORTATION_GAS",
-            _some_days("fuel", 9),
-        ),
-        _Rule(
-            _WELLS,
-            "CITY WATER DEPT",
-            "City Water",
-            46.0,
-            71.0,
-            "RENT_AND_UTILITIES",
-            "RENT_AND_UTILITIES_WATER",
-            _monthly(22),
-            "online",
-        ),
-        _Rule(
-            _AMEX, "TRADER JOE'S #552", "Trader Joe's", 24.0, 71.0, _FOOD, _GROCERIES, _weekly(6)
-        ),
-        _Rule(
-            _AMEX,
-            "CHIPOTLE 1822",
-            "Chipotle",
-            11.0,
-            19.0,
-            _FOOD,
-            "FOOD_AND_DRINK_FAST_FOOD",
-            _some_days("chipotle", 6),
-        ),
-        _Rule(
-            _AMEX,
-            "NOPA RESTAURANT",
-            "Nopa",
-            64.0,
-            138.0,
-            _FOOD,
-            _RESTAURANT,
-            _some_days("nopa", 17),
-        ),
-        _Rule(
-            _SAPPHIRE,
-            "BLUE BOTTLE COFFEE",
-            "Blue Bottle Coffee",
-            4.5,
-            9.75,
-            _FOOD,
-            _COFFEE,
-            _some_days("coffee", 3),
-        ),
-        _Rule(
-            _SAPPHIRE,
-            "LYFT *RIDE",
-            "Lyft",
-            12.0,
-            34.0,
-            "TRANSPORTATION",
-            "TRANSPORTATION_TAXIS_AND_RIDE_SHARES",
-            _some_days("lyft", 11),
-            "online",
-        ),
-        _Rule(
-            _CITI,
-            "NETFLIX.COM",
-            "Netflix",
-            15.49,
-            15.49,
-            "ENTERTAINMENT",
-            "ENTERTAINMENT_TV_AND_MOVIES",
-            _monthly(7),
-            "online",
-        ),
-        _Rule(
-            _CITI,
-            "SPOTIFY USA",
-            "Spotify",
-            11.99,
-            11.99,
-            "ENTERTAINMENT",
-            "ENTERTAINMENT_MUSIC_AND_AUDIO",
-            _monthly(14),
-            "online",
-        ),
-        _Rule(
-            _CITI,
-            "PLANET FITNESS",
-            "Planet Fitness",
-            24.99,
-            24.99,
-            "PERSONAL_CARE",
-            "PERSONAL_CARE_GYMS_AND_FITNESS_CENTERS",
-            _monthly(3),
-            "online",
-        ),
-        _Rule(
-            _CITI,
-            "APPLE.COM/BILL",
-            "Apple",
-            2.99,
-            2.99,
-            "GENERAL_SERVICES",
-            "GENERAL_SERVICES_OTHER_GENERAL_SERVICES",
-            _monthly(20),
-            "online",
-        ),
-        _Rule(
-            _CITI,
-            "CHEVRON 0092",
-            "Chevron",
-            35.0,
-            58.0,
-            "TRANSPORTATION",
-            "TRANSPORTATION_GAS",
-            _some_days("chevron", 13),
-        ),
-    ),
-    "alex": (
-        _Rule(
-            _ALEX_CHECKING,
-            "GLOBEX DIRECT DEP",
-            "Globex",
-            -2210.0,
-            -2210.0,
-            "INCOME",
-            "INCOME_WAGES",
-            _fortnightly(_PAYDAY + timedelta(days=7)),
-            "other",
-        ),
-        _Rule(
-            _ALEX_CHECKING,
-            "OAKWOOD APARTMENTS RENT",
-            "Oakwood Apartments",
-            1875.0,
-            1875.0,
-            "RENT_AND_UTILITIES",
-            "RENT_AND_UTILITIES_RENT",
-            _monthly(1),
-            "online",
-        ),
-        _Rule(
-            _ALEX_CHECKING,
-            "DUKE ENERGY",
-            "Duke Energy",
-            61.0,
-            104.0,
-            "RENT_AND_UTILITIES",
-            "RENT_AND_UTILITIES_GAS_AND_ELECTRICITY",
-            _monthly(10),
-            "online",
-        ),
-        _Rule(_ALEX_CHECKING, "KROGER #771", "Kroger", 35.0, 92.0, _FOOD, _GROCERIES, _weekly(6)),
-        _Rule(
-            _ALEX_CARD,
-            "HULU",
-            "Hulu",
-            17.99,
-            17.99,
-            "ENTERTAINMENT",
-            "ENTERTAINMENT_TV_AND_MOVIES",
-            _monthly(9),
-            "online",
-        ),
-        _Rule(
-            _ALEX_CARD,
-            "STARBUCKS 2231",
-            "Starbucks",
-            4.25,
-            8.5,
-            _FOOD,
-            _COFFEE,
-            _some_days("alex-coffee", 4),
-        ),
-        _Rule(
-            _ALEX_CARD,
-            "BP GAS 4410",
-            "BP",
-            31.0,
-            52.0,
-            "TRANSPORTATION",
-            "TRANSPORTATION_GAS",
-            _some_days("alex-gas", 12),
-        ),
-    ),
-}
-
-# Where each card's payments come from, and what the card owes today (its current balance).
-_CARDS: dict[str, tuple[tuple[AccountKey, AccountKey, float, str], ...]] = {
-    "demo": (
-        (_AMEX, _CHASE_CHECKING, 1842.17, "AMERICAN EXPRESS AUTOPAY"),
-        (_CITI, _CHASE_CHECKING, 624.50, "CITI CARD ONLINE PAYMENT"),
-        (_SAPPHIRE, _CHASE_CHECKING, 2315.40, "CHASE CREDIT CRD AUTOPAY"),
-    ),
-    "alex": ((_ALEX_CARD, _ALEX_CHECKING, 410.09, "BANK OF AMERICA CARD PAYMENT"),),
-}
-
-# The purchase that makes up the rest of what each card owes this month.
-_BIG_PURCHASES: dict[AccountKey, tuple[str, str, str, str]] = {
-    _AMEX: ("DELTA AIR LINES", "Delta Air Lines", "TRAVEL", "TRAVEL_FLIGHTS"),
-    _CITI: ("BEST BUY 00412", "Best Buy", "GENERAL_MERCHANDISE", "GENERAL_MERCHANDISE_ELECTRONICS"),
-    _SAPPHIRE: ("MARRIOTT HOTELS", "Marriott", "TRAVEL", "TRAVEL_LODGING"),
-    _ALEX_CARD: (
-        "TARGET 00019",
-        "Target",
-        "GENERAL_MERCHANDISE",
-        "GENERAL_MERCHANDISE_SUPERSTORES",
-    ),
-}
+_DEMOS = _load(Path(__file__).with_name("demo_spending.toml").read_text(encoding="utf-8"))
+# Every demo card: a card's charges of the last two days have not posted yet.
+_CARD_ACCOUNTS = frozenset(card.card for demo in _DEMOS.values() for card in demo.cards)
 
 
 def _month_start(on: date, back: int = 0) -> date:
@@ -390,61 +167,21 @@ def _month_start(on: date, back: int = 0) -> date:
     return date(month // 12, month % 12 + 1, 1)
 
 
-def _trip(username: str, today: date) -> Iterator[DemoTransaction]:
-    """A trip two months ago, and a refund of one of its charges."""
-    if username != "demo":
-        return
+def _trip(demo: _Demo, today: date) -> Iterator[DemoTransaction]:
+    """A trip that starts on the tenth of the month two months ago (a refund included)."""
     start = _month_start(today, 2) + timedelta(days=9)
-    yield DemoTransaction(
-        _SAPPHIRE,
-        start,
-        "UNITED AIRLINES",
-        "United Airlines",
-        486.20,
-        "TRAVEL",
-        "TRAVEL_FLIGHTS",
-        "online",
-    )
-    yield DemoTransaction(
-        _SAPPHIRE,
-        start + timedelta(days=3),
-        "HILTON SEATTLE",
-        "Hilton",
-        612.40,
-        "TRAVEL",
-        "TRAVEL_LODGING",
-        "in store",
-    )
-    yield DemoTransaction(
-        _SAPPHIRE,
-        start + timedelta(days=4),
-        "PIKE PLACE CHOWDER",
-        "Pike Place Chowder",
-        38.75,
-        _FOOD,
-        _RESTAURANT,
-        "in store",
-    )
-    refund_on = start + timedelta(days=12)
-    yield DemoTransaction(
-        _SAPPHIRE,
-        refund_on,
-        "HILTON SEATTLE REFUND",
-        "Hilton",
-        -104.10,
-        "TRAVEL",
-        "TRAVEL_LODGING",
-        "in store",
-    )
+    for day, row in demo.trip:
+        yield replace(row, on=start + timedelta(days=day))
 
 
 def demo_transactions(username: str, today: date) -> list[DemoTransaction]:
     """Return `username`'s rows from DAYS before `today` up to `today`, oldest first."""
+    demo = _DEMOS.get(username, _Demo())
     first = today - timedelta(days=DAYS)
     rows: list[DemoTransaction] = []
     for offset in range(DAYS + 1):
         on = first + timedelta(days=offset)
-        for rule in _RULES.get(username, ()):
+        for rule in demo.rules:
             if rule.when(on):
                 amount = _between(rule.low, rule.high, username, rule.name, on.isoformat())
                 rows.append(
@@ -459,23 +196,23 @@ def demo_transactions(username: str, today: date) -> list[DemoTransaction]:
                         rule.channel,
                     )
                 )
-    rows += [row for row in _trip(username, today) if first <= row.on <= today]
-    rows += list(_card_payments(username, today, first, rows))
+    rows += [row for row in _trip(demo, today) if first <= row.on <= today]
+    rows += list(_card_payments(demo, today, first, rows))
     for index, row in enumerate(rows):
         # A card's charges of the last two days have not posted yet.
-        if row.amount > 0 and row.account in _BIG_PURCHASES and (today - row.on).days < 2:
+        if row.amount > 0 and row.account in _CARD_ACCOUNTS and (today - row.on).days < 2:
             rows[index] = replace(row, pending=True)
     return sorted(rows, key=lambda row: (row.on, row.account, row.name))
 
 
 def _card_payments(
-    username: str, today: date, first: date, rows: list[DemoTransaction]
+    demo: _Demo, today: date, first: date, rows: list[DemoTransaction]
 ) -> Iterator[DemoTransaction]:
     this_month = _month_start(today)
-    for card, payer, owed, memo in _CARDS.get(username, ()):
+    for card in demo.cards:
         charges: dict[date, float] = {}
         for row in rows:
-            if row.account == card:
+            if row.account == card.card:
                 month = _month_start(row.on)
                 charges[month] = charges.get(month, 0.0) + row.amount
         # Each month before this one is paid in full on the first of the next.
@@ -487,7 +224,7 @@ def _card_payments(
                 continue
             amount = round(total, 2)
             yield DemoTransaction(
-                card,
+                card.card,
                 paid_on,
                 "PAYMENT THANK YOU",
                 None,
@@ -497,9 +234,9 @@ def _card_payments(
                 "other",
             )
             yield DemoTransaction(
-                payer,
+                card.payer,
                 paid_on,
-                memo,
+                card.memo,
                 None,
                 amount,
                 "LOAN_PAYMENTS",
@@ -507,9 +244,8 @@ def _card_payments(
                 "other",
             )
         # What the card owes beyond this month's charges is one larger purchase of this month.
-        rest = round(owed - charges.get(this_month, 0.0), 2)
-        name, merchant, category, detail = _BIG_PURCHASES[card]
+        rest = round(card.owes - charges.get(this_month, 0.0), 2)
+        name, merchant, category, detail = card.rest
         if rest > 0:
-            yield DemoTransaction(
-                card, max(this_month, first), name, merchant, rest, category, detail, "in store"
-            )
+            on = max(this_month, first)
+            yield DemoTransaction(card.card, on, name, merchant, rest, category, detail, "in store")

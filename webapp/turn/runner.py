@@ -21,8 +21,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..citations.citable import Citable, ToolOutcome, valid_citable
-from ..citations.registry import CitationRegistry
+from ..citations.citable import ToolOutcome, valid_citable
 from ..llm.base import (
     UNAVAILABLE,
     ContextTooLong,
@@ -36,6 +35,11 @@ from ..packets.documents import SearchDoc
 from ..settings import DEFAULT_MAX_TOKENS
 from ..text import valid_json
 from .answer import AnswerBuilder, CitedSource
+from .checkpoint import (
+    citables_from_checkpoint,
+    citables_to_checkpoint,
+    registry_from_checkpoint,
+)
 from .emit import Emitter, SinkClosed, TurnSink, search_doc
 from .prompt import SYSTEM_PROMPT, TOOLS
 
@@ -119,16 +123,8 @@ class _Turn:
         self.sink = sink
         self.messages: list[dict[str, Any]] = list(checkpoint["messages"])
         self.round = int(checkpoint.get("round", 0))
-        self.registry = CitationRegistry.from_checkpoint(checkpoint)
-        # A checkpoint from before targets has none: its sources stream untyped, and stay so
-        # when written again, since a citation cannot say which write it came from.
-        for source in _written_sources(self.messages):
-            if source not in self.registry:
-                self.registry.record(source, None)
-        self.citables: dict[str, Citable] = {}
-        for raw in checkpoint.get("citables", []):
-            citable = Citable(**{**raw, "texts": tuple(raw["texts"]), "target": None})
-            self.citables[citable.source] = citable
+        self.registry = registry_from_checkpoint(checkpoint, self.messages)
+        self.citables = citables_from_checkpoint(checkpoint)
         self.sources = {s: CitedSource(c.title, c.link) for s, c in self.citables.items()}
         self.answer = AnswerBuilder(self.registry, self.sources)
         self.answer.restore(checkpoint.get("answer"))
@@ -144,20 +140,7 @@ class _Turn:
             "round": self.round,
             "citationTargets": self.registry.to_checkpoint(),
             # What the messages' search_result blocks do not say: links, kinds, dates.
-            "citables": [
-                {
-                    "tool": c.tool,
-                    "source": c.source,
-                    "title": c.title,
-                    "texts": list(c.texts),
-                    "source_type": c.source_type,
-                    "link": c.link,
-                    "updated_at": c.updated_at,
-                    "is_internet": c.is_internet,
-                    "file_id": c.file_id,
-                }
-                for c in self.citables.values()
-            ],
+            "citables": citables_to_checkpoint(self.citables.values()),
             "answer": self.answer.state(),
             "message_turn": self.emitter.message_turn,
             "history_len": self.history_len,
@@ -355,18 +338,6 @@ class _Turn:
 def _sendable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return the blocks the API takes back: an empty text block is refused, so it is left out."""
     return [b for b in content if not (b.get("type") == "text" and not b.get("text"))]
-
-
-def _written_sources(messages: list[dict[str, Any]]) -> list[str]:
-    sources = []
-    for message in messages:
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            inner = block.get("content") if block.get("type") == "tool_result" else [block]
-            for item in inner if isinstance(inner, list) else []:
-                if isinstance(item, dict) and item.get("type") == "search_result":
-                    sources.append(str(item.get("source")))
-    return sources
 
 
 def _starts_text(event: dict[str, Any]) -> bool:

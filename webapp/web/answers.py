@@ -16,15 +16,10 @@ from ..packets.documents import SearchDoc
 from ..packets.select import icon_key
 from ..packets.state import PacketStream
 from ..store.accounts import list_accounts
+from .answer_body import AnswerView, answer_view
 from .library import library_path
-from .render import (
-    AnswerView,
-    Library,
-    SourcesView,
-    account_labeler,
-    answer_view,
-    sources_view,
-)
+from .openers import Library
+from .sheet import SourcesView, account_labeler, sources_view
 from .status import status_text
 
 GENERIC_ERROR = "Something went wrong while answering. Please try again."

@@ -57,7 +57,7 @@ from .chats import sidebar
 from .conversation import AnswerItem, QuestionItem, answer_actions, answer_item, conversation
 from .history import by_day
 from .htmx import htmx_details
-from .render import FILE_NOTICE
+from .openers import FILE_NOTICE
 from .responses import is_text
 from .snapshots import draw_answers
 from .stream import Phase, answer_stream, counted_sse_response

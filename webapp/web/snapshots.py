@@ -37,17 +37,10 @@ from ..packets.destinations import (
     PortfolioPage,
     WebPage,
 )
+from .answer_body import AnswerText, AnswerView
 from .answers import AnswerRenderer, AnswerViews
-from .render import (
-    AnswerText,
-    AnswerView,
-    ChooserLink,
-    Opener,
-    OpenKind,
-    Section,
-    SourceRow,
-    SourcesView,
-)
+from .openers import ChooserLink, Opener, OpenKind
+from .sheet import Section, SourceRow, SourcesView
 
 log = logging.getLogger(__name__)
 

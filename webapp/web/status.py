@@ -13,7 +13,7 @@ from ..packets.documents import SearchDoc
 from ..packets.models import Packet, SearchToolDocumentsDelta
 from ..packets.wire import parse_packet
 from ..tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, READERS, SEARCH_WEB
-from .render import title_of
+from .sheet import title_of
 
 THINKING = "Thinking…"
 # The most titles a step names before it says how many more.

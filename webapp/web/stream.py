@@ -41,9 +41,9 @@ from ..chat.service import ChatService, WorkerStopping
 from ..chat.store import StoredEvent
 from ..packets.state import PacketStream
 from ..sse import format_comment, format_event
+from .answer_body import AnswerText
 from .answers import GENERIC_ERROR, AnswerViews, packet_error, reset_after
 from .markdown import line_start, settled_lines
-from .render import AnswerText
 from .status import THINKING
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cgroup as cgroups
-from .procs import kill_uid, reapable_uid, remove_uid_ipc, start_time, user_pids
+from .procs import kill_uid, reapable_uid, start_time, user_pids
+from .sysvipc import remove_uid_ipc
 
 log = logging.getLogger(__name__)
 

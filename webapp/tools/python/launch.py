@@ -22,6 +22,9 @@ new session, with the data pipe fds and one end of a control socket. Three proce
 - The code's process: resource limits, the throwaway uid, then the code. Without root it is
   the supervisor's child and dies with it (PR_SET_PDEATHSIG).
 
+The supervisor's watch over the tree (its children, IPC objects and memory, and ending it)
+is `tree_watch.py`.
+
 Any failure during setup ends the run with SETUP_FAILED: it never runs the code with less
 isolation than it promised.
 """
@@ -36,7 +39,6 @@ import linecache
 import os
 import resource
 import select
-import shutil
 import signal
 import sys
 import traceback
@@ -55,15 +57,7 @@ if __package__:
         limit,
         limit_ipc,
     )
-    from .procs import (
-        IpcObject,
-        descendants,
-        ipc_objects,
-        kill_descendants,
-        kill_uid,
-        memory_used,
-        remove_ipc,
-    )
+    from .tree_watch import Children, RunIpc, end_tree, watch
 else:  # run as a script by run_python: the sibling modules are top-level
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from isolate import (  # type: ignore[no-redef, import-not-found]
@@ -76,19 +70,15 @@ else:  # run as a script by run_python: the sibling modules are top-level
         limit,
         limit_ipc,
     )
-    from procs import (  # type: ignore[no-redef, import-not-found]
-        IpcObject,
-        descendants,
-        ipc_objects,
-        kill_descendants,
-        kill_uid,
-        memory_used,
-        remove_ipc,
+    from tree_watch import (  # type: ignore[no-redef, import-not-found]
+        Children,
+        RunIpc,
+        end_tree,
+        watch,
     )
 
 SETUP_FAILED = 125
 CODE_NAME = "<code>"
-WATCH_SECONDS = 0.02
 
 
 def _error_line(exc: BaseException, memory_mb: int) -> str:
@@ -206,86 +196,6 @@ def _init(config: Mapping[str, Any], code: str, status_w: int) -> NoReturn:
             os._exit(0)
 
 
-class _Children:
-    """Collects the supervisor's exited children, keeping its main child's wait status."""
-
-    def __init__(self, main: int) -> None:
-        self.main = main
-        self.status: int | None = None
-
-    def reap(self) -> None:
-        with contextlib.suppress(ChildProcessError):
-            while True:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-                if pid == 0:
-                    return
-                if pid == self.main:
-                    self.status = status
-
-
-class _Ipc:
-    """The run's SysV IPC objects (shared memory, message queues, semaphores).
-
-    In the run's own IPC namespace every object is the run's. Without one: those its
-    throwaway uid made or owns, and (without a uid) the segments made since the run began,
-    as this process's user, by a process of the tree.
-    """
-
-    def __init__(self, own_namespace: bool, uid: int | None) -> None:
-        self.own_namespace = own_namespace
-        self.uid = uid
-        self.me = os.getuid()
-        self.before = set() if own_namespace else {(o.kind, o.id) for o in ipc_objects()}
-        self.pids: set[int] = set()  # every process of the tree the watchdog has seen
-
-    def ours(self) -> list[IpcObject]:
-        found = ipc_objects()
-        if self.own_namespace:
-            return found
-        return [o for o in found if self._made_by_run(o)]
-
-    def _made_by_run(self, item: IpcObject) -> bool:
-        if self.uid is not None:
-            return self.uid in (item.uid, item.cuid)
-        return (
-            (item.kind, item.id) not in self.before
-            and item.cuid == self.me
-            and item.cpid in self.pids
-        )
-
-    def memory(self) -> int:
-        """Return the bytes the run's objects hold (a segment's pages, a queue's messages)."""
-        return sum(item.size for item in self.ours())
-
-    def remove(self) -> None:
-        remove_ipc(self.ours())
-
-
-def _end_tree(config: Mapping[str, Any], children: _Children, ipc: _Ipc) -> bool:
-    """Kill every process of the run and remove its IPC objects; say whether none is left."""
-    done = kill_descendants(reap=children.reap)
-    if config["uid"] is not None:
-        done = kill_uid(config["uid"]) and done
-    with contextlib.suppress(OSError):
-        ipc.remove()
-    return done
-
-
-def _abandon(config: Mapping[str, Any], children: _Children, ipc: _Ipc) -> NoReturn:
-    """The app's process is gone: end the run and remove what it made, then exit."""
-    if _end_tree(config, children, ipc):
-        # Only once nothing of the run is left; otherwise the start-up sweep finds it.
-        cgroup = config["cgroup"]
-        for _ in range(100):
-            if cgroup is None or not os.path.isdir(cgroup):
-                shutil.rmtree(config["workdir"], ignore_errors=True)
-                break
-            with contextlib.suppress(OSError):
-                os.rmdir(cgroup)
-            select.select([], [], [], 0.02)
-    os._exit(1)
-
-
 def _exit_as(status: int) -> NoReturn:
     """Exit as a process with wait status `status` did: same exit code or same signal."""
     if os.WIFSIGNALED(status):
@@ -298,57 +208,6 @@ def _exit_as(status: int) -> NoReturn:
             os.kill(os.getpid(), sig)
         os._exit(128 + sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
-
-
-def _own_tmpfs(config: Mapping[str, Any]) -> list[str]:
-    """Return where, as root, the run has tmpfs of its own: its scratch and hidden folders."""
-    if config["uid"] is None:
-        return []
-    return [os.path.realpath(path) for path in (config["scratch"], *config["hide"])]
-
-
-def _code_memory(
-    config: Mapping[str, Any], child: int, budget: int, ipc: _Ipc, filled: list[str]
-) -> int:
-    """Return what the code's processes use together (the sandbox's init is not the code's),
-    their shared memory and IPC objects included, held or not.
-
-    A process alone never goes past the budget here with its own private memory (RLIMIT_AS
-    holds it to less), so it meets its own MemoryError first; only processes together do,
-    or memory that outlives a mapping (memfds, SysV segments).
-    """
-    init = child if config["uid"] is not None else None
-    pids = [p for p in descendants(os.getpid()) if p != init]
-    ipc.pids.update(pids)
-    return memory_used(pids, budget, ipc.memory(), filled)
-
-
-def _watch(config: Mapping[str, Any], child: int, children: _Children, ipc: _Ipc) -> bool:
-    """Wait for the child to end; say whether the tree went past the memory limit."""
-    control, budget = config["control_fd"], config["watch_memory_bytes"]
-    poller = select.poll()
-    poller.register(control, select.POLLIN)
-    pidfd: int | None = None
-    with contextlib.suppress(OSError):  # no pidfds (before Linux 5.3): check on a timer
-        pidfd = os.pidfd_open(child)
-        poller.register(pidfd, select.POLLIN)
-    filled = _own_tmpfs(config)
-    tick = WATCH_SECONDS if budget is not None else (None if pidfd is not None else 0.05)
-    over = False
-    while True:
-        ready = {fd for fd, _ in poller.poll(None if tick is None else int(tick * 1000))}
-        children.reap()
-        if children.status is not None:
-            return over
-        if control in ready:
-            _abandon(config, children, ipc)
-        if (
-            budget is not None
-            and not over
-            and _code_memory(config, child, budget, ipc, filled) > budget
-        ):
-            over = True
-            _end_tree(config, children, ipc)
 
 
 def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
@@ -368,7 +227,7 @@ def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
                 limit_ipc(config["memory_bytes"])
         if config["uid"] is not None:
             kernel.unshare(CLONE_NEWPID)  # our next child is the new namespace's init
-        ipc = _Ipc(own_ipc, config["uid"])
+        ipc = RunIpc(own_ipc, config["uid"])
         status_r, status_w = os.pipe()
     except Exception as exc:
         _setup_failed(exc)
@@ -384,8 +243,8 @@ def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
     os.close(status_w)
     for fd in (config["requests_fd"], config["replies_fd"]):
         os.close(fd)
-    children = _Children(child)
-    over = _watch(config, child, children, ipc)
+    children = Children(child)
+    over = watch(config, child, children, ipc)
     status = children.status
     assert status is not None
     if config["uid"] is not None:
@@ -394,7 +253,7 @@ def supervise(config: Mapping[str, Any], code: str) -> NoReturn:
             reported = os.read(status_r, 4)
             # The init's own status only when it ended before the code did (setup failed).
             status = int.from_bytes(reported, "little") if len(reported) == 4 else status
-    _end_tree(config, children, ipc)  # a child the code left running (setsid or not) ends here
+    end_tree(config, children, ipc)  # a child the code left running (setsid or not) ends here
     with contextlib.suppress(OSError):
         os.write(config["control_fd"], json.dumps({"memory_exceeded": over}).encode() + b"\n")
     _exit_as(status)

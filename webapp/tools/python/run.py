@@ -57,9 +57,10 @@ from . import cgroup as cgroups
 from .claim import MAX_TIMEOUT_S, Claim, claim, release
 from .launch import SETUP_FAILED
 from .market import MarketData, default_market
-from .procs import kill_uid, remove_uid_ipc
+from .procs import kill_uid
 from .results import PythonResult, SandboxError
 from .service import DataService
+from .sysvipc import remove_uid_ipc
 
 HERE = Path(__file__).resolve().parent
 LAUNCHER = HERE / "launch.py"
@@ -240,7 +241,7 @@ def _config(
         "code_path": str(made.folder / "code.py"),
         "scratch": str(made.folder / "scratch"),
         "uid": made.uid,
-        # Root makes the run its own IPC namespace (isolate.limit_ipc; launch._Ipc).
+        # Root makes the run its own IPC namespace (isolate.limit_ipc; tree_watch.RunIpc).
         "ipc_namespace": made.uid is not None,
         "lib_dir": str(LIB_DIR),
         "requests_fd": fds[0],

@@ -1,147 +1,34 @@
-"""Packets to what the templates draw: the answer body, inline citations and the sources sheet.
+"""Packets to the answer's body: its markdown, inline citations and their previews.
 
-docs/specs.md#the-sources-bar-and-sheet and rule J3 (where a source opens), rendered by the
-server. Every string from a tool or the model is escaped; only `<hi>` emphasis in a
-highlight becomes markup, and citation links are built here with `Markup.format`. The app's
-own pages (an account, the portfolio, a quote, the library reader) are spelled by
-`links.page_href`, so drawing a link to one needs a Flask app context; a web page's link is
-its checked URL. A library document opens in the app's reader when a `Library` finds it;
-its public URL, if any, stays one click away beside its row.
+docs/specs.md#the-sources-bar-and-sheet (an inline number opens like its row) and rule J5
+(an account citation opens only once its target is settled), drawn by the server. Every
+string from a tool or the model is escaped; citation links are built here with
+`Markup.format`. Where each citation opens is `openers.opener_for`; what its preview says is
+`sheet.preview_of`, the sheet row's own words.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 from markupsafe import Markup
 
-from ..citations.account_ids import match_account
-from ..citations.targets import AccountsTarget, AccountTarget, UserFileTarget, names_provider
-from ..packets.destinations import (
-    AccountLabeler,
-    AccountPage,
-    AccountsPage,
-    AppPage,
-    FilePage,
-    FileTarget,
-    LibraryPage,
-    LibraryPathFinder,
-    MarketPage,
-    NoTarget,
-    PortfolioPage,
-    SourceTarget,
-    WebPage,
-    document_target,
-)
+from ..citations.targets import AccountsTarget, AccountTarget, UserFileTarget
+from ..packets.destinations import AccountLabeler
 from ..packets.documents import SearchDoc
-from ..packets.links import browser_url, display_title, domain_of, with_text_fragment
 from ..packets.markers import CitationSegment, answer_segments
 from ..packets.models import USER_CANCELLED
-from ..packets.select import select_sources
 from ..packets.state import ProcessedMessageState
-from .links import page_href
 from .markdown import placeholder, render_markdown, strip_placeholders
-from .snippet import freshness, snippet
-
-FILE_NOTICE = "Preview isn't available yet"
-IconFor = Callable[[SearchDoc], str]
-OpenKind = Literal["browser", "page", "chooser", "file", "none"]
+from .openers import FILE_NOTICE, Library, Opener, opener_for, opens_words
+from .sheet import Preview, preview_of, title_of
 
 _CR = re.compile(r"\r\n?")
 _MARKER = re.compile(r"\[\[(\d{1,9})\]\]")
 MAX_MARKER_NUMBER = 10**9 - 1  # a marker's number has at most nine digits
-_SOURCE_TYPES = {
-    "account": "Your account", "portfolio": "Your portfolio", "market_data": "Market data",
-    "analysis": "Analysis", "web": "Web", "tax_reference": "Tax reference",
-    "card_document": "Card document", "mortgage_reference": "Mortgage reference",
-    "document": "Document",
-}  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class Library:
-    """Library citations open in the app's reader: `path_for` finds the document a corpus
-    cites under a URL."""
-
-    path_for: LibraryPathFinder
-
-
-def _href(target: WebPage | AppPage | None) -> str | None:
-    match target:
-        case None:
-            return None
-        case WebPage(url=url, cite=cite):
-            return with_text_fragment(url, cite)
-    return page_href(target)
-
-
-@dataclass(frozen=True, slots=True)
-class ChooserLink:
-    """One account a chooser offers: its label and its page."""
-
-    label: str
-    page: AccountPage
-
-    @property
-    def href(self) -> str:
-        """Return the account page's URL (spelled as it is drawn, in a request)."""
-        return page_href(self.page)
-
-
-@dataclass(frozen=True, slots=True)
-class Opener:
-    """How a source opens: a link, a chooser popover, the file notice, or nothing.
-
-    A link's `target` is spelled only as it is drawn (`href`): a citation drawn without a
-    link (pending, or a chooser's button) needs no app to spell one. `original` is a library
-    document's public URL, offered beside the reader's link.
-    """
-
-    kind: OpenKind
-    target: WebPage | AppPage | None = None
-    options: tuple[ChooserLink, ...] = ()
-    dom_id: str = ""
-    original: str | None = None
-
-    @property
-    def href(self) -> str | None:
-        """Return the URL a link opens: a web page's own, an app page's from `page_href`."""
-        return _href(self.target)
-
-    @property
-    def original_host(self) -> str | None:
-        """Return the host of `original`, as a row names it."""
-        return domain_of(self.original)
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRow:
-    title: str
-    meta: str
-    snippet: Markup
-    icon: str
-    opener: Opener
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    heading: str
-    rows: tuple[SourceRow, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SourcesView:
-    """The "Sources · N" bar and its sheet; drawn only when `visible`."""
-
-    message_id: str
-    visible: bool
-    count: int = 0
-    icons: tuple[str, ...] = ()
-    sections: tuple[Section, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,131 +84,6 @@ class AnswerView:
         return self.streaming and not self.text.markdown.strip() and self.error is None
 
 
-def account_labeler(accounts: Iterable[Mapping[str, object]]) -> AccountLabeler:
-    """Name a cited account id by the user's own account: "Credit card · Citi"."""
-    rows = list(accounts)
-
-    def label(account_id: str) -> str | None:
-        found = match_account(rows, account_id)
-        if found is None:
-            return None
-        name, where = found.get("account_name"), found.get("institution_name")
-        if not isinstance(name, str) or not name.strip():
-            return None
-        return f"{name} · {where}" if isinstance(where, str) and where.strip() else name
-
-    return label
-
-
-def opener_for(
-    doc: SearchDoc | None,
-    labeler: AccountLabeler | None,
-    dom_id: str,
-    library: Library | None = None,
-) -> Opener:
-    """Return how `doc` opens, from `document_target`.
-
-    A library document opens in the reader when `library` is given; without one, at its URL.
-    """
-    if doc is None:
-        return Opener("none")
-    finder = library.path_for if library is not None else None
-    target = document_target(doc, account_label=labeler, library_path=finder)
-    if isinstance(target, LibraryPage) and library is None:
-        opens = WebPage(target.url, target.cite) if target.url else NoTarget()
-        return target_opener(opens, dom_id)
-    return target_opener(target, dom_id)
-
-
-def target_opener(target: SourceTarget, dom_id: str) -> Opener:
-    """Return how `target` opens: the app's pages at `page_href`, a web page at its URL while
-    that is an http(s) link (never `javascript:` or `data:`), a chooser, the file notice."""
-    match target:
-        case LibraryPage(url=url):
-            return Opener("page", target, original=browser_url(url))
-        case AccountPage() | MarketPage() | PortfolioPage() | FilePage():
-            return Opener("page", target)
-        case WebPage(url=url, cite=cite):
-            link = browser_url(url)
-            return Opener("browser", WebPage(link, cite)) if link else Opener("none")
-        case AccountsPage(choices=choices):
-            links = tuple(ChooserLink(c.label, AccountPage(c.account_id)) for c in choices)
-            return Opener("chooser", options=links, dom_id=dom_id)
-        case FileTarget():
-            return Opener("file")
-    return Opener("none")
-
-
-def _where(doc: SearchDoc) -> str:
-    domain = domain_of(doc.link)
-    if domain:
-        return domain
-    if doc.file_id:
-        return "File"
-    if isinstance(doc.target, AccountsTarget):  # one title pooling several accounts
-        return f"{len(doc.target.accounts)} accounts"
-    kind = doc.source_type.strip()
-    label = _SOURCE_TYPES.get(kind) or kind.replace("_", " ").capitalize()
-    return "Source" if not label or names_provider(label) else label
-
-
-def title_of(doc: SearchDoc) -> str:
-    """Return the row's title: the document's name (bidi controls taken out), else its domain."""
-    return display_title(doc.semantic_identifier) or domain_of(doc.link) or "Untitled source"
-
-
-def _meta(doc: SearchDoc) -> str:
-    return " · ".join(part for part in (_where(doc), freshness(doc.updated_at, doc.blurb)) if part)
-
-
-def _cited_text(doc: SearchDoc) -> str:
-    return next((h for h in doc.match_highlights if h.strip()), doc.blurb)
-
-
-def source_row(
-    doc: SearchDoc,
-    labeler: AccountLabeler | None,
-    icon_for: IconFor,
-    dom_id: str,
-    library: Library | None = None,
-) -> SourceRow:
-    """Return one row of the sheet: icon, title, where · updated, and a snippet."""
-    return SourceRow(
-        title_of(doc),
-        _meta(doc),
-        snippet(_cited_text(doc)),
-        icon_for(doc),
-        opener_for(doc, labeler, dom_id, library),
-    )
-
-
-def sources_view(
-    state: ProcessedMessageState,
-    message_id: str,
-    labeler: AccountLabeler | None,
-    icon_for: IconFor,
-    library: Library | None = None,
-) -> SourcesView:
-    """Return the bar and sheet: shown only when the message is complete and has sources."""
-    selected = select_sources(state)
-    if not (state.is_complete and selected.has_sources and selected.count):
-        return SourcesView(message_id, visible=False)
-    sections, index = [], 0
-    for heading, docs in (
-        ("Cited Sources", selected.cited),
-        ("More", selected.more),
-        ("User Files", selected.files),
-    ):
-        rows = []
-        for doc in docs:
-            rows.append(source_row(doc, labeler, icon_for, f"src-{message_id}-{index}", library))
-            index += 1
-        if rows:
-            sections.append(Section(heading, tuple(rows)))
-    icons = tuple(icon_for(doc) for doc in selected.icon_docs)
-    return SourcesView(message_id, True, selected.count, icons, tuple(sections))
-
-
 _CITE = {
     "browser": Markup(
         '<a class="cite" href="{href}" target="_blank" rel="noopener noreferrer"'
@@ -355,43 +117,6 @@ _TIP = Markup(
     '<span class="cite-tip-title">{title}</span>{where}{text}'
     '<span class="cite-tip-opens">{opens}</span></span></span>'
 )
-_OPENS: dict[type, str] = {
-    LibraryPage: "Opens it in the library",
-    AccountPage: "Opens the account",
-    MarketPage: "Opens the quote",
-    PortfolioPage: "Opens your portfolio",
-}
-
-
-def opens_words(opener: Opener, *, pending: bool = False) -> str:
-    """Return what opening a source does, in plain words (the citation preview's last line)."""
-    if pending:
-        return "Opens once the answer is finished"
-    match opener.kind:
-        case "browser":
-            return f"Opens {domain_of(opener.href) or 'the page'} in a new tab"
-        case "page":
-            return _OPENS.get(type(opener.target), "Opens its page")
-        case "chooser":
-            return f"Choose one of {len(opener.options)} accounts to open"
-        case "file":
-            return FILE_NOTICE
-    return "Nothing to open: the figure comes from this text"
-
-
-@dataclass(frozen=True, slots=True)
-class Preview:
-    """What a citation's preview says: where its source is from and the cited text."""
-
-    where: str = ""
-    text: Markup = field(default_factory=Markup)
-
-
-def preview_of(doc: SearchDoc | None) -> Preview:
-    """Return the preview of `doc`: the sheet row's meta line and snippet."""
-    if doc is None:
-        return Preview()
-    return Preview(_meta(doc), snippet(_cited_text(doc)))
 
 
 def citation_html(
