@@ -252,7 +252,8 @@ class SqlitePoller:
                 continue
             try:
                 now = connection.execute("PRAGMA data_version").fetchone()
-                if now != version:
+                # A new reader's message too: from then on, what it grows by is handed over.
+                if now != version or not seen.keys() >= _readers_of(wakeups):
                     version = now
                     seen = self._wake_grown(wakeups, seen)
             except sqlite3.Error as exc:
@@ -307,7 +308,12 @@ class SqlitePoller:
                 wakeups.wake(message_id, news[message_id])
             elif seen.get(message_id) != seq:
                 wakeups.wake(message_id)  # first seen here: its readers read for themselves
-        return latest
+        # A watched message with no events yet has none up to 0: what comes is handed over.
+        return {m: latest.get(m, 0) for m in watched}
+
+
+def _readers_of(wakeups: Wakeups) -> set[str]:
+    return {key for key in wakeups.watched() if not key.startswith(STOP_PREFIX)}
 
 
 def listener_for(engine: Engine, redis_url: str | None) -> Listener:
