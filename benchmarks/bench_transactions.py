@@ -138,14 +138,14 @@ def main(argv: list[str] | None = None) -> None:
         counter = Counter(args.admin_url, url)
         if args.offline:
             offline = run(url, counter, {"ANTHROPIC_API_KEY": None}, OFFLINE_QUESTIONS)
-            for question, measured in zip(OFFLINE_QUESTIONS, offline, strict=True):
-                rows.append((f"offline: {question}", *measured))
+            for question, result in zip(OFFLINE_QUESTIONS, offline, strict=True):
+                rows.append((f"offline: {question}", *result))
         for deltas in [int(d) for d in args.deltas.split(",") if d]:
             with FakeClaude(claude_answer(deltas, args.pace)) as fake:
                 config = {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.url}
-                ((*measured,),) = run(url, counter, config, ["What are my balances?"])
+                (measured,) = run(url, counter, config, ["What are my balances?"])
             name = f"Claude-shaped: a tool round, {deltas} deltas {args.pace * 1000:g} ms apart"
-            rows.append((name, *measured))  # type: ignore[arg-type]
+            rows.append((name, *measured))
         idle: list[float] = []
         if args.idle > 0:
             # The model only pings (once a second) for `idle` seconds and more, then answers.
