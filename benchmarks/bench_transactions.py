@@ -31,6 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine, make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `_databases`, when loaded by a test
 
 from _databases import scratch  # noqa: E402
 
