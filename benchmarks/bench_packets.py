@@ -14,6 +14,7 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from webapp.packets.state import PacketStream, create_initial_state, process_packets
@@ -113,10 +114,10 @@ def main(argv: list[str] | None = None) -> None:
         flush = max(1, deltas // 100)
         t = fastest(
             {
-                "floor": lambda texts=texts: decode(texts),
-                "fold": lambda texts=texts: decode_and_fold(texts),
-                "incremental": lambda p=packets, f=flush: incremental(p, f),
-                "full": lambda p=packets, f=flush: full_pass(p, f),
+                "floor": partial(decode, texts),
+                "fold": partial(decode_and_fold, texts),
+                "incremental": partial(incremental, packets, flush),
+                "full": partial(full_pass, packets, flush),
             },
             args.rounds if deltas <= 500 else max(1, args.rounds // 5),
         )
