@@ -62,3 +62,39 @@ def test_history_runs_and_a_long_chats_page_is_one_page(capsys: pytest.CaptureFi
     assert [rows[n][5] for n in ("10", "60")] == ["10", "20"]
     assert [rows[n][10] for n in ("10", "60")] == ["10", "60"]
     assert float(rows["60"][4].removesuffix("KB")) <= 300
+
+
+def _rows(out: str, marker: str) -> list[str]:
+    return [line for line in out.splitlines() if marker in line]
+
+
+def test_packets_runs_with_its_json_decode_floor(capsys: pytest.CaptureFixture[str]) -> None:
+    load("bench_packets").main(["--deltas", "50,500", "--rounds", "2"])
+    rows = _rows(capsys.readouterr().out, " packets: decode ")
+    assert [row.split()[0] for row in rows] == ["54", "513"]
+    assert all(" met" in row or "NOT met" in row for row in rows)
+
+
+def test_targets_runs_and_grades_against_twice_the_floor(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench = load("bench_targets")
+    assert bench.GOAL == 2.0
+    bench.main(["--counts", "200", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert "goal: ≤ 2x the floor" in out
+    graded = [row for row in _rows(out, " rows, ") if row.rstrip().endswith("x floor")]
+    assert len(graded) == 4 and all(" met = " in row for row in graded)
+    assert len(_rows(out, "  from_sql ")) == 4
+
+
+@pytest.mark.postgres
+def test_transactions_counts_what_postgresql_sees(
+    pg_admin_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    load("bench_transactions").main(
+        ["--deltas", "5", "--idle", "0", "--no-offline", "--admin-url", pg_admin_url]
+    )
+    (row,) = _rows(capsys.readouterr().out, "Claude-shaped")
+    events, commits, xact = (int(cell) for cell in row.split()[-4:-1])
+    assert events > 5 and 0 < commits <= xact  # the database sees at least the app's own

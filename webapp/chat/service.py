@@ -20,7 +20,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +39,7 @@ from ..settings import (
 from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
 from . import store, versions
+from .notes import following
 from .store import LeaseLost, SessionBusy, StoredEvent
 from .wakeups import Listener, Wakeups
 
@@ -49,6 +50,10 @@ DEADLINE = timedelta(seconds=TURN_DEADLINE_SECONDS)
 FLUSH_SECONDS = 0.03
 FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
+# A quiet turn renews its lease itself once this share of it has passed since its last write
+# (30 s leases: after 21 s, so 0.048 transactions a second), leaving the rest of the lease
+# for that write's own retries (`store.writes.WRITE_RETRY_SECONDS`).
+RENEW_AFTER = 0.7
 HEARTBEAT_SECONDS = 15.0
 CRASHED = "Something went wrong while answering. Please try again."
 UNRESUMABLE = "This answer was interrupted and cannot be resumed. Please ask again."
@@ -79,6 +84,8 @@ class _DatabaseSink:
         self._failure: BaseException | None = None
         self.on_abort: Callable[[], None] | None = None  # abandons the model call in flight
         self._abandoned = False
+        # When the lease was last renewed by a write (the question's own, at first).
+        self.held_at = time.monotonic()
 
     def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
         self.seq += 1
@@ -115,7 +122,8 @@ class _DatabaseSink:
                 store.append_events(
                     self.service.engine, self.message_id, self.owner, self.service.lease, batch
                 )
-                self.service.announce(self.message_id)
+                self.held_at = time.monotonic()
+                self.service.announce(self.message_id, batch)
 
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._check()
@@ -130,8 +138,9 @@ class _DatabaseSink:
                 seq,
                 batch,
             )
+            self.held_at = time.monotonic()
         if batch:
-            self.service.announce(self.message_id)
+            self.service.announce(self.message_id, batch)
 
     def finish(self, result: TurnResult) -> None:
         if isinstance(self._failure, LeaseLost):  # ended or handed over: not this runner's
@@ -153,7 +162,7 @@ class _DatabaseSink:
                 stop_reason=result.stop_reason,
             )
         self.close()
-        self.service.announce(self.message_id)
+        self.service.announce(self.message_id, [*batch, done])
         self.service.ended(self.message_id)
 
     @property
@@ -230,12 +239,18 @@ class _DatabaseSink:
                 return
 
     def run_flusher(self) -> None:
-        """Close batch windows and keep the lease while the model is quiet."""
-        renew_every = self.service.lease.total_seconds() / 3
+        """Close batch windows, and keep the lease when the model is quiet for long.
+
+        Every write the turn makes renews the lease anyway; only a turn quiet for
+        `RENEW_AFTER` of a lease renews it on its own, so an idle running answer costs one
+        transaction per that long, not one per window.
+        """
+        renew_after = self.service.lease.total_seconds() * RENEW_AFTER
         flushed_at = float("-inf")
         while not self._closed.is_set():
             try:
-                if self._news.wait(renew_every):
+                quiet = max(0.0, self.held_at + renew_after - time.monotonic())
+                if self._news.wait(quiet):
                     if self._closed.is_set():
                         return
                     # Let the window fill: a short one after a quiet spell (the first words
@@ -252,6 +267,7 @@ class _DatabaseSink:
                         store.renew_lease(
                             self.service.engine, self.message_id, self.owner, self.service.lease
                         )
+                        self.held_at = time.monotonic()
             except LeaseLost as exc:
                 # Ended or taken over elsewhere: the model call and the sandbox end now, not
                 # at the runner's next write.
@@ -391,11 +407,14 @@ class ChatService:
             self._resume_if_expired(user_id, running.id, running.lease_until)
             raise SessionBusy
 
-    def announce(self, message_id: str) -> None:
-        """Wake the message's readers here, and tell the other processes (after commit)."""
-        self.wakeups.wake(message_id)
+    def announce(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> None:
+        """Wake the message's readers here, and tell the other processes (after commit).
+
+        `events` are what the write stored: readers that are handed them read nothing.
+        """
+        self.wakeups.wake(message_id, events)
         if self.listener is not None:
-            self.listener.publish(message_id)
+            self.listener.publish(message_id, events)
 
     def start_background(self) -> None:
         """Start this worker's sweeper and its listener for other processes' writes.
@@ -477,15 +496,20 @@ class ChatService:
             log.exception("could not forget a closed stream")
 
     def _sweep_forever(self) -> None:
-        # This worker's lease, renewed thrice a lease as a turn's is: its streams count against
-        # their users while it holds, and stop counting once it lapses (the worker died).
+        # This worker's lease, renewed twice a lease: its streams count against their users
+        # while it holds, and stop counting once it lapses (the worker died). The sweep, a
+        # read, comes every SWEEP_SECONDS.
         beat = min(SWEEP_SECONDS, self.lease.total_seconds() / 3)
+        seen_every = self.lease.total_seconds() / 2
+        seen_at = float("-inf")
         sweep_at = time.monotonic() + SWEEP_SECONDS
         while True:
-            try:
-                store.worker_seen(self.engine, self.worker_id)
-            except Exception:
-                log.exception("could not say this worker is alive")
+            if time.monotonic() >= seen_at + seen_every:
+                try:
+                    store.worker_seen(self.engine, self.worker_id)
+                    seen_at = time.monotonic()
+                except Exception:
+                    log.exception("could not say this worker is alive")
             if self._stop.wait(beat):
                 return
             if time.monotonic() < sweep_at or self._stopping.is_set():
@@ -660,29 +684,37 @@ class ChatService:
         (`stop_serving`): the stream ends without `done`, for its client to resume elsewhere.
 
         The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
-        stream costs no query at all, heartbeats included.
+        stream costs no query at all, heartbeats included. A wake-up hands the reader the
+        events written (`notes`), so it reads the database only for its first look, after a
+        gap in the event ids it was handed, or after news that did not say what.
         """
-        checked, woke = False, False
-        with self.wakeups.watch(message_id) as news:
+        read = True
+        with self.wakeups.inbox(message_id) as inbox:
             while True:
                 if self._stopping.is_set():
                     raise WorkerStopping
-                news.clear()
-                batch = store.events_after(self.engine, message_id, after)
+                inbox.flag.clear()
+                handed, stale = inbox.take()
+                batch = None if read or stale else following(handed, after)
+                if read := batch is None:  # a gap, or news that did not say what: read it
+                    batch = store.events_after(self.engine, message_id, after)
                 if batch:
                     done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
                     yield batch if done is None else batch[: done + 1]
                     if done is not None:
                         return
                     after = batch[-1].seq
-                # Look when the stream first goes quiet, and after a wake-up that brought
-                # nothing (the answer was deleted, or a listener reconnected): every end writes
-                # `done` and every takeover a `reset`, and both wake the reader.
-                if not batch and (woke or not checked):
-                    checked = True
-                    if not self._still_running(user_id, session_id, message_id, after):
-                        return
-                while not (woke := news.wait(HEARTBEAT_SECONDS)):
+                # Look when the stream first goes quiet, and after a read that brought nothing
+                # (the answer was deleted, or a listener reconnected): every end writes `done`
+                # and every takeover a `reset`, and both wake the reader.
+                if (
+                    not batch
+                    and read
+                    and not self._still_running(user_id, session_id, message_id, after)
+                ):
+                    return
+                read = False
+                while not inbox.flag.wait(HEARTBEAT_SECONDS):
                     yield []  # a heartbeat costs no query
 
     def _still_running(self, user_id: int, session_id: str, message_id: str, after: int) -> bool:

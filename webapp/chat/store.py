@@ -20,6 +20,8 @@ from ..store.values import JsonValue
 from ..store.writes import write
 from ..text import valid_json, valid_text
 from ..turn.emit import SinkClosed
+from .notes import PG_NOTE_BYTES, encode_note
+from .notes import StoredEvent as StoredEvent  # where readers and writers import it
 from .tables import (
     ai_chat_logs,
     chat_checkpoints,
@@ -41,13 +43,6 @@ def now() -> datetime:
 def new_id() -> str:
     """Return a fresh unguessable id for a session or message."""
     return uuid.uuid4().hex
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    seq: int
-    event: str
-    data: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,13 +529,20 @@ def _insert_events(conn: sa.Connection, message_id: str, events: Sequence[Stored
                 for e in events
             ],
         )
-        announce(conn, message_id)
+        announce(conn, message_id, events)
 
 
-def announce(conn: sa.Connection, message_id: str) -> None:
-    """Tell PostgreSQL listeners, when this transaction commits, that the message has news."""
+def announce(
+    conn: sa.Connection, message_id: str, events: Sequence[StoredEvent] | None = None
+) -> None:
+    """Tell PostgreSQL listeners, when this transaction commits, that the message has news.
+
+    The note carries the events themselves when they fit (`notes.encode_note`), so readers
+    elsewhere need no query.
+    """
     if conn.dialect.name == "postgresql":
-        conn.execute(sa.select(sa.func.pg_notify(EVENTS_CHANNEL, message_id)))
+        note = encode_note(message_id, events, PG_NOTE_BYTES)
+        conn.execute(sa.select(sa.func.pg_notify(EVENTS_CHANNEL, note)))
 
 
 EVENTS_CHANNEL = "webapp_chat_events"

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol
 from urllib.parse import quote
@@ -34,6 +34,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.engine import sqlite_file
+from ..text import valid_text
+from .notes import REDIS_NOTE_BYTES, StoredEvent, decode_note, encode_note
 from .store import EVENTS_CHANNEL, STOP_PREFIX, still_running
 from .tables import chat_events
 
@@ -43,47 +45,89 @@ RECONNECT_SECONDS = 1.0
 SQLITE_POLL_SECONDS = 0.01
 
 
+class Inbox:
+    """One reader's news of one message: the events its wake-ups carried, or word to read.
+
+    `flag` is set on every wake-up. What a wake-up carries is kept for the reader (`take`)
+    up to `HELD_EVENTS`; past that, or after a wake-up that carried nothing, the reader is
+    told to read from the database instead.
+    """
+
+    __slots__ = ("_events", "_lock", "_stale", "flag")
+
+    def __init__(self, flag: threading.Event | None = None) -> None:
+        self.flag = flag if flag is not None else threading.Event()
+        self._lock = threading.Lock()
+        self._events: list[StoredEvent] = []
+        self._stale = False
+
+    def deliver(self, events: Sequence[StoredEvent] | None) -> None:
+        """Hand the reader `events` (None: the news did not say what; read it)."""
+        with self._lock:
+            if events is None or self._stale or len(self._events) + len(events) > HELD_EVENTS:
+                self._events, self._stale = [], True
+            else:
+                self._events.extend(events)
+        self.flag.set()
+
+    def take(self) -> tuple[list[StoredEvent], bool]:
+        """Return what was handed over since the last take, and whether to read instead."""
+        with self._lock:
+            events, stale = self._events, self._stale
+            self._events, self._stale = [], False
+        return events, stale
+
+
+HELD_EVENTS = 5_000
+
+
 class Wakeups:
     """This process's readers, by the message they wait on."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiting: dict[str, set[threading.Event]] = {}
+        self._waiting: dict[str, set[Inbox]] = {}
         self._someone = threading.Condition(self._lock)
+
+    @contextmanager
+    def inbox(self, message_id: str, flag: threading.Event | None = None) -> Iterator[Inbox]:
+        """Register a reader of `message_id`; its inbox gets the news of every write."""
+        box = Inbox(flag)
+        with self._lock:
+            self._waiting.setdefault(message_id, set()).add(box)
+            self._someone.notify_all()
+        try:
+            yield box
+        finally:
+            with self._lock:
+                boxes = self._waiting.get(message_id)
+                if boxes is not None:
+                    boxes.discard(box)
+                    if not boxes:
+                        del self._waiting[message_id]
 
     @contextmanager
     def watch(
         self, message_id: str, flag: threading.Event | None = None
     ) -> Iterator[threading.Event]:
-        """Register a reader of `message_id`; its flag (`flag`, or a new one) is set whenever
+        """Register a waiter on `message_id`; its flag (`flag`, or a new one) is set whenever
         the message has news."""
-        flag = flag if flag is not None else threading.Event()
-        with self._lock:
-            self._waiting.setdefault(message_id, set()).add(flag)
-            self._someone.notify_all()
-        try:
-            yield flag
-        finally:
-            with self._lock:
-                flags = self._waiting.get(message_id)
-                if flags is not None:
-                    flags.discard(flag)
-                    if not flags:
-                        del self._waiting[message_id]
+        with self.inbox(message_id, flag) as box:
+            yield box.flag
 
-    def wake(self, message_id: str) -> None:
-        """Wake the readers of one message (and nobody else)."""
+    def wake(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> None:
+        """Wake the readers of one message (and nobody else), handing them `events`."""
         with self._lock:
-            flags = list(self._waiting.get(message_id, ()))
-        for flag in flags:
-            flag.set()
+            boxes = list(self._waiting.get(message_id, ()))
+        for box in boxes:
+            box.deliver(events)
 
     def wake_all(self) -> None:
         """Wake every reader: after a listener gap, each reads what it may have missed."""
         with self._lock:
-            flags = [flag for group in self._waiting.values() for flag in group]
-        for flag in flags:
-            flag.set()
+            boxes = [box for group in self._waiting.values() for box in group]
+        for box in boxes:
+            box.deliver(None)
 
     def watched(self) -> list[str]:
         """Return the messages someone in this process is waiting on."""
@@ -99,8 +143,8 @@ class Wakeups:
 class Listener(Protocol):
     """How news of other processes' writes reaches this process's `Wakeups`."""
 
-    def publish(self, message_id: str) -> None:
-        """Tell the other processes, after commit, that `message_id` has new events."""
+    def publish(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> None:
+        """Tell the other processes, after commit, that `message_id` has new `events`."""
 
     def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
         """Wake local readers on other processes' news until `stop` is set."""
@@ -122,7 +166,7 @@ class PostgresListener:
     def __init__(self, engine: Engine) -> None:
         self._url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
-    def publish(self, message_id: str) -> None:
+    def publish(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> None:
         pass  # pg_notify is sent inside the write's own transaction (`store.announce`).
 
     def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
@@ -134,7 +178,7 @@ class PostgresListener:
                 wakeups.wake_all()
                 while not stop.is_set():
                     for note in conn.notifies(timeout=RECONNECT_SECONDS):
-                        wakeups.wake(note.payload)
+                        wakeups.wake(*decode_note(note.payload))
 
         _reconnecting(listen, stop, "listening for answer events")
 
@@ -148,9 +192,9 @@ class RedisListener:
         self._url = url
         self._client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
 
-    def publish(self, message_id: str) -> None:
+    def publish(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> None:
         try:
-            self._client.publish(EVENTS_CHANNEL, message_id)
+            self._client.publish(EVENTS_CHANNEL, encode_note(message_id, events, REDIS_NOTE_BYTES))
         except Exception as exc:  # readers elsewhere still get it at their next heartbeat
             log.warning("could not publish an answer event (%s)", type(exc).__name__)
 
@@ -167,7 +211,7 @@ class RedisListener:
                 while not stop.is_set():
                     note = pubsub.get_message(timeout=RECONNECT_SECONDS)
                     if note is not None and isinstance(note.get("data"), bytes):
-                        wakeups.wake(note["data"].decode("ascii", "replace"))
+                        wakeups.wake(*decode_note(note["data"].decode("ascii", "replace")))
 
         _reconnecting(listen, stop, "listening on Redis")
 
@@ -179,7 +223,7 @@ class SqlitePoller:
         self._engine = engine
         self._file = sqlite_file(engine)
 
-    def publish(self, message_id: str) -> None:
+    def publish(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> None:
         pass  # the other processes see the file change
 
     def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
@@ -208,7 +252,8 @@ class SqlitePoller:
                 continue
             try:
                 now = connection.execute("PRAGMA data_version").fetchone()
-                if now != version:
+                # A new reader's message too: from then on, what it grows by is handed over.
+                if now != version or not seen.keys() >= _readers_of(wakeups):
                     version = now
                     seen = self._wake_grown(wakeups, seen)
             except sqlite3.Error as exc:
@@ -233,10 +278,42 @@ class SqlitePoller:
         )
         with self._engine.connect() as conn:
             latest = {str(m): int(s) for m, s in conn.execute(query)}
+            grown = {m: seen[m] for m, s in latest.items() if m in seen and seen[m] < s}
+            # What grew since the last look, read once for every reader of this process.
+            news: dict[str, list[StoredEvent]] = {m: [] for m in grown}
+            if grown:
+                rows = conn.execute(
+                    sa.select(
+                        chat_events.c.message_id,
+                        chat_events.c.seq,
+                        chat_events.c.event,
+                        chat_events.c.data,
+                    )
+                    .where(
+                        sa.or_(
+                            *(
+                                sa.and_(chat_events.c.message_id == m, chat_events.c.seq > after)
+                                for m, after in grown.items()
+                            )
+                        )
+                    )
+                    .order_by(chat_events.c.message_id, chat_events.c.seq)
+                )
+                for row in rows:
+                    news[str(row.message_id)].append(
+                        StoredEvent(int(row.seq), str(row.event), valid_text(str(row.data)))
+                    )
         for message_id, seq in latest.items():
-            if seen.get(message_id) != seq:
-                wakeups.wake(message_id)
-        return latest
+            if message_id in news:
+                wakeups.wake(message_id, news[message_id])
+            elif seen.get(message_id) != seq:
+                wakeups.wake(message_id)  # first seen here: its readers read for themselves
+        # A watched message with no events yet has none up to 0: what comes is handed over.
+        return {m: latest.get(m, 0) for m in watched}
+
+
+def _readers_of(wakeups: Wakeups) -> set[str]:
+    return {key for key in wakeups.watched() if not key.startswith(STOP_PREFIX)}
 
 
 def listener_for(engine: Engine, redis_url: str | None) -> Listener:

@@ -117,15 +117,25 @@ def search_doc_from_json(value: object) -> SearchDoc | None:
     if document_id is None or not isinstance(value, Mapping):
         return None
     get = value.get
+    # Each field as its helper reads it, with the common cases (absent, or of the right type)
+    # inline: a small answer's fold is mostly reading its documents.
+    title, link, blurb, kind = (
+        get("semantic_identifier"),
+        get("link"),
+        get("blurb"),
+        get("source_type"),
+    )
+    updated, explanation, file_id = get("updated_at"), get("relevance_explanation"), get("file_id")
+    highlights, target = get("match_highlights"), get("target")
     return SearchDoc(
         document_id=document_id,
-        semantic_identifier=_str(get("semantic_identifier")),
-        link=_opt_str(get("link")),
-        blurb=_str(get("blurb")),
-        source_type=_str(get("source_type")),
+        semantic_identifier=title if title.__class__ is str else _str(title),
+        link=link if link is None or link.__class__ is str else _opt_str(link),
+        blurb=blurb if blurb.__class__ is str else _str(blurb),
+        source_type=kind if kind.__class__ is str else _str(kind),
         score=_opt_number(get("score")),
-        updated_at=_opt_str(get("updated_at")),
-        match_highlights=_strings(get("match_highlights")) or (),
+        updated_at=updated if updated is None or updated.__class__ is str else _opt_str(updated),
+        match_highlights=() if highlights is None else _strings(highlights) or (),
         metadata=_metadata(get("metadata")),
         is_internet=_bool(get("is_internet")),
         chunk_ind=_int(get("chunk_ind")),
@@ -134,9 +144,13 @@ def search_doc_from_json(value: object) -> SearchDoc | None:
         primary_owners=_strings(get("primary_owners")),
         secondary_owners=_strings(get("secondary_owners")),
         is_relevant=_opt_bool(get("is_relevant")),
-        relevance_explanation=_opt_str(get("relevance_explanation")),
-        file_id=_opt_str(get("file_id")),
-        target=parse_citation_target(get("target")),
+        relevance_explanation=(
+            explanation
+            if explanation is None or explanation.__class__ is str
+            else _opt_str(explanation)
+        ),
+        file_id=file_id if file_id is None or file_id.__class__ is str else _opt_str(file_id),
+        target=None if target is None else parse_citation_target(target),
     )
 
 

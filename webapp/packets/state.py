@@ -62,6 +62,18 @@ def _add_documents(state: ProcessedMessageState, docs: Iterable[SearchDoc]) -> N
 
 
 def _dispatch(state: ProcessedMessageState, item: object) -> None:
+    # Most packets are text: read a decoded one in place, as `parse_packet` would (its
+    # placement never makes a packet malformed, and changes nothing here).
+    if type(item) is dict:
+        obj = item.get("obj")
+        if type(obj) is dict and obj.get("type") == "message_delta":
+            content = obj.get("content")
+            if content.__class__ is str:
+                if content:
+                    state.deltas.append(content)
+                return
+            if not isinstance(content, str):
+                return  # read as "": nothing to add
     parsed = parse_packet(item)
     if isinstance(parsed, Malformed):
         state.malformed_count += 1

@@ -6,6 +6,7 @@ import logging
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -151,13 +152,37 @@ def create_store_engine(url: str) -> Engine:
         # blocks a gevent worker's loop); past that, `store.writes.write` retries with sleeps
         # that let other greenlets run.
         options["connect_args"] = {"timeout": SQLITE_BUSY_SECONDS}
-    else:
-        options["pool_pre_ping"] = True
     engine = sa.create_engine(normalized, **options)
     if engine.dialect.name == "sqlite":
         sa.event.listen(engine, "do_connect", _on_sqlite_do_connect)
         sa.event.listen(engine, "connect", _on_sqlite_connect)
+    else:
+        _ping_when_idle(engine)
     return engine
+
+
+# A pooled connection idle this long is pinged before use. `pool_pre_ping` pings on every
+# checkout, and PostgreSQL counts each ping as a transaction of its own (`xact_commit`): one
+# more per read. A connection that breaks within this time fails its statement instead,
+# which invalidates the pool; writes retry (`store.writes.write`).
+PING_IDLE_SECONDS = 10.0
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    def checkin(_dbapi: object, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    def checkout(dbapi: Any, record: Any, _proxy: object) -> None:
+        idle_since = record.info.pop("idle_since", None)
+        if idle_since is None or time.monotonic() - idle_since < PING_IDLE_SECONDS:
+            return
+        try:
+            engine.dialect.do_ping(dbapi)
+        except Exception as exc:  # as `pool_pre_ping` does: the pool connects afresh
+            raise sa.exc.DisconnectionError() from exc
+
+    sa.event.listen(engine.pool, "checkin", checkin)
+    sa.event.listen(engine.pool, "checkout", checkout)
 
 
 def _set_pg_user(connection: Connection, value: str) -> None:
