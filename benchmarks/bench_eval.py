@@ -1,7 +1,7 @@
 """The offline engine on an evaluation set: answers fully correct out of all, and turn times.
 
-Each question of the set (`--set dev`, the default: `tests/eval/questions.toml`; `--set
-holdout`: `tests/eval/holdout.toml`, the held-out set no test runs) is asked through the JSON
+Each question of the set (`--set dev`, the default: `tests/eval/questions.toml`; `--set more`
+and `--set third`: the second and third development sets; `--set holdout`: `tests/eval/holdout.toml`, the held-out set no test runs) is asked through the JSON
 API on a fresh seeded database (`tests/eval/scoring.py`, the same scoring the test uses),
 after any `before` questions in the same chat; an answer is fully correct when it says
 everything and cites everything the set asks of it, and lists the sources it should. Turn

@@ -32,8 +32,9 @@ from webapp.tools.readers import READER_TOOLS, DocumentRead, read_document
 
 QUESTIONS = Path(__file__).with_name("questions.toml")
 MORE = Path(__file__).with_name("questions_more.toml")
+THIRD = Path(__file__).with_name("questions_third.toml")
 HOLDOUT = Path(__file__).with_name("holdout.toml")
-SETS = {"dev": QUESTIONS, "more": MORE, "holdout": HOLDOUT}
+SETS = {"dev": QUESTIONS, "more": MORE, "third": THIRD, "holdout": HOLDOUT}
 USERS = ("demo", "alex")
 # The kinds of question. The development set has every one of DEV_INTENTS; the held-out set
 # (issue 19) added the rest: computing over the user's figures, several questions in one,
