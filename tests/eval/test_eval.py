@@ -23,12 +23,11 @@ from tests.eval.scoring import (
 )
 
 QUESTIONS = load_questions()
-# The second development set (issue 19); three of its questions are not answered yet.
+# The second development set (issue 19); two of its questions are not answered yet.
 MORE_OPEN = frozenset(
     {
         "What's the balance on the Citi Double Cash?",
         "What's in my Robinhood account?",
-        "and without the house?",
     }
 )
 MORE_QUESTIONS = [

@@ -26,7 +26,12 @@ _MEASURES = {
     "holdings": "your holdings",
     "net_worth": "net worth",
 }
-_NOUNS = {"credit": "cards", "checking": "checking accounts", "savings": "savings accounts"}
+_NOUNS = {
+    "credit": "cards",
+    "checking": "checking accounts",
+    "savings": "savings accounts",
+    "property": "your home",
+}
 
 
 def _text(content: object) -> str:
@@ -127,10 +132,19 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
             return kept, f"Taking that as about {shown}, as before:"
     if current.intents:
         return None
-    if lexicon.has_phrase(_padded(text), _EXCEPT):
-        return None  # "and without the house?": not the same question about other accounts
     if not before.about_data:
         return None
+    if lexicon.has_phrase(_padded(text), _EXCEPT):
+        # "and without the house?": the same question, leaving that out
+        left = understand("my " + text, own=True)
+        if not (left.excluded_kinds or left.excluded):
+            return None
+        measure = join_words([_MEASURES.get(i, i) for i in before.intents if i in _MEASURES])
+        gone = join_words([_NOUNS.get(k, k) for k in left.excluded_kinds] + list(left.excluded))
+        kept = replace(
+            before, text=text, excluded_kinds=left.excluded_kinds, excluded=left.excluded
+        )
+        return kept, f"Taking that as the same question, {measure}, leaving out {gone}:"
     other = lexicon.has_phrase(padded, _OTHER)
     entities = understand("my " + text, own=True)
     measures = set(entities.intents) & set(_MEASURES)

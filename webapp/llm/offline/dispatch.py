@@ -16,6 +16,7 @@ from typing import Protocol
 from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
 from ...tools.python.market import MarketData
 from . import lexicon
+from .advice import allocate
 from .ask import Question, understand
 from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
@@ -27,6 +28,7 @@ from .overview import (
     Open,
     afford,
     cushion,
+    guidance,
     overview,
     payoff,
     plan,
@@ -126,7 +128,7 @@ class Opened:
     reply: str = ""
 
     def calls(self) -> list[ToolCall]:
-        query = ALL_HOLDINGS if self.kind in ("sell", "uncovered") else ALL_ACCOUNTS
+        query = ALL_HOLDINGS if self.kind in ("sell", "uncovered", "allocate") else ALL_ACCOUNTS
         calls = [ToolCall(EXECUTE_SQL, {"query": query})]
         if self.kind == "payoff" and self.question.institutions:
             # "my amex": only the debts it names, so that their citations are theirs alone
@@ -152,6 +154,8 @@ class Opened:
             return cushion(rows, results)
         if self.kind == "sell":
             return sell(self.question, rows)
+        if self.kind == "allocate":
+            return allocate(rows, guidance("allocate", results))
         return uncovered(self.reply, self.question, rows)
 
 

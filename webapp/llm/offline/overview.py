@@ -7,15 +7,18 @@ cites its rows; nothing here cites a document it didn't read for the question.
 from __future__ import annotations
 
 import re
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 from . import lexicon
+from .advice import advice_kind
 from .ask import Question
 from .cite import Block, Result, cite, number
 from .figures import Row
 from .words import count_of, money, percent
 
-Open: TypeAlias = Literal["overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion"]
+Open: TypeAlias = Literal[
+    "overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion", "allocate"
+]
 GUIDES: dict[str, dict[str, str]] = lexicon.table("open_guides")
 _UNCOVERED = lexicon.rules("uncovered")
 
@@ -32,7 +35,8 @@ def read_open(phrase: str, question: Question) -> tuple[Open, str] | None:
     for kind in kinds:
         if lexicon.has_phrase(phrase, lexicon.phrases("open", kind)):
             return kind, ""
-    return None
+    found = advice_kind(phrase, question)
+    return (cast(Open, found), "") if found else None
 
 
 def _total(rows: list[Row]) -> float:

@@ -99,6 +99,9 @@ def account_query(question: Question) -> str:
             for w in words
         )
         where = f"({where or '1 = 1'}) AND NOT ({left_out})"
+    if question.excluded_kinds:  # "cash outside of my savings", "without the house"
+        left_out = " OR ".join(KIND_FILTERS[k] for k in question.excluded_kinds)
+        where = f"({where or '1 = 1'}) AND NOT ({left_out})"
     source = "account_details" + (f" WHERE {where}" if where else "")
     order = "ORDER BY account_name, institution_name"
     if not question.names or "net_worth" in question.intents:
@@ -108,7 +111,8 @@ def account_query(question: Question) -> str:
         f"SELECT {columns}\n  FROM (SELECT *, max(named) OVER () AS best\n"
         f"          FROM (SELECT *, {_named(question.names)} AS named\n"
         f"                  FROM {source}) AS scored) AS ranked\n"
-        f" WHERE named = best{' AND best > 0' if question.institutions else ''}\n {order}"
+        f" WHERE {'named > 0' if question.together else 'named = best'}"
+        f"{' AND best > 0' if question.institutions else ''}\n {order}"
     )
 
 

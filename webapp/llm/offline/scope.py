@@ -28,7 +28,7 @@ _POLITE = tuple(_ACTIONS.pop("polite")["openers"])
 _NOT_HELD = lexicon.table("not_held")
 _HOW_TO = re.compile(str(_NOT_HELD.pop("how_to")))
 _OWN = frozenset({"my", "our", "i", "im", "ive", "me"})
-_VALUE_WORDS = re.compile(r" (what|whats|when|whens|how many|how much|tell me|show me|give me|list|check|pull up|know) ")
+_VALUE_WORDS = re.compile(str(_NOT_HELD.pop("asks")))
 
 
 def scope_reply(text: str) -> str | None:

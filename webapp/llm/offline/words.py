@@ -11,11 +11,12 @@ _APOSTROPHE = re.compile(r"['’]s\b")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _AMOUNT = re.compile(
     r"\$\s?(\d[\d,]*(?:\.\d+)?)\s*(k|thousand|m|million)?\b|"
-    r"\b(\d[\d,]*(?:\.\d+)?)\s*(dollars?|bucks|usd)\b",
+    r"\b(\d[\d,]*(?:\.\d+)?)\s*(dollars?|bucks|usd)\b|"
+    r"\b(?!40[13]k|457)(\d+(?:\.\d+)?)\s?(k|grand)\b",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
-_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6}
+_SCALE = {"k": 1e3, "grand": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6}
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -48,6 +49,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 def words(text: str) -> list[str]:
     """Return the lower-cased words of `text` ("401(k)" is one word, "card's" is "card")."""
     lowered = _APOSTROPHE.sub("", text.lower().replace("401(k)", "401k").replace("403(b)", "403b"))
+    lowered = lowered.replace("%", " percent ")
     return _TOKEN.findall(lowered)
 
 
@@ -98,12 +100,12 @@ def amounts(text: str) -> list[float]:
     """Return the money amounts a text names: "$2,000", "$5k", "300 dollars"."""
     found = []
     for match in _AMOUNT.finditer(text):
-        number = (match[1] or match[3]).replace(",", "")
+        number = (match[1] or match[3] or match[5]).replace(",", "")
         try:
             value = float(number)
         except ValueError:
             continue
-        found.append(value * _SCALE.get((match[2] or "").lower(), 1.0))
+        found.append(value * _SCALE.get((match[2] or match[6] or "").lower(), 1.0))
     return found
 
 
