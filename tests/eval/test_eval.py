@@ -23,13 +23,8 @@ from tests.eval.scoring import (
 )
 
 QUESTIONS = load_questions()
-# The second development set (issue 19); two of its questions are not answered yet.
-MORE_OPEN = frozenset(
-    {
-        "What's the balance on the Citi Double Cash?",
-        "What's in my Robinhood account?",
-    }
-)
+# The second development set (issue 19); one of its questions is not answered yet.
+MORE_OPEN = frozenset({"What's the balance on the Citi Double Cash?"})
 MORE_QUESTIONS = [
     pytest.param(q, marks=pytest.mark.xfail(reason="not answered yet", strict=True))
     if q.ask in MORE_OPEN

@@ -243,6 +243,7 @@ def _implied_own(text: str, phrase: str) -> bool:
 
 
 _EXCLUDING = lexicon.phrases("excluding")
+_CONTENTS = re.compile(str(lexicon.table("implied_own")["contents"]))
 _TOGETHER = lexicon.words_of("together")
 
 
@@ -267,6 +268,8 @@ def understand(text: str, own: bool = False) -> Question:
     intents = _intents(phrase, tickers, own)
     if own and tickers and intents == ["balances"]:
         intents = ["holdings"]  # "what's my ether worth": the holding, not every account
+    if intents == ["balances"] and _CONTENTS.search(phrase):
+        intents.append("holdings")  # "what's in my brokerage account": what it holds, if any
     kinds = _kinds(phrase)
     # "Can I ...?" and "Should I ...?" ask what is allowed or wise, not what an account holds.
     modal = re.search(r" (can|could|may|might|must|should) (i|we) ", phrase) is not None

@@ -17,10 +17,10 @@ from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
 from ...tools.python.market import MarketData
 from . import lexicon
 from .advice import allocate
-from .ask import Question, understand
+from .ask import Extreme, Question, understand
 from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
-from .conversation import follow_up, previous_question, split_parts
+from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
 from .library import DocHit, Library
 from .overview import (
@@ -172,11 +172,39 @@ def _follow_up(text: str, context: Context) -> Task | None:
     op = next((o for o in extremes if lexicon.has_phrase(padded(text), OPS[o])), None)
     if before and before.op in ("highest", "lowest") and op and len(text.split()) <= 5:
         return Computed(replace(before, op=op))  # "and the lowest?": the same, other end
-    found = follow_up(text, previous_question(context.earlier))
+    last = previous_question(context.earlier)
+    if last and last.extreme and last.about_data and op and len(text.split()) <= 5:
+        end: Extreme = "most" if op == "highest" else "least"
+        if end != last.extreme:  # "What's my biggest debt?", "and the smallest?"
+            return Figures(replace(last, text=text, extreme=end), [], context, "")
+    again = _open_again(text, context)
+    if again:
+        return again
+    found = combined(text, context.earlier) or follow_up(text, last)
     if found is None:
         return None
     question, note = found
     return Figures(question, [], context, note)
+
+
+def _open_again(text: str, context: Context) -> Task | None:
+    """ "what about my apple?" after "Should I sell my VTI?": the same open question, of the
+    holding (or the amount, or the account) the follow-up names instead."""
+    padded_text = padded(text)
+    opener = lexicon.has_phrase(padded_text, lexicon.phrases("follow_up", "openers"))
+    if not opener or len(text.split()) > 6:
+        return None
+    earlier = split_parts(context.earlier[-1])[-1]
+    before = understand(earlier)
+    found = read_open(padded(earlier), before)
+    current = understand(text)
+    if not found or found[0] == "overview":
+        return None
+    new = {"tickers": current.tickers, "amounts": current.amounts}
+    if not any(new.values()) or (found[0] in ("sell", "uncovered") and not current.tickers):
+        return None
+    kept = replace(before, text=text, **{k: v for k, v in new.items() if v})
+    return Opened(found[0], kept, found[1])
 
 
 def _open(text: str, context: Context) -> Task | None:

@@ -125,7 +125,18 @@ def holding_query(question: Question) -> str:
     where = ""
     if question.tickers:
         where = " WHERE ticker IN (" + ", ".join(f"'{t}'" for t in question.tickers) + ")"
-    return f"SELECT {HOLDING_COLUMNS} FROM holding_details{where} ORDER BY account_name, ticker"
+    view = "holding_details"
+    if "investment" in question.kinds and not where:
+        # A brokerage account holds securities, not the crypto of a wallet.
+        where = " WHERE security_type IN ('equity', 'etf', 'mutual_fund')"
+    order = "ORDER BY account_name, ticker"
+    if question.tickers or not question.institutions:
+        return f"SELECT {HOLDING_COLUMNS} FROM {view}{where} {order}"
+    # "what's in my Robinhood account": the holdings of the accounts it names
+    return (
+        f"SELECT {HOLDING_COLUMNS}\n  FROM (SELECT *, {_named(question.names)} AS named"
+        f" FROM {view}) AS scored\n WHERE named > 0 {order}"
+    )
 
 
 def quote_code(tickers: tuple[str, ...]) -> str:
