@@ -188,11 +188,10 @@ def _follow_up(text: str, context: Context) -> Task | None:
 
 
 def _open_again(text: str, context: Context) -> Task | None:
-    """ "what about my apple?" after "Should I sell my VTI?": the same open question, of the
-    holding (or the amount, or the account) the follow-up names instead."""
-    padded_text = padded(text)
-    opener = lexicon.has_phrase(padded_text, lexicon.phrases("follow_up", "openers"))
-    if not opener or len(text.split()) > 6:
+    """An advice follow-up ("what about my apple?" after "Should I sell my VTI?"): the same
+    open question, of the holding or the amount the follow-up names instead."""
+    openers = lexicon.phrases("follow_up", "openers")
+    if not any(padded(text).startswith(f" {o} ") for o in openers) or len(text.split()) > 6:
         return None
     earlier = split_parts(context.earlier[-1])[-1]
     before = understand(earlier)
@@ -200,10 +199,12 @@ def _open_again(text: str, context: Context) -> Task | None:
     current = understand(text)
     if not found or found[0] == "overview":
         return None
-    new = {"tickers": current.tickers, "amounts": current.amounts}
-    if not any(new.values()) or (found[0] in ("sell", "uncovered") and not current.tickers):
+    if found[0] in ("sell", "uncovered") and current.tickers:
+        kept = replace(before, text=text, tickers=current.tickers)
+    elif found[0] not in ("sell", "uncovered") and current.amounts:
+        kept = replace(before, text=text, amounts=current.amounts)
+    else:
         return None
-    kept = replace(before, text=text, **{k: v for k, v in new.items() if v})
     return Opened(found[0], kept, found[1])
 
 
