@@ -192,6 +192,13 @@ def payoff(question: Question, rows: list[Row]) -> list[Block]:
     if cash:
         blocks.append(("The cash you could pay it from:\n", []))
         blocks += _cash_lines(cash)
+        left = _total(cash) - _total(cards)
+        blocks.append(
+            (
+                f"Paying all of it from your cash would leave {money(left)}.\n",
+                [r.cite for r in cash + cards],
+            )
+        )
     return blocks
 
 

@@ -154,7 +154,9 @@ def _titled_document(text: str, books: Library) -> str | None:
                 continue
             offer = str(rule["offer"])
             folder = [k for k, doc in enumerate(books.docs) if doc.tool and offer in doc.path]
-            titled = any(stems(name) <= stems(books.docs[k].title) for k in folder)
+            titled = rule.get("titled", False) and any(
+                stems(name) <= stems(books.docs[k].title) for k in folder
+            )
             if titled or books.mentions(f"{name} {kind}"):
                 return None
             return _not_bundled(str(rule["label"]).format(Name=name.title()), books, offer)
