@@ -1,8 +1,9 @@
 """Score the offline engine on the evaluation set: each question through the real JSON API,
 the answer checked for what it must say and what it must cite.
 
-Two sets: the development set `questions.toml`, used by `tests/eval/test_eval.py` (every
-question must pass), and the held-out set `holdout.toml`, scored only by
+The development sets `questions.toml`, `questions_more.toml` and `questions_third.toml`, used
+by `tests/eval/test_eval.py` (every question must pass but the few it marks as expected
+failures), and the held-out set `holdout.toml`, scored only by
 `benchmarks/bench_eval.py --set holdout` (never a test: the engine is not tuned against it).
 The benchmark prints a set's score: answers fully correct / total.
 """
