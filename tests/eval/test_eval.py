@@ -39,7 +39,6 @@ THIRD_OPEN = frozenset(
     {
         "am I saving enough?",
         "is it ok to keep all my money in my checking account?",
-        "how much cash is sitting uninvested in robinhood",
         "what does section 121 say about excluding gain on a home sale",
     }
 )

@@ -82,6 +82,10 @@ def _named(names: tuple[str, ...]) -> str:
 def account_query(question: Question) -> str:
     """Return the SELECT over `account_details` that the question's figures need."""
     columns = ACCOUNT_COLUMNS + (", credit_limit" if "utilization" in question.intents else "")
+    # "cash in my Robinhood account": a brokerage's uninvested cash counts as cash it names
+    brokerage_cash = "cash" in question.intents and question.institutions and not question.kinds
+    if brokerage_cash:
+        columns += ", available_balance"
     kinds = list(question.kinds)
     if "debts" in question.intents and "property" in kinds:
         kinds[kinds.index("property")] = "mortgage"  # what is owed on a home is its mortgage
@@ -89,6 +93,8 @@ def account_query(question: Question) -> str:
         where = ""  # every account counts
     elif kinds:
         where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds))
+    elif brokerage_cash:
+        where = "account_type IN ('depository', 'investment')"
     else:
         where = next((_INTENT_FILTERS[i] for i in question.intents if i in _INTENT_FILTERS), "")
     if question.excluded:  # "the other card": not the one asked about before
