@@ -13,7 +13,7 @@ from . import lexicon
 from .ask import Question
 from .cite import Block, number
 from .figures import Row
-from .words import money, percent, stem
+from .words import bare_amounts, money, percent, stem
 
 _ADVICE = lexicon.table("advice")
 
@@ -51,7 +51,7 @@ def _needs(need: str, said: str, question: Question) -> bool:
     if need == "ticker":
         return bool(question.tickers)
     if need == "amount":
-        return bool(question.amounts)
+        return bool(question.amounts or bare_amounts(question.text))
     if need == "debt":
         return bool({"credit", "loan", "mortgage"} & set(question.kinds)) or (
             "debts" in question.intents or lexicon.has_phrase(said, _DEBT_WORDS)

@@ -39,6 +39,7 @@ from .overview import (
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
 from .plan import plan as tool_calls
 from .scope import missing_document, padded, scope_reply
+from .words import bare_amounts
 from .write import direct_reply, write_answer
 
 ALL_ACCOUNTS = (
@@ -191,7 +192,8 @@ def _open_again(text: str, context: Context) -> Task | None:
     """An advice follow-up ("what about my apple?" after "Should I sell my VTI?"): the same
     open question, of the holding or the amount the follow-up names instead."""
     openers = lexicon.phrases("follow_up", "openers")
-    if not any(padded(text).startswith(f" {o} ") for o in openers) or len(text.split()) > 6:
+    opens = any(padded(text).startswith(f" {o} ") for o in openers)
+    if not (opens or len(text.split()) <= 3) or len(text.split()) > 6:
         return None
     earlier = split_parts(context.earlier[-1])[-1]
     before = understand(earlier)
@@ -201,8 +203,8 @@ def _open_again(text: str, context: Context) -> Task | None:
         return None
     if found[0] in ("sell", "uncovered") and current.tickers:
         kept = replace(before, text=text, tickers=current.tickers)
-    elif found[0] not in ("sell", "uncovered") and current.amounts:
-        kept = replace(before, text=text, amounts=current.amounts)
+    elif found[0] not in ("sell", "uncovered") and (current.amounts or bare_amounts(text)):
+        kept = replace(before, text=text, amounts=current.amounts or tuple(bare_amounts(text)))
     else:
         return None
     return Opened(found[0], kept, found[1])
@@ -210,6 +212,8 @@ def _open_again(text: str, context: Context) -> Task | None:
 
 def _open(text: str, context: Context) -> Task | None:
     question = understand(text, own=context.own)
+    if not question.amounts and bare_amounts(text):
+        question = replace(question, amounts=tuple(bare_amounts(text)))  # "afford 800 on a phone"
     found = read_open(padded(text), question)
     return Opened(found[0], question, found[1]) if found else None
 

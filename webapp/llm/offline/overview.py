@@ -223,15 +223,23 @@ def sell(question: Question, rows: list[Row]) -> list[Block]:
     ]
     for r in wanted:
         value = number(r.get("market_value")) or 0.0
-        quantity = number(r.get("quantity")) or 0.0
         blocks.append(
             (
-                f"- {quantity:,.0f} shares of {r.get('ticker')} worth {money(value)}, "
+                f"- {held_as(r)} worth {money(value)}, "
                 f"{percent(value, total)} of your holdings, in {r.label}\n",
                 [r.cite],
             )
         )
     return blocks
+
+
+def held_as(row: Row) -> str:
+    """What a holding is, as a person says it: "25 shares of AAPL", "1.5 ETH"."""
+    quantity = number(row.get("quantity")) or 0.0
+    amount = f"{quantity:,.0f}" if quantity == int(quantity) else f"{quantity:,.8f}".rstrip("0")
+    if row.get("security_type") == "crypto":
+        return f"{amount} {row.get('ticker')}"
+    return f"{amount} {'share' if amount == '1' else 'shares'} of {row.get('ticker')}"
 
 
 def uncovered(reply: str, question: Question, rows: list[Row]) -> list[Block]:
@@ -242,10 +250,7 @@ def uncovered(reply: str, question: Question, rows: list[Row]) -> list[Block]:
     blocks: list[Block] = [(reply + " What you hold:\n", [])]
     for r in held:
         value = number(r.get("market_value")) or 0.0
-        quantity = number(r.get("quantity")) or 0.0
-        blocks.append(
-            (f"- {quantity:,.0f} shares of {r.get('ticker')} worth {money(value)}\n", [r.cite])
-        )
+        blocks.append((f"- {held_as(r)} worth {money(value)}\n", [r.cite]))
     return blocks
 
 

@@ -28,16 +28,29 @@ _POLITE = tuple(_ACTIONS.pop("polite")["openers"])
 _NOT_HELD = lexicon.table("not_held")
 _HOW_TO = re.compile(str(_NOT_HELD.pop("how_to")))
 _OWN = frozenset({"my", "our", "i", "im", "ive", "me"})
+_CHOICE = tuple(_ACTIONS.pop("choice")["words"])
 _VALUE_WORDS = re.compile(str(_NOT_HELD.pop("asks")))
 
 
 def scope_reply(text: str) -> str | None:
     """Return the plain reply to a request the product can't serve, or None."""
     phrase = padded(text)
+    ticker = bool(tickers_in(text))
     for rule in _SCOPE:
-        if rule.pattern.search(phrase):
+        if rule.pattern.search(phrase) and _acts_on(rule.kind, phrase, ticker):
             return rule.reply
-    return _requested_action(phrase, bool(tickers_in(text))) or _not_held(phrase)
+    return _requested_action(phrase, ticker) or _not_held(phrase)
+
+
+def _acts_on(kind: str, phrase: str, ticker: bool) -> bool:
+    """Tell whether a request of an action's kind is one: not a choice to weigh ("pay off my
+    amex first or my citi?"), and on something that kind acts on (shares, not a house)."""
+    if kind not in _ACTIONS:
+        return True
+    if lexicon.has_phrase(phrase, _CHOICE):
+        return False
+    needs = tuple(_ACTIONS[kind].get("needs", ()))
+    return ticker or not needs or lexicon.has_phrase(phrase, needs)
 
 
 def _requested_action(phrase: str, ticker: bool) -> str | None:
@@ -48,9 +61,7 @@ def _requested_action(phrase: str, ticker: bool) -> str | None:
         rest = rest[len(opener) + 1 :]
     for kind, action in _ACTIONS.items():
         verb = next((v for v in action["verbs"] if rest.startswith(f" {v} ")), None)
-        needs = tuple(action.get("needs", ()))
-        acted_on = ticker or not needs or lexicon.has_phrase(rest[len(verb or "") + 1 :], needs)
-        if verb and acted_on:
+        if verb and _acts_on(kind, rest[len(verb) + 1 :], ticker):
             return _REPLIES[kind]
     return None
 

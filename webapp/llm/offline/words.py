@@ -109,6 +109,25 @@ def amounts(text: str) -> list[float]:
     return found
 
 
+_BARE = re.compile(
+    r"(?<![\w$.,/-])((?:\d{1,3}(?:,\d{3})+|\d{2,7})(?:\.\d+)?)(?![\d,.]*\d|[a-z(-])"
+    r"(?!\s*%)(?!\s*(?:percent|shares?|years?|months?|weeks?|days?|times)\b)"
+)
+_NOT_AMOUNT = re.compile(r"\b(publication|pub|form|section|regulation|part|code|title)\s*$")
+
+
+def bare_amounts(text: str) -> list[float]:
+    """Return the numbers a text names that may be money with no "$" ("afford 800 on a
+    phone"): not years, not counts of shares or months, not a publication or form number."""
+    found = []
+    for match in _BARE.finditer(text.lower()):
+        value = float(match[1].replace(",", ""))
+        if 1950 <= value <= 2099 or _NOT_AMOUNT.search(text.lower()[: match.start()]):
+            continue
+        found.append(value)
+    return found
+
+
 def years(text: str) -> list[int]:
     """Return the years a text names, in order."""
     return [int(y) for y in _YEAR.findall(text)]
