@@ -7,7 +7,9 @@ import pytest
 
 from webapp.llm.offline.advice import advice_kind
 from webapp.llm.offline.ask import understand
+from webapp.llm.offline.compute import read_computation
 from webapp.llm.offline.conversation import combined
+from webapp.llm.offline.fuzzy import correct
 from webapp.llm.offline.library import library
 from webapp.llm.offline.scope import missing_document, padded, scope_reply
 from webapp.llm.offline.words import amounts, bare_amounts
@@ -24,6 +26,9 @@ from webapp.llm.offline.words import amounts, bare_amounts
         ("is my emergency fund big enough?", "cushion"),
         ("is it ok to keep all my money in my checking account?", "cushion"),
         ("is my portfolio diversified enough", "allocate"),
+        ("is it better to pay off the sapphire or the amex first?", "payoff"),
+        ("i want a 2000 tv, affordable?", "afford"),
+        ("would a $30,000 down payment be doable for me right now?", "afford"),
         # no judgement asked, or a rule asked for: not advice
         ("How big should my emergency fund be?", None),
         ("Which card has the highest utilization?", None),
@@ -45,6 +50,9 @@ def test_advice_is_read_by_its_words(text: str, kind: str | None) -> None:
         ("what's the APR on my sapphire", "don't have the interest rate"),
         ("What's the minimum payment on my Citi card?", "don't have that"),
         ("where do you reckon VTI will be in six months?", "can't predict"),
+        ("what will the S&P 500 do next month", "can't predict"),
+        ("What did I pay for my Apple shares?", "don't have what you paid"),
+        ("put $1000 into my roth ira", "can't move money"),
     ],
 )
 def test_a_request_or_data_not_held_is_read_by_verb_and_object(text: str, says: str) -> None:
@@ -70,6 +78,7 @@ def test_amounts_without_a_dollar_sign() -> None:
     assert amounts("my 401k") == []
     assert bare_amounts("afford 800 on a phone, or 5,000 on a car") == [800.0, 5000.0]
     assert bare_amounts("form 1040 in 2025, 10 shares, 20%, publication 590") == []
+    assert bare_amounts("a 2000 tv") == [2000.0]  # a year's digits, not said as a year
 
 
 def test_documents_named_by_their_kind() -> None:
@@ -87,6 +96,20 @@ def test_documents_named_by_their_kind() -> None:
         "what does the Sapphire Preferred benefits guide say about rental cars",
     ):
         assert missing_document(text, books) is None, text
+
+
+def test_a_real_word_is_not_a_typo_of_its_plural() -> None:
+    assert correct("Citi Double Cash benefits guide") == "Citi Double Cash benefits guide"
+
+
+def test_a_difference_of_accounts_named_by_their_names() -> None:
+    found = read_computation("how much more do i owe on the sapphire than the citi")
+    assert found is not None and found.op == "difference"
+    # no "my", "I": a question about terms, not the user's accounts
+    assert (
+        read_computation("what is the difference between APR and interest rate on a mortgage?")
+        is None
+    )
 
 
 def test_accounts_left_out_and_taken_together() -> None:

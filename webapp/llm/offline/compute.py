@@ -170,7 +170,12 @@ def read_computation(text: str) -> Computation | None:
         found = pattern.search(phrase.strip())
         if found:
             sides = _borrowed(_side(found["a"]), _side(found["b"]))
-            if all(map(_about_accounts, sides)):
+            about = [_about_accounts(side) for side in sides]
+            # a side may be named by the account's own name when the other is plainly one
+            # of the user's accounts ("do I owe on the sapphire than the citi")
+            named = all(a or s.names for a, s in zip(about, sides, strict=True))
+            own = bool({"i", "my", "me", "our", "we"} & set(phrase.split()))
+            if all(about) or (any(about) and named and own):
                 return Computation("difference", sides)
     said = set(phrase.split())
     measure: Measure = (

@@ -107,7 +107,12 @@ def afford(question: Question, rows: list[Row]) -> list[Block]:
     blocks: list[Block] = [
         (
             f"You have {money(have)} in cash across {count_of(len(cash), 'bank account')}; "
-            f"after spending {money(asked)} you would have {money(have - asked)}.",
+            + (
+                f"after spending {money(asked)} you would have {money(have - asked)}."
+                if have >= asked
+                else f"{money(asked)} is {money(asked - have)} more than that: you would be "
+                f"{money(asked - have)} short."
+            ),
             [r.cite for r in cash],
         )
     ]

@@ -75,7 +75,7 @@ def _not_held(phrase: str) -> str | None:
         return None
     for kind, held in _NOT_HELD.items():
         if lexicon.has_phrase(phrase, tuple(held["objects"])):
-            return _REPLIES[kind]
+            return str(held.get("reply") or _REPLIES[kind])
     return None
 
 

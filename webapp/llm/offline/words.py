@@ -113,6 +113,7 @@ _BARE = re.compile(
     r"(?<![\w$.,/-])((?:\d{1,3}(?:,\d{3})+|\d{2,7})(?:\.\d+)?)(?![\d,.]*\d|[a-z(-])"
     r"(?!\s*%)(?!\s*(?:percent|shares?|years?|months?|weeks?|days?|times)\b)"
 )
+_YEARISH = re.compile(r"\b(in|by|since|until|before|after|from|year|of)\s*$")
 _NOT_AMOUNT = re.compile(r"\b(publication|pub|form|section|regulation|part|code|title)\s*$")
 
 
@@ -122,7 +123,8 @@ def bare_amounts(text: str) -> list[float]:
     found = []
     for match in _BARE.finditer(text.lower()):
         value = float(match[1].replace(",", ""))
-        if 1950 <= value <= 2099 or _NOT_AMOUNT.search(text.lower()[: match.start()]):
+        before = text.lower()[: match.start()]
+        if _NOT_AMOUNT.search(before) or (1950 <= value <= 2099 and _YEARISH.search(before)):
             continue
         found.append(value)
     return found
