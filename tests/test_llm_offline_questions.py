@@ -152,7 +152,10 @@ def test_a_follow_up_inherits_the_measure_and_says_what_it_assumed() -> None:
     assert other[0].kinds == ("credit",) and other[0].excluded == ("american", "express")
     assert follow_up("What is an index fund?", standing("What's my Amex balance?")) is None
     assert follow_up("What about Citi?", None) is None
-    assert follow_up("and without the house?", standing("What is my net worth?")) is None
+    # "and without the house?": the same question, the home left out
+    without = follow_up("and without the house?", standing("What is my net worth?"))
+    assert without is not None
+    assert without[0].intents == ("net_worth",) and without[0].excluded_kinds == ("property",)
     # A follow-up of a follow-up keeps the first question's measure.
     chain = previous_question(["how much do i owe on my amex", "and citi?"])
     assert chain is not None and chain.intents == ("debts",) and chain.institutions == ("citi",)

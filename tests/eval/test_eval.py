@@ -15,6 +15,7 @@ import pytest
 from tests.eval.scoring import (
     DEV_INTENTS,
     MORE,
+    THIRD,
     USERS,
     Evaluator,
     Question,
@@ -23,19 +24,29 @@ from tests.eval.scoring import (
 )
 
 QUESTIONS = load_questions()
-# The second development set (issue 19); three of its questions are not answered yet.
-MORE_OPEN = frozenset(
-    {
-        "What's the balance on the Citi Double Cash?",
-        "What's in my Robinhood account?",
-        "and without the house?",
-    }
-)
+# The second development set (issue 19); one of its questions is not answered yet.
+MORE_OPEN = frozenset({"What's the balance on the Citi Double Cash?"})
 MORE_QUESTIONS = [
     pytest.param(q, marks=pytest.mark.xfail(reason="not answered yet", strict=True))
     if q.ask in MORE_OPEN
     else q
     for q in load_questions(MORE)
+]
+
+# The third development set (issue 19): the patterns the held-out set still missed, in new
+# wordings; these are not answered yet.
+THIRD_OPEN = frozenset(
+    {
+        "am I saving enough?",
+        "is it ok to keep all my money in my checking account?",
+        "what does section 121 say about excluding gain on a home sale",
+    }
+)
+THIRD_QUESTIONS = [
+    pytest.param(q, marks=pytest.mark.xfail(reason="not answered yet", strict=True))
+    if q.ask in THIRD_OPEN
+    else q
+    for q in load_questions(THIRD)
 ]
 
 
@@ -122,6 +133,30 @@ def test_the_second_set_has_every_weak_category() -> None:
     ids=[f"{q.values[0].ask if hasattr(q, 'values') else q.ask}" for q in MORE_QUESTIONS],
 )
 def test_the_second_set_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
+    verdict = evaluator.judge(question)
+    assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
+
+
+def test_the_third_set_covers_the_patterns_the_held_out_set_missed() -> None:
+    third = load_questions(THIRD)
+    assert len(third) >= 80
+    assert {q.user for q in third} == set(USERS)
+    assert {"compute", "advice", "holdings", "wrong_document", "refusal", "action"} <= {
+        q.intent for q in third
+    }
+    assert sum(bool(q.before) for q in third) >= 10
+    assert len({q.ask.lower() for q in third}) == len(third), "a question twice"
+    assert not {q.ask.lower() for q in third} & {
+        q.ask.lower() for q in QUESTIONS + load_questions(MORE)
+    }, "a question of another set"
+
+
+@pytest.mark.parametrize(
+    "question",
+    THIRD_QUESTIONS,
+    ids=[f"{q.values[0].ask if hasattr(q, 'values') else q.ask}" for q in THIRD_QUESTIONS],
+)
+def test_the_third_set_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
     verdict = evaluator.judge(question)
     assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
 

@@ -112,6 +112,10 @@ class Question:
     maybe_accounts: bool = False
     # Words naming accounts to leave out: "the other card" after a question about one.
     excluded: tuple[str, ...] = ()
+    # Kinds of account to leave out: "cash outside of my savings", "without the house".
+    excluded_kinds: tuple[Kind, ...] = ()
+    # Several accounts named to be taken together: "the sapphire and the amex together".
+    together: bool = False
 
     @property
     def names_account(self) -> bool:
@@ -238,15 +242,34 @@ def _implied_own(text: str, phrase: str) -> bool:
     return named or len(phrase.split()) <= 3
 
 
+_EXCLUDING = lexicon.phrases("excluding")
+_CONTENTS = re.compile(str(lexicon.table("implied_own")["contents"]))
+_TOGETHER = lexicon.words_of("together")
+
+
+def excluding(phrase: str) -> tuple[str, str]:
+    """Split a padded phrase at the words that leave something out ("outside of", "without",
+    "except"): what is asked about, and what is left out (empty when nothing is)."""
+    cuts = [(phrase.find(f" {w} "), w) for w in _EXCLUDING if f" {w} " in phrase]
+    if not cuts:
+        return phrase, ""
+    at, word = min(cuts)
+    return phrase[: at + 1], " " + phrase[at + len(word) + 2 :]
+
+
 def understand(text: str, own: bool = False) -> Question:
     """Read a question: its intents (none: a document or nothing) and its entities; `own`:
     it is about the user's own figures even without saying "my" (a later part of a message)."""
     if is_small_talk(text):
         return Question(text, ("small_talk",))
-    phrase = _phrase(text)
+    phrase, left_out = excluding(_phrase(text))
     tickers = tickers_in(text)
     own = own or bool(_OWN & set(phrase.split())) or _implied_own(text, phrase)
     intents = _intents(phrase, tickers, own)
+    if own and tickers and intents == ["balances"]:
+        intents = ["holdings"]  # "what's my ether worth": the holding, not every account
+    if intents == ["balances"] and _CONTENTS.search(phrase):
+        intents.append("holdings")  # "what's in my brokerage account": what it holds, if any
     kinds = _kinds(phrase)
     # "Can I ...?" and "Should I ...?" ask what is allowed or wise, not what an account holds.
     modal = re.search(r" (can|could|may|might|must|should) (i|we) ", phrase) is not None
@@ -262,6 +285,7 @@ def understand(text: str, own: bool = False) -> Question:
     skip = GENERIC | STOPWORDS | {t.lower() for t in tickers} | set(COMPANIES)
     kind_words = {w for cue, _ in KIND_PHRASES for w in cue.split()}
     names = [w for w in phrase.split() if w not in skip and w not in kind_words and not w.isdigit()]
+    names = [n for n in dict.fromkeys(names) if n not in _TOGETHER]
     lowered = phrase.split()
     extreme: Extreme | None = None
     if {"highest", "largest", "biggest", "most"} & set(lowered):
@@ -281,4 +305,7 @@ def understand(text: str, own: bool = False) -> Question:
         own,
         modal and bool(intents),
         maybe_accounts and bool(kinds or names),
+        excluded=tuple(w for w in left_out.split() if w not in skip and w not in kind_words),
+        excluded_kinds=tuple(k for k in _kinds(left_out) if k not in kinds),
+        together=bool(_TOGETHER & set(lowered)) and len(names) > 1,
     )

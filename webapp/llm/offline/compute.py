@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias, cast
 
 from rapidfuzz import fuzz
@@ -40,8 +40,9 @@ _HOLDING_WORDS = frozenset(lexicon.phrases("holding_words"))
 _DIFFERENCE = (
     re.compile(r"difference between (?P<a>.+?) and (?P<b>.+)"),
     re.compile(
-        r"how much more (?:money )?(?:is |do i have |have i )?(?:in )?(?P<a>.+?)"
-        r" than (?:in |on )?(?P<b>.+)"
+        r"how much (?:more|bigger|larger|greater|higher|less|smaller|lower) (?:money )?"
+        r"(?:is |are |do i have |have i got |have i |do i owe |i owe )?(?:in |on )?(?P<a>.+?)"
+        r" than (?:in |on |at )?(?P<b>.+)"
     ),
     re.compile(r"compare (?P<a>.+?) (?:to|with|and|against|vs|versus) (?P<b>.+)"),
     re.compile(r"(?:owe|have|is there) more (?:on|in|at) (?P<a>.+?) or (?:on |in |at )?(?P<b>.+)"),
@@ -53,6 +54,12 @@ _DIFFERENCE = (
     re.compile(
         r"left (?:over )?(?:if|after|once) (?:i )?(?:paid|pay|paying|cleared|clear) off"
         r" (?P<b>.+?) (?:from|with|using|out of) (?P<a>.+)"
+    ),
+    # "if I paid the Amex off out of my Chase checking, what would be left in checking?"
+    re.compile(
+        r"^(?=.* (?:left|remain|remaining|leftover)\b)(?:.*? )?(?:if|after|once) (?:i )?"
+        r"(?:paid|pay|paying|cleared|clear|settled|settle) (?:off )?(?P<b>.+?)(?: off)?"
+        r" (?:from|with|using|out of) (?P<a>.+?)(?= (?:what|how|would|will)\b|$)"
     ),
 )
 _KIND_TEST: dict[str, Callable[[Row], bool]] = {
@@ -86,7 +93,14 @@ def _side(text: str) -> Question:
 
 
 # A side that names a measure over every account rather than an account.
-_WHOLE = {"assets": "assets", "asset": "assets", "debt": "debts", "debts": "debts", "cash": "cash"}
+_WHOLE = {
+    "assets": "assets",
+    "asset": "assets",
+    "everything": "assets",
+    "debt": "debts",
+    "debts": "debts",
+    "cash": "cash",
+}
 
 
 def _whole(side: Question) -> str | None:
@@ -100,6 +114,16 @@ def _about_accounts(side: Question) -> bool:
     mine = bool({"my", "mine", "our"} & set(said)) and bool(side.names or side.about_data)
     named = side.kinds or side.institutions or _whole(side) or mine
     return bool(named) and not side.tickers
+
+
+def _borrowed(a: Question, b: Question) -> tuple[Question, Question]:
+    """Sides that say only which end ("my biggest and smallest card balance") take the kind
+    of account from the other side."""
+    if a.extreme and not (a.kinds or a.institutions or a.names):
+        a = replace(a, kinds=b.kinds)
+    if b.extreme and not (b.kinds or b.institutions or b.names):
+        b = replace(b, kinds=a.kinds)
+    return a, b
 
 
 def _over_holdings(text: str, phrase: str) -> Computation | None:
@@ -145,8 +169,13 @@ def read_computation(text: str) -> Computation | None:
     for pattern in _DIFFERENCE:
         found = pattern.search(phrase.strip())
         if found:
-            sides = (_side(found["a"]), _side(found["b"]))
-            if all(map(_about_accounts, sides)):
+            sides = _borrowed(_side(found["a"]), _side(found["b"]))
+            about = [_about_accounts(side) for side in sides]
+            # a side may be named by the account's own name when the other is plainly one
+            # of the user's accounts ("do I owe on the sapphire than the citi")
+            named = all(a or s.names for a, s in zip(about, sides, strict=True))
+            own = bool({"i", "my", "me", "our", "we"} & set(phrase.split()))
+            if all(about) or (any(about) and named and own):
                 return Computation("difference", sides)
     said = set(phrase.split())
     measure: Measure = (
@@ -216,6 +245,14 @@ def resolve(side: Question, rows: list[Row]) -> list[Row]:
         if best or side.institutions:
             pool = [r for r in pool if best and scores[id(r)] == best]
     return pool
+
+
+def _end(side: Question, rows: list[Row]) -> list[Row]:
+    """A side that names an end ("my biggest card balance"): that one account."""
+    if not side.extreme or len(rows) < 2:
+        return rows
+    pick = max if side.extreme == "most" else min
+    return [pick(rows, key=lambda r: value(side, [r]))]
 
 
 def value(side: Question, rows: list[Row]) -> float:
@@ -316,7 +353,7 @@ def write_computation(c: Computation, rows: list[Row]) -> list[Block]:
         count = count_of(len(found), noun.rstrip("s") if len(found) == 1 else noun, noun)
         return [(f"You have {count}{': ' + names if names else ''}.", [r.cite for r in found])]
     a, b = c.sides
-    rows_a, rows_b = resolve(a, rows), resolve(b, rows)
+    rows_a, rows_b = _end(a, resolve(a, rows)), _end(b, resolve(b, rows))
     if not rows_a or not rows_b:
         missing = describe(a if not rows_a else b)
         return [(f"I couldn't find {missing} among your linked accounts.", [])]

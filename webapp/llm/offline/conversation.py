@@ -26,7 +26,12 @@ _MEASURES = {
     "holdings": "your holdings",
     "net_worth": "net worth",
 }
-_NOUNS = {"credit": "cards", "checking": "checking accounts", "savings": "savings accounts"}
+_NOUNS = {
+    "credit": "cards",
+    "checking": "checking accounts",
+    "savings": "savings accounts",
+    "property": "your home",
+}
 
 
 def _text(content: object) -> str:
@@ -100,6 +105,30 @@ def previous_question(earlier: list[str] | tuple[str, ...]) -> Question | None:
     return before
 
 
+_SUMMING = lexicon.phrases("follow_up", "summing")
+
+
+def combined(text: str, earlier: list[str] | tuple[str, ...]) -> tuple[Question, str] | None:
+    """ "add them together" after two questions: the accounts both named, taken together."""
+    padded = _padded(text)
+    if len(earlier) < 2 or not lexicon.has_phrase(padded, _SUMMING) or len(words(text)) > 6:
+        return None
+    first, last = previous_question(earlier[:-1]), previous_question(earlier)
+    if first is None or last is None or not (first.about_data and last.about_data):
+        return None
+    merged = replace(
+        last,
+        text=text,
+        intents=tuple(dict.fromkeys(first.intents + last.intents)),
+        kinds=tuple(dict.fromkeys(first.kinds + last.kinds)),
+        names=tuple(dict.fromkeys(first.names + last.names)),
+        institutions=tuple(dict.fromkeys(first.institutions + last.institutions)),
+        tickers=tuple(dict.fromkeys(first.tickers + last.tickers)),
+        extreme=None,
+    )
+    return merged, "Taking that as the last two questions' accounts together:"
+
+
 def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None:
     """Read a follow-up as the previous question about new entities, with the sentence that
     says what was assumed; None when the question stands on its own."""
@@ -107,6 +136,28 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
         return None
     current = understand(text)
     padded = _padded(text)
+    pointed = understand("my " + text, own=True) if lexicon.has_phrase(padded, _PRONOUNS) else None
+    named = before.names or before.institutions or before.tickers
+    if pointed and pointed.intents and before.about_data and named:
+        new = current.kinds or current.institutions or current.tickers or current.amounts
+        if not new and not pointed.kinds and not pointed.institutions:
+            # "what's its credit limit?", "what's that worth?": the new measure, of what the
+            # last question named
+            shown = join_words(
+                list(before.tickers) or [n.title() for n in before.institutions or before.names]
+            )
+            intents = pointed.intents
+            if before.tickers and set(intents) <= {"balances", "holdings"}:
+                intents = ("holdings",)  # the worth of the shares the last question named
+            kept = replace(
+                pointed,
+                intents=intents,
+                kinds=before.kinds,
+                names=before.names,
+                institutions=before.institutions,
+                tickers=before.tickers,
+            )
+            return kept, f"Taking that as about {shown}, as before:"
     opens = any(padded.startswith(f" {o} ") for o in _OPENERS)
     if not (opens or len(words(text)) <= 4):
         return None
@@ -115,22 +166,23 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
         held = replace(before, text=text, tickers=current.tickers)
         tickers = join_words(list(current.tickers))
         return held, f"Taking that as the same question, your holdings, for {tickers}:"
-    pointed = understand("my " + text, own=True) if lexicon.has_phrase(padded, _PRONOUNS) else None
     if pointed and pointed.intents and before.about_data:
         current = pointed
-        if not (current.kinds or current.institutions) and (before.names or before.institutions):
-            # "what's its credit limit?": the new measure, of what the last question named
-            shown = join_words([n.title() for n in before.institutions or before.names])
-            kept = replace(
-                current, kinds=before.kinds, names=before.names, institutions=before.institutions
-            )
-            return kept, f"Taking that as about {shown}, as before:"
     if current.intents:
         return None
-    if lexicon.has_phrase(_padded(text), _EXCEPT):
-        return None  # "and without the house?": not the same question about other accounts
     if not before.about_data:
         return None
+    if lexicon.has_phrase(_padded(text), _EXCEPT):
+        # "and without the house?": the same question, leaving that out
+        left = understand("my " + text, own=True)
+        if not (left.excluded_kinds or left.excluded):
+            return None
+        measure = join_words([_MEASURES.get(i, i) for i in before.intents if i in _MEASURES])
+        gone = join_words([_NOUNS.get(k, k) for k in left.excluded_kinds] + list(left.excluded))
+        kept = replace(
+            before, text=text, excluded_kinds=left.excluded_kinds, excluded=left.excluded
+        )
+        return kept, f"Taking that as the same question, {measure}, leaving out {gone}:"
     other = lexicon.has_phrase(padded, _OTHER)
     entities = understand("my " + text, own=True)
     measures = set(entities.intents) & set(_MEASURES)

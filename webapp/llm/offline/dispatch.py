@@ -16,10 +16,11 @@ from typing import Protocol
 from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
 from ...tools.python.market import MarketData
 from . import lexicon
-from .ask import Question, understand
+from .advice import allocate
+from .ask import Extreme, Question, understand
 from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
-from .conversation import follow_up, previous_question, split_parts
+from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
 from .library import DocHit, Library
 from .overview import (
@@ -27,6 +28,7 @@ from .overview import (
     Open,
     afford,
     cushion,
+    guidance,
     overview,
     payoff,
     plan,
@@ -37,6 +39,7 @@ from .overview import (
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
 from .plan import plan as tool_calls
 from .scope import missing_document, padded, scope_reply
+from .words import bare_amounts
 from .write import direct_reply, write_answer
 
 ALL_ACCOUNTS = (
@@ -126,7 +129,7 @@ class Opened:
     reply: str = ""
 
     def calls(self) -> list[ToolCall]:
-        query = ALL_HOLDINGS if self.kind in ("sell", "uncovered") else ALL_ACCOUNTS
+        query = ALL_HOLDINGS if self.kind in ("sell", "uncovered", "allocate") else ALL_ACCOUNTS
         calls = [ToolCall(EXECUTE_SQL, {"query": query})]
         if self.kind == "payoff" and self.question.institutions:
             # "my amex": only the debts it names, so that their citations are theirs alone
@@ -152,6 +155,8 @@ class Opened:
             return cushion(rows, results)
         if self.kind == "sell":
             return sell(self.question, rows)
+        if self.kind == "allocate":
+            return allocate(rows, guidance("allocate", results))
         return uncovered(self.reply, self.question, rows)
 
 
@@ -168,15 +173,47 @@ def _follow_up(text: str, context: Context) -> Task | None:
     op = next((o for o in extremes if lexicon.has_phrase(padded(text), OPS[o])), None)
     if before and before.op in ("highest", "lowest") and op and len(text.split()) <= 5:
         return Computed(replace(before, op=op))  # "and the lowest?": the same, other end
-    found = follow_up(text, previous_question(context.earlier))
+    last = previous_question(context.earlier)
+    if last and last.extreme and last.about_data and op and len(text.split()) <= 5:
+        end: Extreme = "most" if op == "highest" else "least"
+        if end != last.extreme:  # "What's my biggest debt?", "and the smallest?"
+            return Figures(replace(last, text=text, extreme=end), [], context, "")
+    again = _open_again(text, context)
+    if again:
+        return again
+    found = combined(text, context.earlier) or follow_up(text, last)
     if found is None:
         return None
     question, note = found
     return Figures(question, [], context, note)
 
 
+def _open_again(text: str, context: Context) -> Task | None:
+    """An advice follow-up ("what about my apple?" after "Should I sell my VTI?"): the same
+    open question, of the holding or the amount the follow-up names instead."""
+    openers = lexicon.phrases("follow_up", "openers")
+    opens = any(padded(text).startswith(f" {o} ") for o in openers)
+    if not (opens or len(text.split()) <= 3) or len(text.split()) > 6:
+        return None
+    earlier = split_parts(context.earlier[-1])[-1]
+    before = understand(earlier)
+    found = read_open(padded(earlier), before)
+    current = understand(text)
+    if not found or found[0] == "overview":
+        return None
+    if found[0] in ("sell", "uncovered") and current.tickers:
+        kept = replace(before, text=text, tickers=current.tickers)
+    elif found[0] not in ("sell", "uncovered") and (current.amounts or bare_amounts(text)):
+        kept = replace(before, text=text, amounts=current.amounts or tuple(bare_amounts(text)))
+    else:
+        return None
+    return Opened(found[0], kept, found[1])
+
+
 def _open(text: str, context: Context) -> Task | None:
     question = understand(text, own=context.own)
+    if not question.amounts and bare_amounts(text):
+        question = replace(question, amounts=tuple(bare_amounts(text)))  # "afford 800 on a phone"
     found = read_open(padded(text), question)
     return Opened(found[0], question, found[1]) if found else None
 

@@ -241,7 +241,19 @@ def debts(question: Question, rows: list[Row]) -> list[Block]:
 
 
 def cash(question: Question, rows: list[Row]) -> list[Block]:
-    """Cash in checking and savings: the total, then each account."""
+    """Cash in checking and savings: the total, then each account (and a brokerage's
+    uninvested cash, when the question names the brokerage)."""
+    uninvested = [r for r in rows if r.kind == "investment"]
+    rows = [r for r in rows if r.kind != "investment"]
+    if uninvested and not rows:
+        return [
+            (
+                f"{r.label} holds {r.amount(number(r.get('available_balance')))} in cash, "
+                f"not invested, of its {r.amount()} value.\n",
+                [r.cite],
+            )
+            for r in uninvested
+        ]
     if not rows:
         return [
             _none_found(question)

@@ -54,8 +54,11 @@ def correct_word(word: str) -> str:
     lowered = word.lower()
     if lowered in _TYPOS:
         return _TYPOS[lowered]
-    if len(lowered) < MIN_LENGTH or lowered in _known() or singular(lowered) in _known():
+    known = _known()
+    if len(lowered) < MIN_LENGTH or lowered in known or singular(lowered) in known:
         return word
+    if lowered + "s" in known or lowered + "es" in known:
+        return word  # "double" is no typo of "doubles": a word whose plural is known is known
     found = process.extractOne(
         lowered,
         [t for t in _targets() if t[0] == lowered[0]],

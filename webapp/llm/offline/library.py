@@ -118,6 +118,7 @@ class Library:
             w for doc, context, text in documents for w in words(f"{doc.title} {context} {text}")
         )
         self.title_words = frozenset(w for doc in self.docs for w in words(doc.title))
+        self._texts = [" ".join(words(f"{doc.title} {text}")) for doc, _, text in documents]
         self.doc_stems = [
             stems(f"{doc.title} {context} {text}") for doc, context, text in documents
         ]
@@ -209,6 +210,11 @@ class Library:
                 if covered == wanted:
                     return " ".join(chosen)
         return None
+
+    def mentions(self, phrase: str) -> bool:
+        """Tell whether some document's words hold `phrase`'s words in a row."""
+        wanted = f" {' '.join(words(phrase))} "
+        return any(wanted in f" {text} " for text in self._texts)
 
     def rarity(self, stem: str) -> float:
         """Return how rare a stem (see `stems`) is among the passages: rarer weighs more."""

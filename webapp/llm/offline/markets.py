@@ -73,7 +73,8 @@ def holdings(question: Question, rows: list[Row]) -> list[Block]:
             (
                 f"You don't hold any {wanted} in your linked accounts."
                 if wanted
-                else "You have no investment holdings in your linked accounts.",
+                else "You have no investment holdings (stocks, funds or crypto) in your "
+                "linked accounts.",
                 [],
             )
         ]

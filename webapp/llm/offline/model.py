@@ -18,12 +18,15 @@ from typing import Any
 
 from ...tools.python.market import MarketData
 from ..base import ModelRequest
+from .advice import advice_kind
+from .ask import understand
 from .cite import Block, Result
 from .conversation import FOLLOW_UP_DEPTH, earlier_questions
 from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
 from .library import library
 from .plan import ToolCall
+from .scope import padded
 from .spending import read_spending, spending_answer, spending_calls
 from .write import NOT_FOUND, join_sections
 
@@ -171,6 +174,12 @@ def _paragraph(blocks: list[Block]) -> list[Block]:
     return [("\n\n" + text.lstrip(), citations), *blocks[1:]]
 
 
+def _advice(text: str) -> bool:
+    """Tell whether a question asks for a judgement the advice answers give."""
+    mended = correct(text)
+    return advice_kind(padded(mended), understand(mended)) is not None
+
+
 class OfflineModel:
     """Answer deterministically from the tools, citing what they returned; `market` is the
     market data its quote tool reads (the bundled snapshot unless given)."""
@@ -187,6 +196,8 @@ class OfflineModel:
         turn = _read_turn(request.messages)
         today = self._today()
         spending = read_spending(turn.question, today)
+        if spending is not None and spending.kind != "overview" and _advice(turn.question):
+            spending = None  # "is it ok to keep all my money in checking?": the advice answers
         # Only what a follow-up is read against: the chat's latest questions, typos mended.
         latest = earlier_questions(request.messages)[-FOLLOW_UP_DEPTH:]
         earlier = tuple(correct(q) for q in latest)

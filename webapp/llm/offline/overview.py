@@ -7,15 +7,18 @@ cites its rows; nothing here cites a document it didn't read for the question.
 from __future__ import annotations
 
 import re
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 from . import lexicon
+from .advice import advice_kind
 from .ask import Question
 from .cite import Block, Result, cite, number
 from .figures import Row
 from .words import count_of, money, percent
 
-Open: TypeAlias = Literal["overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion"]
+Open: TypeAlias = Literal[
+    "overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion", "allocate"
+]
 GUIDES: dict[str, dict[str, str]] = lexicon.table("open_guides")
 _UNCOVERED = lexicon.rules("uncovered")
 
@@ -32,7 +35,8 @@ def read_open(phrase: str, question: Question) -> tuple[Open, str] | None:
     for kind in kinds:
         if lexicon.has_phrase(phrase, lexicon.phrases("open", kind)):
             return kind, ""
-    return None
+    found = advice_kind(phrase, question)
+    return (cast(Open, found), "") if found else None
 
 
 def _total(rows: list[Row]) -> float:
@@ -103,7 +107,12 @@ def afford(question: Question, rows: list[Row]) -> list[Block]:
     blocks: list[Block] = [
         (
             f"You have {money(have)} in cash across {count_of(len(cash), 'bank account')}; "
-            f"after spending {money(asked)} you would have {money(have - asked)}.",
+            + (
+                f"after spending {money(asked)} you would have {money(have - asked)}."
+                if have >= asked
+                else f"{money(asked)} is {money(asked - have)} more than that: you would be "
+                f"{money(asked - have)} short."
+            ),
             [r.cite for r in cash],
         )
     ]
@@ -188,6 +197,13 @@ def payoff(question: Question, rows: list[Row]) -> list[Block]:
     if cash:
         blocks.append(("The cash you could pay it from:\n", []))
         blocks += _cash_lines(cash)
+        left = _total(cash) - _total(cards)
+        blocks.append(
+            (
+                f"Paying all of it from your cash would leave {money(left)}.\n",
+                [r.cite for r in cash + cards],
+            )
+        )
     return blocks
 
 
@@ -212,15 +228,23 @@ def sell(question: Question, rows: list[Row]) -> list[Block]:
     ]
     for r in wanted:
         value = number(r.get("market_value")) or 0.0
-        quantity = number(r.get("quantity")) or 0.0
         blocks.append(
             (
-                f"- {quantity:,.0f} shares of {r.get('ticker')} worth {money(value)}, "
+                f"- {held_as(r)} worth {money(value)}, "
                 f"{percent(value, total)} of your holdings, in {r.label}\n",
                 [r.cite],
             )
         )
     return blocks
+
+
+def held_as(row: Row) -> str:
+    """What a holding is, as a person says it: "25 shares of AAPL", "1.5 ETH"."""
+    quantity = number(row.get("quantity")) or 0.0
+    amount = f"{quantity:,.0f}" if quantity == int(quantity) else f"{quantity:,.8f}".rstrip("0")
+    if row.get("security_type") == "crypto":
+        return f"{amount} {row.get('ticker')}"
+    return f"{amount} {'share' if amount == '1' else 'shares'} of {row.get('ticker')}"
 
 
 def uncovered(reply: str, question: Question, rows: list[Row]) -> list[Block]:
@@ -231,10 +255,7 @@ def uncovered(reply: str, question: Question, rows: list[Row]) -> list[Block]:
     blocks: list[Block] = [(reply + " What you hold:\n", [])]
     for r in held:
         value = number(r.get("market_value")) or 0.0
-        quantity = number(r.get("quantity")) or 0.0
-        blocks.append(
-            (f"- {quantity:,.0f} shares of {r.get('ticker')} worth {money(value)}\n", [r.cite])
-        )
+        blocks.append((f"- {held_as(r)} worth {money(value)}\n", [r.cite]))
     return blocks
 
 

@@ -82,6 +82,10 @@ def _named(names: tuple[str, ...]) -> str:
 def account_query(question: Question) -> str:
     """Return the SELECT over `account_details` that the question's figures need."""
     columns = ACCOUNT_COLUMNS + (", credit_limit" if "utilization" in question.intents else "")
+    # "cash in my Robinhood account": a brokerage's uninvested cash counts as cash it names
+    brokerage_cash = "cash" in question.intents and question.institutions and not question.kinds
+    if brokerage_cash:
+        columns += ", available_balance"
     kinds = list(question.kinds)
     if "debts" in question.intents and "property" in kinds:
         kinds[kinds.index("property")] = "mortgage"  # what is owed on a home is its mortgage
@@ -89,6 +93,8 @@ def account_query(question: Question) -> str:
         where = ""  # every account counts
     elif kinds:
         where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds))
+    elif brokerage_cash:
+        where = "account_type IN ('depository', 'investment')"
     else:
         where = next((_INTENT_FILTERS[i] for i in question.intents if i in _INTENT_FILTERS), "")
     if question.excluded:  # "the other card": not the one asked about before
@@ -99,6 +105,9 @@ def account_query(question: Question) -> str:
             for w in words
         )
         where = f"({where or '1 = 1'}) AND NOT ({left_out})"
+    if question.excluded_kinds:  # "cash outside of my savings", "without the house"
+        left_out = " OR ".join(KIND_FILTERS[k] for k in question.excluded_kinds)
+        where = f"({where or '1 = 1'}) AND NOT ({left_out})"
     source = "account_details" + (f" WHERE {where}" if where else "")
     order = "ORDER BY account_name, institution_name"
     if not question.names or "net_worth" in question.intents:
@@ -108,7 +117,8 @@ def account_query(question: Question) -> str:
         f"SELECT {columns}\n  FROM (SELECT *, max(named) OVER () AS best\n"
         f"          FROM (SELECT *, {_named(question.names)} AS named\n"
         f"                  FROM {source}) AS scored) AS ranked\n"
-        f" WHERE named = best{' AND best > 0' if question.institutions else ''}\n {order}"
+        f" WHERE {'named > 0' if question.together else 'named = best'}"
+        f"{' AND best > 0' if question.institutions else ''}\n {order}"
     )
 
 
@@ -121,7 +131,18 @@ def holding_query(question: Question) -> str:
     where = ""
     if question.tickers:
         where = " WHERE ticker IN (" + ", ".join(f"'{t}'" for t in question.tickers) + ")"
-    return f"SELECT {HOLDING_COLUMNS} FROM holding_details{where} ORDER BY account_name, ticker"
+    view = "holding_details"
+    if "investment" in question.kinds and not where:
+        # A brokerage account holds securities, not the crypto of a wallet.
+        where = " WHERE security_type IN ('equity', 'etf', 'mutual_fund')"
+    order = "ORDER BY account_name, ticker"
+    if question.tickers or not question.institutions:
+        return f"SELECT {HOLDING_COLUMNS} FROM {view}{where} {order}"
+    # "what's in my Robinhood account": the holdings of the accounts it names
+    return (
+        f"SELECT {HOLDING_COLUMNS}\n  FROM (SELECT *, {_named(question.names)} AS named"
+        f" FROM {view}) AS scored\n WHERE named > 0 {order}"
+    )
 
 
 def quote_code(tickers: tuple[str, ...]) -> str:

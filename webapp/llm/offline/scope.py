@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon
+from .ask import tickers_in
 from .library import Library
 from .words import STOPWORDS, join_words, stems, words
 
@@ -21,12 +22,60 @@ def padded(text: str) -> str:
     return " " + " ".join(words(text.replace("&", " and "))) + " "
 
 
+_REPLIES = {rule.kind: rule.reply for rule in _SCOPE}
+_ACTIONS = lexicon.table("actions")
+_POLITE = tuple(_ACTIONS.pop("polite")["openers"])
+_NOT_HELD = lexicon.table("not_held")
+_HOW_TO = re.compile(str(_NOT_HELD.pop("how_to")))
+_OWN = frozenset({"my", "our", "i", "im", "ive", "me"})
+_CHOICE = tuple(_ACTIONS.pop("choice")["words"])
+_VALUE_WORDS = re.compile(str(_NOT_HELD.pop("asks")))
+
+
 def scope_reply(text: str) -> str | None:
     """Return the plain reply to a request the product can't serve, or None."""
     phrase = padded(text)
+    ticker = bool(tickers_in(text))
     for rule in _SCOPE:
-        if rule.pattern.search(phrase):
+        if rule.pattern.search(phrase) and _acts_on(rule.kind, phrase, ticker):
             return rule.reply
+    return _requested_action(phrase, ticker) or _not_held(phrase)
+
+
+def _acts_on(kind: str, phrase: str, ticker: bool) -> bool:
+    """Tell whether a request of an action's kind is one: not a choice to weigh ("pay off my
+    amex first or my citi?"), and on something that kind acts on (shares, not a house)."""
+    if kind not in _ACTIONS:
+        return True
+    if lexicon.has_phrase(phrase, _CHOICE):
+        return False
+    needs = tuple(_ACTIONS[kind].get("needs", ()))
+    return ticker or not needs or lexicon.has_phrase(phrase, needs)
+
+
+def _requested_action(phrase: str, ticker: bool) -> str | None:
+    """A request to act, read by its verb after any polite opener ("pls buy", "can you
+    pay off my amex"), with what it acts on: the reply of that kind of action."""
+    rest = phrase
+    while opener := next((o for o in _POLITE if rest.startswith(f" {o} ")), None):
+        rest = rest[len(opener) + 1 :]
+    for kind, action in _ACTIONS.items():
+        verb = next((v for v in action["verbs"] if rest.startswith(f" {v} ")), None)
+        if verb and _acts_on(kind, rest[len(verb) + 1 :], ticker):
+            return _REPLIES[kind]
+    return None
+
+
+def _not_held(phrase: str) -> str | None:
+    """A question about the user's own figure that the linked data doesn't hold (a credit
+    score, an APR, a due date), unless it asks how to change or understand one."""
+    if not _OWN & set(phrase.split()) or not _VALUE_WORDS.search(phrase):
+        return None
+    if _HOW_TO.search(phrase):
+        return None
+    for kind, held in _NOT_HELD.items():
+        if lexicon.has_phrase(phrase, tuple(held["objects"])):
+            return str(held.get("reply") or _REPLIES[kind])
     return None
 
 
@@ -75,16 +124,51 @@ def _named_document(text: str, books: Library) -> str | None:
         if not found:
             continue
         name = " ".join(found["name"].split())
-        if "held" in rule:
-            path = str(rule["held"]).format(name=name.lower())
-            if any(path in doc.path for doc in books.docs if doc.tool):
-                return None
-        elif any(stems(name) <= doc_stems for doc_stems in books.doc_stems):
+        path = str(rule["held"]).format(name=name.lower())
+        if any(path in doc.path.lower() for doc in books.docs if doc.tool):
             return None
-        label = str(rule["label"]).format(NAME=name.upper(), Name=name.title() + " ")
-        offered = _titles(books, str(rule["offer"]))
-        return (
-            f"I don't have {' '.join(label.split())} among my documents, so I can't say what "
-            f"it says. The documents I have of that kind are {join_words(offered)}."
-        )
+        label = str(rule["label"]).format(NAME=name.upper(), name=name, Name=name.title())
+        return _not_bundled(label, books, str(rule["offer"]))
+    return _titled_document(text, books)
+
+
+def _not_bundled(label: str, books: Library, offer: str) -> str:
+    offered = _titles(books, offer)
+    return (
+        f"I don't have {' '.join(label.split())} among my documents, so I can't say what "
+        f"it says. The documents I have of that kind are {join_words(offered)}."
+    )
+
+
+_TITLED = lexicon.entries("titled_document")
+_LEADING = STOPWORDS | _DOCUMENT_WORDS | lexicon.words_of("request_words")
+
+
+def _titled_document(text: str, books: Library) -> str | None:
+    """A document named by the words before its kind: "the Fair Debt Collection Practices
+    Act", "the Amex Gold benefits guide"; held when a bundled document says the name and
+    kind, or one of the kind's folder is titled with the name's words."""
+    said = words(text)
+    for rule in _TITLED:
+        for kind in (str(rule["kind"]), *map(str, rule.get("also", ()))):
+            size = len(kind.split())
+            at = next((i for i in range(len(said)) if said[i : i + size] == kind.split()), None)
+            if not at:
+                continue
+            before = said[max(0, at - 6) : at]
+            if "the" in before:
+                before = before[len(before) - before[::-1].index("the") :]
+            while before and before[0] in _LEADING:
+                before = before[1:]
+            name = " ".join(before)
+            if not name or not stems(name):
+                continue
+            offer = str(rule["offer"])
+            folder = [k for k, doc in enumerate(books.docs) if doc.tool and offer in doc.path]
+            titled = rule.get("titled", False) and any(
+                stems(name) <= stems(books.docs[k].title) for k in folder
+            )
+            if titled or books.mentions(f"{name} {kind}"):
+                return None
+            return _not_bundled(str(rule["label"]).format(Name=name.title()), books, offer)
     return None

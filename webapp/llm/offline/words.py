@@ -11,11 +11,12 @@ _APOSTROPHE = re.compile(r"['’]s\b")
 _TOKEN = re.compile(r"[a-z0-9]+")
 _AMOUNT = re.compile(
     r"\$\s?(\d[\d,]*(?:\.\d+)?)\s*(k|thousand|m|million)?\b|"
-    r"\b(\d[\d,]*(?:\.\d+)?)\s*(dollars?|bucks|usd)\b",
+    r"\b(\d[\d,]*(?:\.\d+)?)\s*(dollars?|bucks|usd)\b|"
+    r"\b(?!40[13]k|457)(\d+(?:\.\d+)?)\s?(k|grand)\b",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
-_SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6}
+_SCALE = {"k": 1e3, "grand": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6}
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -48,6 +49,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 def words(text: str) -> list[str]:
     """Return the lower-cased words of `text` ("401(k)" is one word, "card's" is "card")."""
     lowered = _APOSTROPHE.sub("", text.lower().replace("401(k)", "401k").replace("403(b)", "403b"))
+    lowered = lowered.replace("%", " percent ")
     return _TOKEN.findall(lowered)
 
 
@@ -98,12 +100,33 @@ def amounts(text: str) -> list[float]:
     """Return the money amounts a text names: "$2,000", "$5k", "300 dollars"."""
     found = []
     for match in _AMOUNT.finditer(text):
-        number = (match[1] or match[3]).replace(",", "")
+        number = (match[1] or match[3] or match[5]).replace(",", "")
         try:
             value = float(number)
         except ValueError:
             continue
-        found.append(value * _SCALE.get((match[2] or "").lower(), 1.0))
+        found.append(value * _SCALE.get((match[2] or match[6] or "").lower(), 1.0))
+    return found
+
+
+_BARE = re.compile(
+    r"(?<![\w$.,/-])((?:\d{1,3}(?:,\d{3})+|\d{2,7})(?:\.\d+)?)(?![\d,.]*\d|[a-z(-])"
+    r"(?!\s*%)(?!\s*(?:percent|shares?|years?|months?|weeks?|days?|times)\b)"
+)
+_YEARISH = re.compile(r"\b(in|by|since|until|before|after|from|year|of)\s*$")
+_NOT_AMOUNT = re.compile(r"\b(publication|pub|form|section|regulation|part|code|title)\s*$")
+
+
+def bare_amounts(text: str) -> list[float]:
+    """Return the numbers a text names that may be money with no "$" ("afford 800 on a
+    phone"): not years, not counts of shares or months, not a publication or form number."""
+    found = []
+    for match in _BARE.finditer(text.lower()):
+        value = float(match[1].replace(",", ""))
+        before = text.lower()[: match.start()]
+        if _NOT_AMOUNT.search(before) or (1950 <= value <= 2099 and _YEARISH.search(before)):
+            continue
+        found.append(value)
     return found
 
 

@@ -131,7 +131,9 @@ def write_answer(
             i in ("holdings", "allocation")
             for i in question.intents[: question.intents.index(intent)]
         ):
-            sections.append(holdings(question, [r for r in rows if "ticker" in r.values]))
+            held = [r for r in rows if "ticker" in r.values]
+            if held or "balances" not in question.intents:  # what an account holds, if any
+                sections.append(holdings(question, held))
     quotes = [
         r
         for r in cited

@@ -1,0 +1,94 @@
+"""Advice questions read by meaning rather than phrasing: a word that asks for a judgement
+("should", "which ... first", "good idea", "enough", "can I swing") with the words of what it
+is about (debts, an amount to spend, a holding, cash set aside, investing), matched by stems
+so "prioritise", "prioritising" and "priority" are one word. Which open answer that is
+(`overview.py`) is for `lexicon.toml`'s `[[advice.rule]]` entries to say, in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import lexicon
+from .ask import Question
+from .cite import Block, number
+from .figures import Row
+from .words import bare_amounts, money, percent, stem
+
+_ADVICE = lexicon.table("advice")
+
+
+def _stemmed(text: str) -> str:
+    return " " + " ".join(stem(w) for w in text.split()) + " "
+
+
+_MARKERS = tuple(_stemmed(m).strip() for m in _ADVICE["markers"])
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: str
+    groups: tuple[tuple[str, ...], ...]
+    needs: str = ""  # "ticker", "amount", "debt": what the question must also name
+    markers: tuple[str, ...] = ()  # the rule's own words of judgement, if not the common ones
+
+
+_RULES = tuple(
+    _Rule(
+        str(rule["kind"]),
+        tuple(tuple(_stemmed(c).strip() for c in group) for group in rule.get("groups", ())),
+        str(rule.get("needs", "")),
+        tuple(_stemmed(m).strip() for m in rule.get("markers", ())),
+    )
+    for rule in _ADVICE["rule"]
+)
+
+
+_DEBT_WORDS = tuple(_stemmed(w).strip() for w in _ADVICE["debt_words"])
+
+
+def _needs(need: str, said: str, question: Question) -> bool:
+    if need == "ticker":
+        return bool(question.tickers)
+    if need == "amount":
+        return bool(question.amounts or bare_amounts(question.text))
+    if need == "debt":
+        return bool({"credit", "loan", "mortgage"} & set(question.kinds)) or (
+            "debts" in question.intents or lexicon.has_phrase(said, _DEBT_WORDS)
+        )
+    return True
+
+
+def advice_kind(phrase: str, question: Question) -> str | None:
+    """Return which advice a padded phrase asks for ("payoff", "afford", "sell", "plan",
+    "cushion", "allocate"), or None when it asks for no judgement."""
+    said = _stemmed(phrase.strip())
+    if not lexicon.has_phrase(said, _MARKERS):
+        return None
+    for rule in _RULES:
+        groups = all(lexicon.has_phrase(said, group) for group in rule.groups)
+        judged = not rule.markers or lexicon.has_phrase(said, rule.markers)
+        if groups and judged and _needs(rule.needs, said, question):
+            return rule.kind
+    return None
+
+
+def allocate(rows: list[Row], guidance: list[Block]) -> list[Block]:
+    """How to invest: not personal advice, the mix the user holds, and the guide's rule."""
+    held = [r for r in rows if r.get("ticker")]
+    if not held:
+        return [("You have no investment holdings linked, so there is no mix to look at.", [])]
+    total = sum(number(r.get("market_value")) or 0.0 for r in held)
+    ranked = sorted(held, key=lambda r: -(number(r.get("market_value")) or 0.0))
+    blocks: list[Block] = [
+        (
+            "I can't give personal investment advice: the right mix depends on your goals, "
+            "your timeline and how much risk you can stomach. Here is the mix you hold, "
+            f"{money(total)} in all:\n",
+            [],
+        )
+    ]
+    for r in ranked:
+        value = number(r.get("market_value")) or 0.0
+        blocks.append((f"- {r.get('ticker')}: {money(value)}, {percent(value, total)}\n", [r.cite]))
+    return blocks + guidance
