@@ -34,7 +34,7 @@ from werkzeug.test import TestResponse  # noqa: E402
 
 from tests.support.apps import app_on_copy, seed_template  # noqa: E402
 from tests.support.history import copy_exchange  # noqa: E402
-from webapp.chat.store import create_session  # noqa: E402
+from webapp.chat.conversations import create_session  # noqa: E402
 from webapp.services import chat_service  # noqa: E402
 from webapp.store.app_db import close_engine, get_engine  # noqa: E402
 from webapp.store.users import authenticate, create_api_token  # noqa: E402

@@ -27,7 +27,7 @@ from typing import Any
 from flask import render_template
 
 from webapp import create_app
-from webapp.chat.store import StoredEvent
+from webapp.chat.notes import StoredEvent
 from webapp.packets.state import PacketStream
 from webapp.sse import format_event
 from webapp.web.answer_body import answer_view

@@ -42,7 +42,7 @@ from tests.support.fake_claude import (  # noqa: E402
     tool_reply,
 )
 from webapp import create_app  # noqa: E402
-from webapp.chat.store import create_session  # noqa: E402
+from webapp.chat.conversations import create_session  # noqa: E402
 from webapp.services import chat_service  # noqa: E402
 from webapp.store.app_db import get_engine  # noqa: E402
 from webapp.store.demo import seed_demo  # noqa: E402

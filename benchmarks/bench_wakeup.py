@@ -31,9 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _databases import scratch  # noqa: E402
 
 from tests.support.gunicorn import gunicorn  # noqa: E402
-from webapp.chat import store
+from webapp.chat import event_log, leases
+from webapp.chat.conversations import create_session
+from webapp.chat.notes import StoredEvent
 from webapp.chat.service import ChatService
-from webapp.chat.store import StoredEvent, create_session
 from webapp.chat.wakeups import RedisListener  # noqa: E402
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
@@ -53,7 +54,7 @@ def running_answer(engine: Engine) -> tuple[int, str, str]:
     user = authenticate(engine, "demo", "demo")
     assert user is not None
     session_id = create_session(engine, user.id).id
-    _, message_id = store.start_message(engine, user.id, session_id, "bench", LEASE, "bench")
+    _, message_id = leases.start_message(engine, user.id, session_id, "bench", LEASE, "bench")
     return user.id, session_id, message_id
 
 
@@ -63,7 +64,9 @@ def write(
     for seq in range(1, count + 1):
         time.sleep(interval)
         data = json.dumps({"t": time.time()})
-        store.append_events(engine, message_id, "bench", LEASE, [StoredEvent(seq, "packet", data)])
+        event_log.append_events(
+            engine, message_id, "bench", LEASE, [StoredEvent(seq, "packet", data)]
+        )
         for redis in announce:
             redis.publish(message_id)
 
@@ -123,7 +126,7 @@ def in_process(url: str, events: int, interval: float) -> list[float]:
         for seq in range(1, events + 1):
             time.sleep(interval)
             data = json.dumps({"t": time.time()})
-            store.append_events(
+            event_log.append_events(
                 engine, message_id, "bench", LEASE, [StoredEvent(seq, "packet", data)]
             )
             service.announce(message_id)

@@ -19,8 +19,8 @@ from flask import Flask
 
 from tests.support.apps import ApiClient, make_app
 from tests.test_web_chat import csrf, soup
+from webapp.chat.conversations import session_messages
 from webapp.chat.pages import MAX_PAGE, message_query, session_query
-from webapp.chat.store import session_messages
 from webapp.chat.tables import ai_chat_logs, chat_sessions
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.users import create_api_token, create_user

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from tests.support.waiting import PATIENCE, wait_for
 from tests.test_chat_wakeups import redis_reachable
-from webapp.chat import store
+from webapp.chat import conversations
 from webapp.chat.service import ChatService
 from webapp.chat.wakeups import Listener, PostgresListener, RedisListener, SqlitePoller
 from webapp.citations.citable import ToolOutcome
@@ -83,7 +83,7 @@ def _cancel_from_another_host(engine: Engine, kind: str, end: str) -> None:
     assert user is not None
     runner_host.start_background()
     try:
-        session_id = store.create_session(engine, user.id).id
+        session_id = conversations.create_session(engine, user.id).id
         message_id = runner_host.ask(user.id, session_id, "What do I owe on my cards?")
         wait_for(model.asked.is_set, "the model was never asked")
         if end == "cancel":
@@ -93,7 +93,7 @@ def _cancel_from_another_host(engine: Engine, kind: str, end: str) -> None:
             assert other_host.end_overdue() == 1
         wait_for(model.closed.is_set, "the runner's model call outlived its ended turn")
         runner_host.wait_idle()
-        assert store.get_message(engine, user.id, session_id, message_id) is not None
+        assert conversations.get_message(engine, user.id, session_id, message_id) is not None
     finally:
         runner_host.stop_background()
         other_engine.dispose()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from webapp.chat import store
+from webapp.chat import conversations, leases, notes, records
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend
@@ -17,11 +17,11 @@ def _exchange(
     backend: SqlBackend, session_id: str, question: str, answer: str, **ending: str | None
 ) -> None:
     engine, user = backend.engine, backend.users["demo"]
-    owner = store.new_id()
-    _, answer_id = store.start_message(
+    owner = records.new_id()
+    _, answer_id = leases.start_message(
         engine, user.id, session_id, question, timedelta(seconds=30), owner
     )
-    store.finish_message(
+    leases.finish_message(
         engine,
         answer_id,
         owner,
@@ -30,17 +30,17 @@ def _exchange(
         citations=[],
         inline_citations=[],
         error=None,
-        done=store.StoredEvent(1, "done", '{"status": "complete"}'),
+        done=notes.StoredEvent(1, "done", '{"status": "complete"}'),
         stop_reason=ending.get("stop_reason"),
     )
 
 
 def test_history_is_the_latest_exchanges_that_fit_oldest_first(sql_backend: SqlBackend) -> None:
     user = sql_backend.users["demo"]
-    session = store.create_session(sql_backend.engine, user.id)
+    session = conversations.create_session(sql_backend.engine, user.id)
     for i in range(30):
         _exchange(sql_backend, session.id, f"question {i:02d}", f"answer {i:02d} " + "x" * 90)
-    history = store.text_history(sql_backend.engine, user.id, session.id, budget=1000)
+    history = conversations.text_history(sql_backend.engine, user.id, session.id, budget=1000)
     questions = [m["content"] for m in history if m["role"] == "user"]
     # Each exchange is 11 + 100 characters: nine fit in 1,000, the newest nine.
     assert questions == [f"question {i:02d}" for i in range(21, 30)]
@@ -49,13 +49,13 @@ def test_history_is_the_latest_exchanges_that_fit_oldest_first(sql_backend: SqlB
 
 def test_refused_failed_and_stopped_exchanges_stay_out(sql_backend: SqlBackend) -> None:
     user = sql_backend.users["demo"]
-    session = store.create_session(sql_backend.engine, user.id)
+    session = conversations.create_session(sql_backend.engine, user.id)
     _exchange(sql_backend, session.id, "kept first", "fine")
     _exchange(sql_backend, session.id, "refused", "I can't help", stop_reason="refusal")
     _exchange(sql_backend, session.id, "failed", "", status="error")
     _exchange(sql_backend, session.id, "stopped", "half", status="cancelled")
     _exchange(sql_backend, session.id, "kept last", "also fine")
-    history = store.text_history(sql_backend.engine, user.id, session.id)
+    history = conversations.text_history(sql_backend.engine, user.id, session.id)
     assert [m["content"] for m in history] == ["kept first", "fine", "kept last", "also fine"]
 
 
@@ -74,8 +74,8 @@ def test_the_history_read_is_the_latest_rows_of_the_keyset_index_never_the_whole
     sql_backend: SqlBackend,
 ) -> None:
     user = sql_backend.users["demo"]
-    session = store.create_session(sql_backend.engine, user.id)
-    query = store.history_query(user.id, session.id)
+    session = conversations.create_session(sql_backend.engine, user.id)
+    query = conversations.history_query(user.id, session.id)
     assert {c.name for c in query.selected_columns} == {"role", "content", "status", "stop_reason"}
     assert " LIMIT " in str(query.compile(sql_backend.engine)).replace("\n", " ")
     plan = _plan(sql_backend.engine, query)
@@ -87,12 +87,14 @@ def test_a_long_chat_sends_the_same_history_as_its_latest_exchanges_alone(
     sql_backend: SqlBackend,
 ) -> None:
     user = sql_backend.users["demo"]
-    long, short = (store.create_session(sql_backend.engine, user.id) for _ in range(2))
+    long, short = (conversations.create_session(sql_backend.engine, user.id) for _ in range(2))
     for i in range(150):  # 300 messages: past the rows the read takes
         _exchange(sql_backend, long.id, f"question {i}", f"answer {i} " + "x" * 400)
     for i in range(140, 150):
         _exchange(sql_backend, short.id, f"question {i}", f"answer {i} " + "x" * 400)
     budget = 10 * (len("question 149") + len("answer 149 ") + 400)
-    history = store.text_history(sql_backend.engine, user.id, long.id, budget=budget)
-    assert history == store.text_history(sql_backend.engine, user.id, short.id, budget=budget)
+    history = conversations.text_history(sql_backend.engine, user.id, long.id, budget=budget)
+    assert history == conversations.text_history(
+        sql_backend.engine, user.id, short.id, budget=budget
+    )
     assert len(history) == 20

@@ -16,7 +16,7 @@ import pytest
 from flask import Flask
 
 from tests.test_chat_ends import NoTools, SilentUntilClosed
-from webapp.chat import store
+from webapp.chat import conversations, leases, records
 from webapp.chat.service import RENEW_AFTER, ChatService
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
@@ -32,7 +32,7 @@ def quiet_turn(app: Flask) -> Iterator[tuple[ChatService, SilentUntilClosed, str
     service = ChatService(engine, lambda: model, lambda _: NoTools(), lease=LEASE)
     user = authenticate(engine, "demo", "demo")
     assert user is not None
-    session_id = store.create_session(engine, user.id).id
+    session_id = conversations.create_session(engine, user.id).id
     message_id = service.ask(user.id, session_id, "What do I owe on my cards?")
     assert model.asked.wait(10)
     yield service, model, message_id
@@ -45,18 +45,18 @@ def test_a_quiet_answer_keeps_its_lease_with_a_renewal_per_most_of_a_lease(
 ) -> None:
     service, _, message_id = quiet_turn
     renewals: list[object] = []
-    renew = store.renew_lease
+    renew = leases.renew_lease
 
     def count(*args: Any) -> None:
         renewals.append(args)
         renew(*args)
 
-    monkeypatch.setattr(store, "renew_lease", count)
+    monkeypatch.setattr(leases, "renew_lease", count)
     lapsed = []
     tick = threading.Event()
     for _ in range(int(WATCH_SECONDS / 0.1)):
         tick.wait(0.1)
-        if message_id in {m for _, m in store.stale_messages(service.engine)}:
+        if message_id in {m for _, m in leases.stale_messages(service.engine)}:
             lapsed.append(message_id)
     assert not lapsed  # held all along ...
     # ... by about one renewal per RENEW_AFTER of a lease (renewing every third: six)
@@ -69,11 +69,11 @@ def test_a_dead_runners_lease_still_runs_out_a_lease_after_its_last_write(
     service, _, message_id = quiet_turn
     (sink,) = [s for s in service._sinks if s.message_id == message_id]
     sink.close()  # the runner's process stops writing, as a killed worker does
-    last_write = store.now()
+    last_write = records.now()
     held = _lease_until(service, message_id)
     assert held is not None and held <= last_write + LEASE
-    threading.Event().wait(max(0.0, (held - store.now()).total_seconds()) + 0.2)
-    assert message_id in {m for _, m in store.stale_messages(service.engine)}
+    threading.Event().wait(max(0.0, (held - records.now()).total_seconds()) + 0.2)
+    assert message_id in {m for _, m in leases.stale_messages(service.engine)}
 
 
 def _lease_until(service: ChatService, message_id: str) -> Any:
@@ -85,4 +85,4 @@ def _lease_until(service: ChatService, message_id: str) -> Any:
         value = conn.execute(
             sa.select(ai_chat_logs.c.lease_until).where(ai_chat_logs.c.id == message_id)
         ).scalar()
-    return None if value is None else store._aware(value)
+    return None if value is None else records.aware(value)

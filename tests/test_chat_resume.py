@@ -12,9 +12,10 @@ from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after
 from tests.support.turns import MemorySink
-from webapp.chat import store
+from webapp.chat import event_log, leases
+from webapp.chat.event_log import LeaseLost
+from webapp.chat.notes import StoredEvent
 from webapp.chat.service import ChatService
-from webapp.chat.store import LeaseLost, StoredEvent
 from webapp.llm.base import ModelError, ModelRequest
 from webapp.llm.offline.model import OfflineModel
 from webapp.services import chat_service
@@ -61,8 +62,8 @@ def dead_runner(
     """Store a running answer whose runner died after its checkpoint and `stale` more events."""
     engine, uid = get_engine(app), user_id(app, client)
     session_id = client.new_session()
-    _, message_id = store.start_message(engine, uid, session_id, QUESTION, LEASE, "dead")
-    store.save_checkpoint(engine, message_id, "dead", LEASE, checkpoint, 0)
+    _, message_id = leases.start_message(engine, uid, session_id, QUESTION, LEASE, "dead")
+    event_log.save_checkpoint(engine, message_id, "dead", LEASE, checkpoint, 0)
     for seq in range(1, stale + 1):
         packet = {
             "placement": {
@@ -73,10 +74,10 @@ def dead_runner(
             },
             "obj": {"type": "message_delta", "content": f"stale {seq} "},
         }
-        store.append_event(
+        event_log.append_event(
             engine, message_id, "dead", LEASE, StoredEvent(seq, "packet", json.dumps(packet))
         )
-    store.renew_lease(engine, message_id, "dead", timedelta(seconds=-1))  # ... and then died.
+    leases.renew_lease(engine, message_id, "dead", timedelta(seconds=-1))  # ... and then died.
     return session_id, message_id, f"/api/chat/sessions/{session_id}/messages/{message_id}/stream"
 
 
@@ -152,21 +153,21 @@ def test_the_old_runner_is_refused_after_a_takeover(app: Flask) -> None:
         _, message_id, _ = dead_runner(app, client, start_checkpoint([], QUESTION))
         service(app)  # A worker's first use takes over what dead runners left.
     with pytest.raises(LeaseLost):
-        store.append_event(engine, message_id, "dead", LEASE, StoredEvent(99, "packet", "{}"))
+        event_log.append_event(engine, message_id, "dead", LEASE, StoredEvent(99, "packet", "{}"))
     with pytest.raises(LeaseLost):
-        store.renew_lease(engine, message_id, "dead", LEASE)
+        leases.renew_lease(engine, message_id, "dead", LEASE)
 
 
 def test_a_live_runner_is_not_taken_over(app: Flask) -> None:
     client = api_client(app)
     engine = get_engine(app)
     session_id = client.new_session()
-    _, message_id = store.start_message(
+    _, message_id = leases.start_message(
         engine, user_id(app, client), session_id, QUESTION, timedelta(minutes=5), "alive"
     )
-    assert store.claim_stale(engine, message_id, LEASE) is None
+    assert leases.claim_stale(engine, message_id, LEASE) is None
     assert not service(app).resume_if_stale(user_id(app, client), message_id)
-    store.append_event(engine, message_id, "alive", LEASE, StoredEvent(1, "packet", "{}"))
+    event_log.append_event(engine, message_id, "alive", LEASE, StoredEvent(1, "packet", "{}"))
 
 
 def test_an_orphaned_turn_does_not_block_its_session(app: Flask) -> None:
@@ -199,6 +200,6 @@ def test_one_running_answer_per_session_is_enforced_by_the_database(app: Flask) 
     client = api_client(app)
     engine = get_engine(app)
     session_id = client.new_session()
-    store.start_message(engine, user_id(app, client), session_id, QUESTION, LEASE, "a")
-    with pytest.raises(store.SessionBusy):
-        store.start_message(engine, user_id(app, client), session_id, QUESTION, LEASE, "b")
+    leases.start_message(engine, user_id(app, client), session_id, QUESTION, LEASE, "a")
+    with pytest.raises(leases.SessionBusy):
+        leases.start_message(engine, user_id(app, client), session_id, QUESTION, LEASE, "b")

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from webapp.chat import store, versions
-from webapp.chat.store import SessionBusy, TooManyTurns
+from webapp.chat import conversations, leases, notes, records, versions
+from webapp.chat.leases import SessionBusy, TooManyTurns
 
 if TYPE_CHECKING:
     from tests.conftest import SqlBackend
@@ -18,7 +18,7 @@ CHECKPOINT: dict[str, Any] = {"messages": []}
 
 
 def _finish(backend: SqlBackend, answer_id: str, owner: str, text: str) -> None:
-    store.finish_message(
+    leases.finish_message(
         backend.engine,
         answer_id,
         owner,
@@ -27,21 +27,21 @@ def _finish(backend: SqlBackend, answer_id: str, owner: str, text: str) -> None:
         citations=[],
         inline_citations=[],
         error=None,
-        done=store.StoredEvent(1, "done", '{"status": "complete"}'),
+        done=notes.StoredEvent(1, "done", '{"status": "complete"}'),
     )
 
 
 def _exchange(backend: SqlBackend, session_id: str, question: str, answer: str) -> tuple[str, str]:
-    owner = store.new_id()
+    owner = records.new_id()
     user = backend.users["demo"]
-    ids = store.start_message(backend.engine, user.id, session_id, question, LEASE, owner)
+    ids = leases.start_message(backend.engine, user.id, session_id, question, LEASE, owner)
     _finish(backend, ids[1], owner, answer)
     return ids
 
 
 def _regenerate(backend: SqlBackend, session_id: str, answer_id: str, text: str | None) -> str:
     """Write a new version of the answer; finish it with `text` unless None (still running)."""
-    owner = store.new_id()
+    owner = records.new_id()
     user = backend.users["demo"]
     version = versions.start_version(
         backend.engine, user.id, session_id, answer_id, LEASE, owner, CHECKPOINT
@@ -53,26 +53,26 @@ def _regenerate(backend: SqlBackend, session_id: str, answer_id: str, text: str 
 
 def _shown(backend: SqlBackend, session_id: str) -> list[str]:
     user = backend.users["demo"]
-    return [m.content for m in store.session_messages(backend.engine, user.id, session_id)]
+    return [m.content for m in conversations.session_messages(backend.engine, user.id, session_id)]
 
 
 def _history(backend: SqlBackend, session_id: str) -> list[str]:
     user = backend.users["demo"]
-    return [m["content"] for m in store.text_history(backend.engine, user.id, session_id)]
+    return [m["content"] for m in conversations.text_history(backend.engine, user.id, session_id)]
 
 
 def test_a_new_version_takes_the_answers_place_and_the_chosen_one_stays_shown(
     sql_backend: SqlBackend,
 ) -> None:
     engine, user = sql_backend.engine, sql_backend.users["demo"]
-    session = store.create_session(engine, user.id)
+    session = conversations.create_session(engine, user.id)
     _, first = _exchange(sql_backend, session.id, "What do I owe?", "first answer")
     second = _regenerate(sql_backend, session.id, first, "second answer")
 
     # The question is not repeated; the new version stands in the old one's place.
     assert _shown(sql_backend, session.id) == ["What do I owe?", "second answer"]
     assert _history(sql_backend, session.id) == ["What do I owe?", "second answer"]
-    messages = store.session_messages(engine, user.id, session.id)
+    messages = conversations.session_messages(engine, user.id, session.id)
     found = versions.versions_of(engine, user.id, messages)[second]
     assert (found.ids, found.number, found.count) == ((first, second), 2, 2)
     assert (found.previous, found.next) == (first, None)
@@ -82,21 +82,21 @@ def test_a_new_version_takes_the_answers_place_and_the_chosen_one_stays_shown(
     versions.show_version(engine, user.id, session.id, first)
     assert _shown(sql_backend, session.id) == ["What do I owe?", "first answer"]
     assert _history(sql_backend, session.id) == ["What do I owe?", "first answer"]
-    messages = store.session_messages(engine, user.id, session.id)
+    messages = conversations.session_messages(engine, user.id, session.id)
     found = versions.versions_of(engine, user.id, messages)[first]
     assert (found.number, found.count, found.next) == (1, 2, second)
 
     # A third version is a version of the first, whichever was shown.
     third = _regenerate(sql_backend, session.id, first, "third answer")
-    messages = store.session_messages(engine, user.id, session.id)
+    messages = conversations.session_messages(engine, user.id, session.id)
     assert versions.versions_of(engine, user.id, messages)[third].ids == (first, second, third)
-    stored = store.get_message(engine, user.id, session.id, third)
+    stored = conversations.get_message(engine, user.id, session.id, third)
     assert stored is not None and stored.version_of == first
 
 
 def test_only_the_latest_answer_is_regenerated(sql_backend: SqlBackend) -> None:
     engine, user = sql_backend.engine, sql_backend.users["demo"]
-    session = store.create_session(engine, user.id)
+    session = conversations.create_session(engine, user.id)
     _, first = _exchange(sql_backend, session.id, "one", "answer one")
     _exchange(sql_backend, session.id, "two", "answer two")
     with pytest.raises(versions.NotLatest):
@@ -110,7 +110,7 @@ def test_regenerating_keeps_one_running_answer_per_chat_and_the_users_cap(
     sql_backend: SqlBackend,
 ) -> None:
     engine, user = sql_backend.engine, sql_backend.users["demo"]
-    session = store.create_session(engine, user.id)
+    session = conversations.create_session(engine, user.id)
     _, first = _exchange(sql_backend, session.id, "q", "a")
     running = _regenerate(sql_backend, session.id, first, None)
     with pytest.raises((SessionBusy, versions.NotLatest)):
@@ -118,7 +118,7 @@ def test_regenerating_keeps_one_running_answer_per_chat_and_the_users_cap(
     with pytest.raises(versions.VersionBusy):
         versions.show_version(engine, user.id, session.id, first)
 
-    other = store.create_session(engine, user.id)
+    other = conversations.create_session(engine, user.id)
     _, answer = _exchange(sql_backend, other.id, "q", "a")
     with pytest.raises(TooManyTurns):
         versions.start_version(
@@ -132,18 +132,18 @@ def test_an_edited_question_is_asked_in_its_place_and_what_followed_leaves_the_c
     sql_backend: SqlBackend,
 ) -> None:
     engine, user = sql_backend.engine, sql_backend.users["demo"]
-    session = store.create_session(engine, user.id)
+    session = conversations.create_session(engine, user.id)
     _exchange(sql_backend, session.id, "first question", "first answer")
     asked, answered = _exchange(sql_backend, session.id, "second question", "second answer")
     version = _regenerate(sql_backend, session.id, answered, "second answer again")
     _exchange(sql_backend, session.id, "third question", "third answer")
 
-    owner = store.new_id()
+    owner = records.new_id()
     edited = versions.start_edit(
         engine, user.id, session.id, asked, "second, edited", LEASE, owner, CHECKPOINT
     )
     _finish(sql_backend, edited.answer_id, owner, "edited answer")
-    shown = store.session_messages(engine, user.id, session.id)
+    shown = conversations.session_messages(engine, user.id, session.id)
     assert [m.content for m in shown] == [
         "first question",
         "first answer",
@@ -167,18 +167,18 @@ def test_an_edited_question_is_asked_in_its_place_and_what_followed_leaves_the_c
 
 def test_history_before_a_question_is_what_was_shown_before_it(sql_backend: SqlBackend) -> None:
     engine, user = sql_backend.engine, sql_backend.users["demo"]
-    session = store.create_session(engine, user.id)
+    session = conversations.create_session(engine, user.id)
     _exchange(sql_backend, session.id, "one", "answer one")
     asked, _ = _exchange(sql_backend, session.id, "two", "answer two")
     question = versions.question_to_edit(engine, user.id, session.id, asked)
-    history = store.text_history(engine, user.id, session.id, before=question.created_at)
+    history = conversations.text_history(engine, user.id, session.id, before=question.created_at)
     assert [m["content"] for m in history] == ["one", "answer one"]
 
 
 def test_another_users_messages_have_no_versions_to_show(sql_backend: SqlBackend) -> None:
     engine = sql_backend.engine
     demo, alex = sql_backend.users["demo"], sql_backend.users["alex"]
-    session = store.create_session(engine, demo.id)
+    session = conversations.create_session(engine, demo.id)
     asked, answer = _exchange(sql_backend, session.id, "q", "a")
     with pytest.raises(LookupError):
         versions.show_version(engine, alex.id, session.id, answer)

@@ -18,11 +18,11 @@ from flask import Flask
 from sqlalchemy.engine import Engine
 
 from tests.test_chat_wakeups import redis_reachable
+from webapp.chat import event_log, leases
 from webapp.chat import service as service_module
-from webapp.chat import store
-from webapp.chat.notes import PG_NOTE_BYTES, decode_note, encode_note, following
+from webapp.chat.conversations import create_session
+from webapp.chat.notes import PG_NOTE_BYTES, StoredEvent, decode_note, encode_note, following
 from webapp.chat.service import ChatService
-from webapp.chat.store import StoredEvent, create_session
 from webapp.chat.wakeups import Listener, PostgresListener, RedisListener, SqlitePoller
 from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo
@@ -79,7 +79,7 @@ class Reads:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.events = 0
         self.states = 0
-        events_after, message_state = store.events_after, store.message_state
+        events_after, message_state = event_log.events_after, leases.message_state
 
         def count_events(*args: Any) -> list[StoredEvent]:
             self.events += 1
@@ -89,15 +89,15 @@ class Reads:
             self.states += 1
             return message_state(*args)
 
-        monkeypatch.setattr(store, "events_after", count_events)
-        monkeypatch.setattr(store, "message_state", count_state)
+        monkeypatch.setattr(event_log, "events_after", count_events)
+        monkeypatch.setattr(leases, "message_state", count_state)
 
 
 def running_answer(engine: Engine) -> tuple[int, str, str]:
     user = authenticate(engine, "demo", "demo")
     assert user is not None
     session_id = create_session(engine, user.id).id
-    _, message_id = store.start_message(engine, user.id, session_id, "Hi", LEASE, "writer")
+    _, message_id = leases.start_message(engine, user.id, session_id, "Hi", LEASE, "writer")
     return user.id, session_id, message_id
 
 
@@ -133,7 +133,7 @@ def received(seen: queue.Queue[StoredEvent], count: int) -> list[int]:
 def write(
     engine: Engine, message_id: str, events: list[StoredEvent], tell: Callable[..., None] | None
 ) -> None:
-    store.append_events(engine, message_id, "writer", LEASE, events)
+    event_log.append_events(engine, message_id, "writer", LEASE, events)
     if tell is not None:
         tell(message_id, events)
 

@@ -16,8 +16,9 @@ import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy.engine import Engine
 
-from webapp.chat import store
-from webapp.chat.store import StoredEvent, create_session
+from webapp.chat import event_log, leases
+from webapp.chat.conversations import create_session
+from webapp.chat.notes import StoredEvent
 from webapp.chat.wakeups import Listener, PostgresListener, RedisListener, SqlitePoller, Wakeups
 from webapp.services import chat_service
 from webapp.store.app_db import get_engine
@@ -34,7 +35,7 @@ def running_answer(engine: Engine) -> tuple[int, str, str]:
     user = authenticate(engine, "demo", "demo")
     assert user is not None
     session_id = create_session(engine, user.id).id
-    _, message_id = store.start_message(engine, user.id, session_id, "Hi", LEASE, "writer")
+    _, message_id = leases.start_message(engine, user.id, session_id, "Hi", LEASE, "writer")
     return user.id, session_id, message_id
 
 
@@ -80,7 +81,7 @@ def test_an_idle_reader_makes_no_queries_until_a_write_wakes_it(app: Flask) -> N
         settled = len(queries)
         reader.join(0.5)  # quiet for a while: a polling reader would query meanwhile
         assert len(queries) == settled and seen.empty()
-        store.append_events(engine, message_id, "writer", LEASE, [packet(1)])
+        event_log.append_events(engine, message_id, "writer", LEASE, [packet(1)])
         written = len(queries)
         service.announce(message_id)
         woke = seen.get(timeout=WAIT)
@@ -130,7 +131,7 @@ def test_sqlite_readers_hear_another_connections_write(sqlite_file_engine: Engin
     wakeups = Wakeups()
     outcome = wait_for_wake(SqlitePoller(engine), wakeups, message_id, write)
     writer = after(
-        write, lambda: store.append_events(other, message_id, "writer", LEASE, [packet(1)])
+        write, lambda: event_log.append_events(other, message_id, "writer", LEASE, [packet(1)])
     )
     writer.start()
     assert next(outcome)
@@ -152,7 +153,7 @@ def test_postgresql_readers_hear_a_commit_through_notify(pg_engine: Engine) -> N
     write = threading.Event()
     outcome = wait_for_wake(PostgresListener(pg_engine), Wakeups(), message_id, write)
     writer = after(
-        write, lambda: store.append_events(pg_engine, message_id, "writer", LEASE, [packet(1)])
+        write, lambda: event_log.append_events(pg_engine, message_id, "writer", LEASE, [packet(1)])
     )
     writer.start()
     assert next(outcome)

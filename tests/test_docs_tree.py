@@ -241,3 +241,12 @@ def markdown_names_missing() -> list[str]:
 def test_no_page_names_a_markdown_file_the_repository_lacks() -> None:
     # A design card outside the repository is no reference for a newcomer: point into docs/.
     assert markdown_names_missing() == []
+
+
+def test_no_two_test_files_share_a_name() -> None:
+    # pytest imports test files by their base name (no packages under tests/): two of one
+    # name, in different folders, stop the whole run with "import file mismatch".
+    seen: dict[str, list[str]] = {}
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}

@@ -37,7 +37,7 @@ from tests.test_serving import (
     _stalling_reply,
     _token,
 )
-from webapp.chat import store
+from webapp.chat import records
 from webapp.chat.tables import chat_open_streams, chat_workers
 from webapp.store.engine import create_store_engine
 from webapp.tools.python import procs
@@ -219,7 +219,7 @@ def _lapsed(url: str, workers: set[str], lease: timedelta) -> bool:
             seen = conn.execute(
                 sa.select(chat_workers.c.seen_at).where(chat_workers.c.id.in_(workers))
             ).scalars()
-            cutoff = store.now() - lease
+            cutoff = records.now() - lease
             return all(at.replace(tzinfo=at.tzinfo or UTC) < cutoff for at in seen)
     finally:
         engine.dispose()

@@ -20,7 +20,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from tests.support.apps import idle_after
-from webapp.chat.store import create_session
+from webapp.chat.conversations import create_session
 from webapp.citations.citable import from_sql, synced_at
 from webapp.store.app_db import get_engine
 from webapp.store.demo import seed_demo

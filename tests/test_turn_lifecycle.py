@@ -160,7 +160,8 @@ def test_cancel_keeps_what_was_written_and_frees_the_session(slow_app: Flask) ->
 
 
 def test_a_stopped_answer_keeps_its_text_and_citations_as_streamed() -> None:
-    from webapp.chat.store import StoredEvent, written_so_far
+    from webapp.chat.event_log import written_so_far
+    from webapp.chat.notes import StoredEvent
 
     place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
     target = {"kind": "accounts", "accounts": [{"accountId": "acc-1", "provider": "plaid"}]}

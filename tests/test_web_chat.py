@@ -16,17 +16,16 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from tests.support.apps import idle_after
-from webapp.chat.store import (
-    StoredEvent,
-    append_event,
+from webapp.chat.conversations import (
     create_session,
-    finish_message,
     get_message,
     get_session,
     list_sessions,
     session_messages,
-    start_message,
 )
+from webapp.chat.event_log import append_event
+from webapp.chat.leases import finish_message, start_message
+from webapp.chat.notes import StoredEvent
 from webapp.chat.tables import ai_chat_logs
 from webapp.services import chat_service
 from webapp.sse import ServerSentEvent, SSEDecoder

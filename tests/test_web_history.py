@@ -11,7 +11,8 @@ from flask.testing import FlaskClient
 
 from tests.support.apps import idle_after
 from tests.test_web_auth import csrf_from, login
-from webapp.chat.store import SHORT_TITLE_CHARS, SessionRow, create_session, short_title
+from webapp.chat.conversations import SHORT_TITLE_CHARS, create_session, short_title
+from webapp.chat.records import SessionRow
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 from webapp.web.history import by_day

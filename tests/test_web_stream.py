@@ -19,8 +19,8 @@ from tests.support.answer_stream import (
     run,
     stored,
 )
+from webapp.chat.notes import StoredEvent
 from webapp.chat.service import WorkerStopping
-from webapp.chat.store import StoredEvent
 from webapp.sse import ServerSentEvent
 from webapp.web import stream
 from webapp.web.answers import GENERIC_ERROR

@@ -8,7 +8,7 @@ from flask.testing import FlaskClient
 
 from tests.support.apps import idle_after
 from tests.test_web_chat import ask, csrf, new_chat, read_stream, sign_in, soup, user_id
-from webapp.chat.store import session_messages
+from webapp.chat.conversations import session_messages
 from webapp.store.app_db import get_engine
 
 CARDS = "What do I owe on my credit cards?"

@@ -8,13 +8,10 @@ from typing import Any
 
 from flask import Flask
 
-from webapp.chat.store import (
-    StoredEvent,
-    append_event,
-    create_session,
-    finish_message,
-    start_message,
-)
+from webapp.chat.conversations import create_session
+from webapp.chat.event_log import append_event
+from webapp.chat.leases import finish_message, start_message
+from webapp.chat.notes import StoredEvent
 from webapp.store.accounts import list_accounts
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate

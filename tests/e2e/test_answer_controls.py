@@ -14,7 +14,8 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.support.fake_claude import FakeClaude, HttpError, Paced, text_reply
-from webapp.chat.store import MessageRow, session_messages
+from webapp.chat.conversations import session_messages
+from webapp.chat.records import MessageRow
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 

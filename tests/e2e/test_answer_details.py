@@ -16,7 +16,7 @@ from tests.e2e.pages import ask, new_chat, sign_in
 from tests.e2e.scripts import Held
 from tests.e2e.stored import demo_user_id, store_answer
 from tests.support.fake_claude import FakeClaude, Paced, text_reply
-from webapp.chat.store import create_session
+from webapp.chat.conversations import create_session
 from webapp.store.app_db import get_engine
 
 if TYPE_CHECKING:

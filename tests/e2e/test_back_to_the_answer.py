@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.e2e.stored import MIXED_QUESTION, demo_user_id, mixed_packets, store_answer
-from webapp.chat.store import create_session
+from webapp.chat.conversations import create_session
 from webapp.store.app_db import get_engine
 
 if TYPE_CHECKING:

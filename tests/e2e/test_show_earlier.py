@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.conftest import LiveServer
 from tests.e2e.pages import ask, new_chat, sign_in
 from tests.support.history import copy_exchange, question_text
-from webapp.chat.store import create_session
+from webapp.chat.conversations import create_session
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import escape
 
-from webapp.chat.store import StoredEvent
+from webapp.chat.notes import StoredEvent
 from webapp.packets.state import PacketStream
 from webapp.sse import ServerSentEvent, SSEDecoder
 from webapp.web.answer_body import answer_view

@@ -73,7 +73,7 @@ def _sandbox(_url: str) -> object:
 
 def _turns(url: str) -> object:
     from webapp import create_app
-    from webapp.chat.store import create_session
+    from webapp.chat.conversations import create_session
     from webapp.services import chat_service
     from webapp.store.app_db import get_engine
     from webapp.store.users import authenticate

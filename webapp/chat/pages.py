@@ -20,14 +20,14 @@ from typing import Any, Generic, Literal, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from .store import (
-    _MESSAGE_COLUMNS,
-    _SESSION_COLUMNS,
+from .records import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
     VISIBLE,
     MessageRow,
     SessionRow,
-    _message,
-    _session,
+    message_row,
+    session_row,
 )
 from .tables import ai_chat_logs, chat_sessions
 
@@ -129,7 +129,7 @@ def session_query(
     with a question and the one empty chat named (the open one, for the sidebar).
     """
     updated, id_ = chat_sessions.c.updated_at, chat_sessions.c.id
-    query = sa.select(*_SESSION_COLUMNS).where(chat_sessions.c.user_id == user_id)
+    query = sa.select(*SESSION_COLUMNS).where(chat_sessions.c.user_id == user_id)
     if before is not None:
         when_text, id_text = _decode("s", before, 2)
         when, after_id = _when(when_text), _id(id_text)
@@ -144,7 +144,7 @@ def session_query(
 
 def _session_page(engine: Engine, query: sa.Select[Any], limit: int) -> Page[SessionRow]:
     with engine.connect() as conn:
-        rows = [_session(r) for r in conn.execute(query)]
+        rows = [session_row(r) for r in conn.execute(query)]
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(rows, session_cursor(rows[-1]) if more else None)
@@ -180,7 +180,7 @@ def message_query(user_id: int, session_id: str, limit: int, before: str | None)
     answer stored at the same instant, id): `ix_ai_chat_logs_session_page`, read backwards.
     """
     created, role, id_ = ai_chat_logs.c.created_at, ai_chat_logs.c.role, ai_chat_logs.c.id
-    query = sa.select(*_MESSAGE_COLUMNS).where(
+    query = sa.select(*MESSAGE_COLUMNS).where(
         ai_chat_logs.c.session_id == session_id, ai_chat_logs.c.user_id == user_id, VISIBLE
     )
     if before is not None:
@@ -199,7 +199,7 @@ def message_page(
     """Return the latest `limit` messages of a chat older than `before`, oldest first."""
     query = message_query(user_id, session_id, limit, before)
     with engine.connect() as conn:
-        rows = [_message(r) for r in conn.execute(query)]
+        rows = [message_row(r) for r in conn.execute(query)]
     more = len(rows) > limit
     rows = rows[:limit]
     rows.reverse()

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from .pages import session_cursor, session_query
-from .store import SessionRow, _session
+from .records import SessionRow, session_row
 from .tables import ai_chat_logs, chat_sessions
 from .titles import LIKE_ESCAPE, like_literal
 
@@ -86,7 +86,9 @@ def search_sessions(
         return Hits([], None)
     with engine.connect() as conn:
         rows = list(conn.execute(search_query(user_id, words, limit, before)))
-    hits = [Hit(_session(row), None if row.matched is None else str(row.matched)) for row in rows]
+    hits = [
+        Hit(session_row(row), None if row.matched is None else str(row.matched)) for row in rows
+    ]
     more = len(hits) > limit
     hits = hits[:limit]
     return Hits(hits, session_cursor(hits[-1].session) if more else None)

@@ -9,7 +9,7 @@ whose runner died over from its last checkpoint under a new owner, and the old r
 should it still be alive, is refused its next write.
 
 An answer ended from outside its runner (a cancel, the turn deadline), in whichever worker or
-host, reaches the runner at once over the wake-up channel (`store.stop_key`): its model call
+host, reaches the runner at once over the wake-up channel (`leases.stop_key`): its model call
 is abandoned and its sandbox ends, so nothing of a turn that is over runs on. A worker told to
 stop hands its turns over and ends its streams at once (`ChatService.stop_serving`).
 """
@@ -38,9 +38,10 @@ from ..settings import (
 )
 from ..store.writes import WRITE_RETRY_SECONDS, is_transient
 from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
-from . import store, versions
-from .notes import following
-from .store import LeaseLost, SessionBusy, StoredEvent
+from . import conversations, event_log, leases, open_streams, records, versions
+from .event_log import LeaseLost
+from .leases import SessionBusy
+from .notes import StoredEvent, following
 from .wakeups import Listener, Wakeups
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
 # A quiet turn renews its lease itself once this share of it has passed since its last write
 # (30 s leases: after 21 s, so 0.048 transactions a second), leaving the rest of the lease
-# for that write's own retries (`store.writes.WRITE_RETRY_SECONDS`).
+# for that write's own retries (`webapp.store.writes.WRITE_RETRY_SECONDS`).
 RENEW_AFTER = 0.7
 HEARTBEAT_SECONDS = 15.0
 CRASHED = "Something went wrong while answering. Please try again."
@@ -119,7 +120,7 @@ class _DatabaseSink:
         with self._writing, self._batch() as (batch, _):
             # Handed over or ended meanwhile: a write now would renew a lease given up.
             if batch and not self._gave_up():
-                store.append_events(
+                event_log.append_events(
                     self.service.engine, self.message_id, self.owner, self.service.lease, batch
                 )
                 self.held_at = time.monotonic()
@@ -129,7 +130,7 @@ class _DatabaseSink:
         self._check()
         with self._writing, self._batch() as (batch, seq):
             self._check()  # not handed over while this waited for the flusher
-            store.save_checkpoint(
+            event_log.save_checkpoint(
                 self.service.engine,
                 self.message_id,
                 self.owner,
@@ -148,7 +149,7 @@ class _DatabaseSink:
         with self._writing, self._batch() as (batch, _):
             with self._lock:
                 done = self.next_event("done", {"status": result.status})
-            store.finish_message(
+            leases.finish_message(
                 self.service.engine,
                 self.message_id,
                 self.owner,
@@ -204,7 +205,7 @@ class _DatabaseSink:
         self._abandon()
         try:
             with self._writing:  # after any batch in flight, which would renew the lease
-                store.release_lease(self.service.engine, self.message_id, self.owner)
+                leases.release_lease(self.service.engine, self.message_id, self.owner)
         except Exception:
             log.exception("could not hand a turn over; its lease will run out instead")
 
@@ -222,14 +223,14 @@ class _DatabaseSink:
         reconnects wakes every key, so a wake-up alone proves nothing).
         """
         wakeups = self.service.wakeups
-        with wakeups.watch(store.stop_key(self.message_id), self.told):
+        with wakeups.watch(leases.stop_key(self.message_id), self.told):
             while True:
                 self.told.wait()
                 self.told.clear()
                 if self.closed:
                     return
                 try:
-                    if store.runs_as(self.service.engine, self.message_id, self.owner):
+                    if leases.runs_as(self.service.engine, self.message_id, self.owner):
                         continue
                 except Exception:  # the flusher's next write finds out instead
                     log.exception("could not tell whether a turn was ended elsewhere")
@@ -264,7 +265,7 @@ class _DatabaseSink:
                     with self._writing:
                         if self._gave_up():
                             return
-                        store.renew_lease(
+                        leases.renew_lease(
                             self.service.engine, self.message_id, self.owner, self.service.lease
                         )
                         self.held_at = time.monotonic()
@@ -305,7 +306,7 @@ class ChatService:
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
         self.max_streams_per_user = max_streams_per_user
         self.max_tokens = max_tokens  # of one model round (MODEL_MAX_TOKENS)
-        self.worker_id = store.new_id()  # this process, for counting its open streams
+        self.worker_id = records.new_id()  # this process, for counting its open streams
         self.wakeups = Wakeups()
         self.listener = listener
         # Told each answer that reached its end here (done, stopped, failed), once its row is
@@ -326,10 +327,10 @@ class ChatService:
         SessionBusy while the session is still answering; TooManyTurns past the user's cap.
         """
         self._not_busy(user_id, session_id)
-        history = store.text_history(self.engine, user_id, session_id)
-        owner = store.new_id()
+        history = conversations.text_history(self.engine, user_id, session_id)
+        owner = records.new_id()
         checkpoint = start_checkpoint(history, question)
-        _, message_id = store.start_message(
+        _, message_id = leases.start_message(
             self.engine,
             user_id,
             session_id,
@@ -360,8 +361,10 @@ class ChatService:
         """
         self._not_busy(user_id, session_id)
         question = versions.question_for(self.engine, user_id, session_id, answer_id)
-        history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
-        checkpoint, owner = start_checkpoint(history, question.content), store.new_id()
+        history = conversations.text_history(
+            self.engine, user_id, session_id, before=question.created_at
+        )
+        checkpoint, owner = start_checkpoint(history, question.content), records.new_id()
         version = versions.start_version(
             self.engine,
             user_id,
@@ -383,8 +386,10 @@ class ChatService:
         """
         self._not_busy(user_id, session_id)
         question = versions.question_to_edit(self.engine, user_id, session_id, question_id)
-        history = store.text_history(self.engine, user_id, session_id, before=question.created_at)
-        checkpoint, owner = start_checkpoint(history, text), store.new_id()
+        history = conversations.text_history(
+            self.engine, user_id, session_id, before=question.created_at
+        )
+        checkpoint, owner = start_checkpoint(history, text), records.new_id()
         edited = versions.start_edit(
             self.engine,
             user_id,
@@ -402,7 +407,7 @@ class ChatService:
 
     def _not_busy(self, user_id: int, session_id: str) -> None:
         """SessionBusy while the chat answers (taking a dead runner's turn over first)."""
-        running = store.running_message(self.engine, user_id, session_id)
+        running = leases.running_message(self.engine, user_id, session_id)
         if running is not None:
             self._resume_if_expired(user_id, running.id, running.lease_until)
             raise SessionBusy
@@ -456,7 +461,7 @@ class ChatService:
         for thread in self._background:
             thread.join(5)
         try:
-            store.worker_gone(self.engine, self.worker_id)
+            open_streams.worker_gone(self.engine, self.worker_id)
         except Exception:
             log.exception("could not forget this worker's streams; they lapse in a minute")
 
@@ -484,14 +489,14 @@ class ChatService:
 
     def open_stream(self, user_id: int) -> str | None:
         """Count one more open stream of the user's; None when they have as many as allowed."""
-        return store.open_stream(
+        return open_streams.open_stream(
             self.engine, user_id, self.worker_id, self.max_streams_per_user, self.lease
         )
 
     def close_stream(self, stream_id: str) -> None:
         """Stop counting a stream (it ended, or its client went away)."""
         try:
-            store.close_stream(self.engine, stream_id)
+            open_streams.close_stream(self.engine, stream_id)
         except Exception:  # it stops counting when this worker is next seen gone
             log.exception("could not forget a closed stream")
 
@@ -506,7 +511,7 @@ class ChatService:
         while True:
             if time.monotonic() >= seen_at + seen_every:
                 try:
-                    store.worker_seen(self.engine, self.worker_id)
+                    open_streams.worker_seen(self.engine, self.worker_id)
                     seen_at = time.monotonic()
                 except Exception:
                     log.exception("could not say this worker is alive")
@@ -523,7 +528,7 @@ class ChatService:
 
     def cancel(self, user_id: int, session_id: str, message_id: str) -> bool:
         """Stop a running answer now, keeping what it wrote; False if it was not running."""
-        if store.get_message(self.engine, user_id, session_id, message_id) is None:
+        if conversations.get_message(self.engine, user_id, session_id, message_id) is None:
             return False
         return self._end(message_id, status="cancelled", error=None, stop_reason=USER_CANCELLED)
 
@@ -531,13 +536,13 @@ class ChatService:
         """End every answer running past the turn deadline, whatever its model is doing."""
         return sum(
             self._end(message_id, status="error", error=TIMED_OUT, stop_reason=None)
-            for message_id in store.overdue_messages(self.engine, self.deadline)
+            for message_id in leases.overdue_messages(self.engine, self.deadline)
         )
 
     def _end(
         self, message_id: str, *, status: str, error: str | None, stop_reason: str | None
     ) -> bool:
-        ended = store.end_running(
+        ended = leases.end_running(
             self.engine, message_id, status=status, error=error, stop_reason=stop_reason
         )
         with self._lock:
@@ -549,7 +554,7 @@ class ChatService:
             # A runner in another process hears it through the wake-up channel (PostgreSQL's
             # notification rides in `end_running`'s transaction; SQLite's poller sees the row).
             if self.listener is not None:
-                self.listener.publish(store.stop_key(message_id))
+                self.listener.publish(leases.stop_key(message_id))
             self.ended(message_id)
         return ended
 
@@ -568,22 +573,22 @@ class ChatService:
         """Take over every turn whose runner died (a worker restarted); return how many."""
         return sum(
             self.resume_if_stale(user_id, message_id)
-            for user_id, message_id in store.stale_messages(self.engine)
+            for user_id, message_id in leases.stale_messages(self.engine)
         )
 
     def resume_if_stale(self, user_id: int, message_id: str) -> bool:
         """Take over an answer whose lease expired, from its last checkpoint."""
         if self._stopping.is_set():  # a stopping worker hands turns over, it takes none
             return False
-        owner = store.claim_stale(self.engine, message_id, self.lease)
+        owner = leases.claim_stale(self.engine, message_id, self.lease)
         if owner is None:
             return False
-        high_water = store.last_seq(self.engine, message_id)
-        saved = store.load_checkpoint(self.engine, message_id)
+        high_water = event_log.last_seq(self.engine, message_id)
+        saved = event_log.load_checkpoint(self.engine, message_id)
         checkpoint, after = saved if saved is not None else ({}, 0)
         # Ids are never reused: what the dead runner wrote after its checkpoint is withdrawn,
         # and readers that saw it are told so by a `reset` event.
-        store.truncate_events(self.engine, message_id, after)
+        event_log.truncate_events(self.engine, message_id, after)
         sink = _DatabaseSink(self, message_id, owner, high_water)
         try:
             if high_water > after:
@@ -601,7 +606,7 @@ class ChatService:
         self, user_id: int, message_id: str, lease_until: datetime | None
     ) -> None:
         # Only an expired lease is worth a write: claiming takes the database's write lock.
-        if lease_until is None or lease_until < store.now():
+        if lease_until is None or lease_until < records.now():
             self.resume_if_stale(user_id, message_id)
 
     def _start(
@@ -697,7 +702,7 @@ class ChatService:
                 handed, stale = inbox.take()
                 batch = None if read or stale else following(handed, after)
                 if read := batch is None:  # a gap, or news that did not say what: read it
-                    batch = store.events_after(self.engine, message_id, after)
+                    batch = event_log.events_after(self.engine, message_id, after)
                 if batch:
                     done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
                     yield batch if done is None else batch[: done + 1]
@@ -719,11 +724,11 @@ class ChatService:
 
     def _still_running(self, user_id: int, session_id: str, message_id: str, after: int) -> bool:
         """Tell whether a quiet answer may still write; take it over if its runner died."""
-        found = store.message_state(self.engine, user_id, session_id, message_id)
+        found = leases.message_state(self.engine, user_id, session_id, message_id)
         if found is None:
             return False  # deleted
         status, lease_until = found
         if status != "running":
-            return bool(store.events_after(self.engine, message_id, after))
+            return bool(event_log.events_after(self.engine, message_id, after))
         self._resume_if_expired(user_id, message_id, lease_until)
         return True

@@ -18,9 +18,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.writes import write
-from . import store
+from . import conversations, leases, records
+from .leases import SessionBusy
+from .records import TITLE_CHARS, SessionRow
 from .service import ChatService
-from .store import TITLE_CHARS, SessionBusy, SessionRow
 from .tables import (
     ai_chat_logs,
     chat_checkpoints,
@@ -72,13 +73,13 @@ def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> Ses
     write lock, on PostgreSQL the user's row is locked first, so racing requests are counted
     one after another and never both slip under a cap.
     """
-    session_id = store.new_id()
+    session_id = records.new_id()
     title = title[:TITLE_CHARS] or "New chat"
 
     def work(conn: sa.Connection) -> datetime:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
-        at = store.now()
+        at = records.now()
         conn.execute(
             chat_sessions.insert().values(
                 id=session_id, user_id=user_id, title=title, created_at=at, updated_at=at
@@ -112,7 +113,7 @@ def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> Ses
         )
         if len(recent) > caps.per_minute:
             # The chat that must leave the window before one more fits in it.
-            frees = store._utc(recent[len(recent) - caps.per_minute - 1]) + CREATION_WINDOW
+            frees = records.utc(recent[len(recent) - caps.per_minute - 1]) + CREATION_WINDOW
             raise TooManyChats(
                 "You have started a lot of chats in the last minute; wait a moment and try again.",
                 max(1, math.ceil((frees - at).total_seconds())),
@@ -175,7 +176,7 @@ def rename_session(engine: Engine, user_id: int, session_id: str, title: str) ->
 
     if not write(engine, work):
         return None
-    return store.get_session(engine, user_id, session_id)
+    return conversations.get_session(engine, user_id, session_id)
 
 
 def delete_session(engine: Engine, user_id: int, session_id: str) -> bool:
@@ -212,7 +213,7 @@ def delete_session(engine: Engine, user_id: int, session_id: str) -> bool:
 
 def remove_session(service: ChatService, user_id: int, session_id: str) -> bool:
     """Stop the chat's running answer (its runner stops), then delete the chat."""
-    running = store.running_message(service.engine, user_id, session_id)
+    running = leases.running_message(service.engine, user_id, session_id)
     if running is not None:
         service.cancel(user_id, session_id, running.id)
     return delete_session(service.engine, user_id, session_id)
@@ -220,7 +221,7 @@ def remove_session(service: ChatService, user_id: int, session_id: str) -> bool:
 
 def question_before(engine: Engine, user_id: int, session_id: str, answer_id: str) -> str | None:
     """Return the question an answer answers: the user's message just before it."""
-    messages = store.session_messages(engine, user_id, session_id)
+    messages = conversations.session_messages(engine, user_id, session_id)
     question = None
     for message in messages:
         if message.id == answer_id:
@@ -269,7 +270,7 @@ def find_key(engine: Engine, user_id: int, key: str) -> tuple[str, str] | None:
     query = sa.select(chat_idempotency_keys.c.session_id, chat_idempotency_keys.c.message_id).where(
         chat_idempotency_keys.c.user_id == user_id,
         chat_idempotency_keys.c.key == key,
-        chat_idempotency_keys.c.created_at >= store.now() - KEY_LIFETIME,
+        chat_idempotency_keys.c.created_at >= records.now() - KEY_LIFETIME,
     )
     with engine.connect() as conn:
         row = conn.execute(query).first()
@@ -290,7 +291,7 @@ def remember_key(
         conn.execute(
             chat_idempotency_keys.delete().where(
                 chat_idempotency_keys.c.user_id == user_id,
-                chat_idempotency_keys.c.created_at < store.now() - KEY_LIFETIME,
+                chat_idempotency_keys.c.created_at < records.now() - KEY_LIFETIME,
             )
         )
         conn.execute(
@@ -299,7 +300,7 @@ def remember_key(
                 key=key,
                 session_id=session_id,
                 message_id=message_id,
-                created_at=store.now(),
+                created_at=records.now(),
             )
         )
 

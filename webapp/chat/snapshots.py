@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.writes import write
-from .store import _MESSAGE_COLUMNS, MessageRow, _message
+from .records import MESSAGE_COLUMNS, MessageRow, message_row
 from .tables import ai_chat_logs
 
 
@@ -28,14 +28,14 @@ class Snapshot:
 
 def finished_answer(engine: Engine, message_id: str) -> tuple[int, MessageRow] | None:
     """Return a finished answer's owner and row (None while it runs, or if there is none)."""
-    query = sa.select(ai_chat_logs.c.user_id, *_MESSAGE_COLUMNS).where(
+    query = sa.select(ai_chat_logs.c.user_id, *MESSAGE_COLUMNS).where(
         ai_chat_logs.c.id == message_id,
         ai_chat_logs.c.role == "assistant",
         ai_chat_logs.c.status != "running",
     )
     with engine.connect() as conn:
         row = conn.execute(query).first()
-    return (int(row.user_id), _message(row)) if row else None
+    return (int(row.user_id), message_row(row)) if row else None
 
 
 def save_snapshot(engine: Engine, message_id: str, version: int, data: str) -> bool:

@@ -20,20 +20,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.writes import write
-from .store import (
-    _MESSAGE_COLUMNS,
-    VISIBLE,
-    MessageRow,
-    SessionBusy,
-    TooManyTurns,
-    _insert_exchange,
-    _message,
-    _replace_checkpoint,
-    _running_count,
-    new_id,
-    now,
-    running_message,
-)
+from .event_log import replace_checkpoint
+from .leases import SessionBusy, TooManyTurns, insert_exchange, running_count, running_message
+from .records import MESSAGE_COLUMNS, VISIBLE, MessageRow, message_row, new_id, now
 from .tables import ai_chat_logs, chat_sessions
 
 SHOWN_AWAY = "version"  # `hidden`: another version of the answer is shown
@@ -123,7 +112,7 @@ def latest_id(engine: Engine, user_id: int, session_id: str) -> str | None:
 
 
 def _row(conn: sa.Connection, user_id: int, session_id: str, message_id: str) -> Any:
-    query = sa.select(*_MESSAGE_COLUMNS, ai_chat_logs.c.hidden).where(
+    query = sa.select(*MESSAGE_COLUMNS, ai_chat_logs.c.hidden).where(
         ai_chat_logs.c.id == message_id,
         ai_chat_logs.c.session_id == session_id,
         ai_chat_logs.c.user_id == user_id,
@@ -147,7 +136,7 @@ def question_for(engine: Engine, user_id: int, session_id: str, answer_id: str) 
             raise NotLatest
         column = ai_chat_logs.c
         query = (
-            sa.select(*_MESSAGE_COLUMNS)
+            sa.select(*MESSAGE_COLUMNS)
             .where(
                 column.session_id == session_id,
                 column.user_id == user_id,
@@ -161,7 +150,7 @@ def question_for(engine: Engine, user_id: int, session_id: str, answer_id: str) 
         question = conn.execute(query).first()
     if question is None:
         raise LookupError(answer_id)
-    return _message(question)
+    return message_row(question)
 
 
 def question_to_edit(engine: Engine, user_id: int, session_id: str, question_id: str) -> MessageRow:
@@ -172,7 +161,7 @@ def question_to_edit(engine: Engine, user_id: int, session_id: str, question_id:
         raise LookupError(question_id)
     if question.hidden is not None:
         raise NotInChat
-    return _message(question)
+    return message_row(question)
 
 
 def _answer_row(
@@ -231,9 +220,9 @@ def start_version(
             ai_chat_logs.insert(),
             [_answer_row(session_id, user_id, version_id, lease, owner, first)],
         )
-        if max_running is not None and _running_count(conn, user_id) > max_running:
+        if max_running is not None and running_count(conn, user_id) > max_running:
             raise TooManyTurns
-        _replace_checkpoint(conn, version_id, checkpoint, 0)
+        replace_checkpoint(conn, version_id, checkpoint, 0)
         conn.execute(
             chat_sessions.update().where(chat_sessions.c.id == session_id).values(updated_at=now())
         )
@@ -289,16 +278,16 @@ def start_edit(
         left_out[:] = [str(r.id) for r in conn.execute(shown)]
         conn.execute(ai_chat_logs.update().where(later).values(hidden=EDITED_AWAY))
         at = now()
-        _insert_exchange(
+        insert_exchange(
             conn, user_id, session_id, text, new_question, answer_id, at, at + lease, owner
         )
         replaced = str(question.version_of or question.id)
         conn.execute(
             ai_chat_logs.update().where(column.id == new_question).values(version_of=replaced)
         )
-        if max_running is not None and _running_count(conn, user_id) > max_running:
+        if max_running is not None and running_count(conn, user_id) > max_running:
             raise TooManyTurns
-        _replace_checkpoint(conn, answer_id, checkpoint, 0)
+        replace_checkpoint(conn, answer_id, checkpoint, 0)
 
     try:
         write(engine, work)
@@ -338,7 +327,7 @@ def show_version(engine: Engine, user_id: int, session_id: str, message_id: str)
             raise VersionBusy
         conn.execute(ai_chat_logs.update().where(siblings, VISIBLE).values(hidden=SHOWN_AWAY))
         conn.execute(ai_chat_logs.update().where(column.id == message_id).values(hidden=None))
-        return _message(row)
+        return message_row(row)
 
     return write(engine, work)
 

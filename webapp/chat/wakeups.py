@@ -35,8 +35,9 @@ from sqlalchemy.engine import Engine
 
 from ..store.engine import sqlite_file
 from ..text import valid_text
+from .event_log import EVENTS_CHANNEL
+from .leases import STOP_PREFIX, still_running
 from .notes import REDIS_NOTE_BYTES, StoredEvent, decode_note, encode_note
-from .store import EVENTS_CHANNEL, STOP_PREFIX, still_running
 from .tables import chat_events
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,8 @@ from typing import Any
 from flask import url_for
 from sqlalchemy.engine import Engine
 
-from ..chat.store import MessageRow, events_after
+from ..chat.event_log import events_after
+from ..chat.records import MessageRow
 from ..packets.destinations import AccountLabeler
 from ..packets.documents import SearchDoc
 from ..packets.select import icon_key

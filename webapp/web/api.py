@@ -8,6 +8,8 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, jsonify, request, url_for
 from werkzeug.exceptions import TooManyRequests
 
+from ..chat.conversations import get_message, get_session
+from ..chat.leases import SessionBusy, TooManyTurns
 from ..chat.pages import (
     MESSAGES_PAGE,
     SESSIONS_PAGE,
@@ -17,6 +19,7 @@ from ..chat.pages import (
     parse_limit,
     session_page,
 )
+from ..chat.records import MessageRow, SessionRow
 from ..chat.service import WorkerStopping
 from ..chat.sessions import (
     ChatCaps,
@@ -28,14 +31,6 @@ from ..chat.sessions import (
     create_chat,
     remove_session,
     rename_session,
-)
-from ..chat.store import (
-    MessageRow,
-    SessionBusy,
-    SessionRow,
-    TooManyTurns,
-    get_message,
-    get_session,
 )
 from ..chat.versions import NotInChat, NotLatest, VersionBusy, show_version, versions_of
 from ..services import chat_service

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from flask import request, url_for
 
-from ..chat.store import find_message, get_session
+from ..chat.conversations import find_message, get_session
 from ..store.app_db import get_engine
 from .auth import current_user
 

@@ -24,7 +24,10 @@ from flask.blueprints import BlueprintSetupState
 from flask_wtf.csrf import generate_csrf
 from werkzeug.wrappers import Response as BaseResponse
 
+from ..chat.conversations import create_session, find_message, get_session
+from ..chat.leases import SessionBusy, TooManyTurns
 from ..chat.pages import CONVERSATION_PAGE, BadCursor, Page, latest_session, message_page
+from ..chat.records import TITLE_CHARS, MessageRow, SessionRow
 from ..chat.sessions import (
     KEY_CHARS,
     Asked,
@@ -34,16 +37,6 @@ from ..chat.sessions import (
     clean_title,
     remove_session,
     rename_session,
-)
-from ..chat.store import (
-    TITLE_CHARS,
-    MessageRow,
-    SessionBusy,
-    SessionRow,
-    TooManyTurns,
-    create_session,
-    find_message,
-    get_session,
 )
 from ..chat.versions import asked_question
 from ..packets.state import PacketStream

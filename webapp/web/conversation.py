@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from flask import url_for
 
-from ..chat.store import MessageRow
+from ..chat.records import MessageRow
 from ..store.app_db import get_engine
 from .answers import AnswerRenderer, AnswerViews
 from .auth import current_user

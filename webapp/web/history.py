@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 
-from ..chat.store import SessionRow
+from ..chat.records import SessionRow
 
 
 def day_label(day: date, today: date) -> str:

@@ -26,8 +26,8 @@ from flask import Flask
 from markupsafe import Markup
 from sqlalchemy.engine import Engine
 
+from ..chat.records import MessageRow
 from ..chat.snapshots import Snapshot, finished_answer, load_snapshots, save_snapshot
-from ..chat.store import MessageRow
 from ..packets.destinations import (
     AccountPage,
     AppPage,

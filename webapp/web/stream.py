@@ -37,8 +37,8 @@ from flask import Response
 from markupsafe import Markup
 from werkzeug.exceptions import TooManyRequests
 
+from ..chat.notes import StoredEvent
 from ..chat.service import ChatService, WorkerStopping
-from ..chat.store import StoredEvent
 from ..packets.state import PacketStream
 from ..sse import format_comment, format_event
 from .answer_body import AnswerText

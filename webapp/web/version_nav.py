@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from flask import url_for
 from sqlalchemy.engine import Engine
 
-from ..chat.store import MessageRow, find_message
+from ..chat.conversations import find_message
+from ..chat.records import MessageRow
 from ..chat.versions import latest_id, versions_of
 
 

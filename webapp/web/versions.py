@@ -9,8 +9,10 @@ from __future__ import annotations
 from flask import Blueprint, Response, abort, redirect, render_template, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
+from ..chat.conversations import find_message
+from ..chat.leases import SessionBusy, TooManyTurns
+from ..chat.records import SessionRow
 from ..chat.sessions import find_key, remember_key
-from ..chat.store import SessionBusy, SessionRow, TooManyTurns, find_message
 from ..chat.versions import (
     NotInChat,
     NotLatest,

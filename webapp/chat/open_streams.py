@@ -1,0 +1,94 @@
+"""Open answer streams and the workers that hold them: counted per user, and forgotten
+with a worker once its heartbeat stops."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from ..store.writes import write
+from .notes import StoredEvent as StoredEvent  # where readers and writers import it
+from .records import new_id, now
+from .tables import (
+    chat_open_streams,
+    chat_workers,
+)
+
+# A worker not seen for this long is forgotten with its streams' rows. Its streams stopped
+# counting long before: when its lease (`open_stream`'s `lease`) lapsed.
+WORKER_GONE = timedelta(seconds=60)
+
+
+def open_stream(
+    engine: Engine, user_id: int, worker: str, limit: int, lease: timedelta = WORKER_GONE
+) -> str | None:
+    """Count a new open stream of the user's, or None when they already have `limit`.
+
+    Streams count while their worker's lease holds: a worker renews it (`worker_seen`) well
+    within `lease`, so the streams of a worker that died stop counting once it lapses.
+    """
+    stream_id = new_id()
+
+    def work(conn: sa.Connection) -> str | None:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
+        alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - lease)
+        held = (
+            sa.select(sa.func.count())
+            .select_from(chat_open_streams)
+            .where(
+                chat_open_streams.c.user_id == user_id,
+                sa.or_(chat_open_streams.c.worker == worker, chat_open_streams.c.worker.in_(alive)),
+            )
+        )
+        if int(conn.execute(held).scalar() or 0) >= limit:
+            return None
+        conn.execute(
+            chat_open_streams.insert().values(
+                id=stream_id, user_id=user_id, worker=worker, opened_at=now()
+            )
+        )
+        return stream_id
+
+    return write(engine, work)
+
+
+def close_stream(engine: Engine, stream_id: str) -> None:
+    """Stop counting a stream that ended."""
+    write(
+        engine,
+        lambda conn: conn.execute(
+            chat_open_streams.delete().where(chat_open_streams.c.id == stream_id)
+        ),
+    )
+
+
+def worker_seen(engine: Engine, worker: str) -> None:
+    """Say this worker is alive, and forget the streams of workers that are not."""
+
+    def work(conn: sa.Connection) -> None:
+        at = now()
+        if (
+            conn.execute(
+                chat_workers.update().where(chat_workers.c.id == worker).values(seen_at=at)
+            ).rowcount
+            == 0
+        ):
+            conn.execute(chat_workers.insert().values(id=worker, seen_at=at))
+        gone = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at < at - WORKER_GONE)
+        conn.execute(chat_open_streams.delete().where(chat_open_streams.c.worker.in_(gone)))
+        conn.execute(chat_workers.delete().where(chat_workers.c.seen_at < at - WORKER_GONE))
+
+    write(engine, work)
+
+
+def worker_gone(engine: Engine, worker: str) -> None:
+    """Forget a worker that stops, with its streams."""
+
+    def work(conn: sa.Connection) -> None:
+        conn.execute(chat_open_streams.delete().where(chat_open_streams.c.worker == worker))
+        conn.execute(chat_workers.delete().where(chat_workers.c.id == worker))
+
+    write(engine, work)
