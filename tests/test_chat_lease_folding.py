@@ -17,7 +17,8 @@ from flask import Flask
 
 from tests.test_chat_ends import NoTools, SilentUntilClosed
 from webapp.chat import conversations, leases, records
-from webapp.chat.service import RENEW_AFTER, ChatService
+from webapp.chat.service import ChatService
+from webapp.chat.sink import RENEW_AFTER
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 

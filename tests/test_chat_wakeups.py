@@ -180,9 +180,9 @@ def test_redis_readers_hear_a_publish_from_another_host() -> None:
 def test_heartbeats_of_a_quiet_answer_cost_no_queries(
     app: Flask, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from webapp.chat import service
+    from webapp.chat import reading
 
-    monkeypatch.setattr(service, "HEARTBEAT_SECONDS", 0.01)
+    monkeypatch.setattr(reading, "HEARTBEAT_SECONDS", 0.01)
     engine = get_engine(app)
     user_id, session_id, message_id = running_answer(engine)
     reader = cast(

@@ -34,8 +34,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 LAYER_OF = {room: depth for depth, rooms in enumerate(LAYERS) for room in rooms}
 
 MAX_MODULE_LINES = 400
-# Modules known to pass the limit today. It is being split (issue 23, item 2) and leaves
-# this list when it is; a module back under the limit must leave it too.
+# Modules known to pass the limit today: the chat service (470 lines; its sink and its
+# reader are rooms of their own already, its worker upkeep is next), which leaves this list
+# when it is split; a module back under the limit must leave it too.
 LONG_MODULES_ALLOWED = frozenset({"webapp/chat/service.py"})
 
 

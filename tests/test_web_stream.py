@@ -20,7 +20,7 @@ from tests.support.answer_stream import (
     stored,
 )
 from webapp.chat.notes import StoredEvent
-from webapp.chat.service import WorkerStopping
+from webapp.chat.reading import WorkerStopping
 from webapp.sse import ServerSentEvent
 from webapp.web import stream
 from webapp.web.answers import GENERIC_ERROR

@@ -16,12 +16,10 @@ stop hands its turns over and ends its streams at once (`ChatService.stop_servin
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,252 +35,23 @@ from ..settings import (
     TURN_LEASE_SECONDS,
 )
 from ..store.writes import WRITE_RETRY_SECONDS, is_transient
-from ..turn.runner import ToolRunner, TurnResult, failed_turn, run_turn, start_checkpoint
+from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
 from . import conversations, event_log, leases, open_streams, records, versions
 from .event_log import LeaseLost
 from .leases import SessionBusy
-from .notes import StoredEvent, following
+from .notes import StoredEvent
+from .reading import AnswerReader
+from .sink import DatabaseSink
 from .wakeups import Listener, Wakeups
 
 log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=TURN_LEASE_SECONDS)
 DEADLINE = timedelta(seconds=TURN_DEADLINE_SECONDS)
-FLUSH_SECONDS = 0.03
-FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 SWEEP_SECONDS = 5.0
-# A quiet turn renews its lease itself once this share of it has passed since its last write
-# (30 s leases: after 21 s, so 0.048 transactions a second), leaving the rest of the lease
-# for that write's own retries (`webapp.store.writes.WRITE_RETRY_SECONDS`).
-RENEW_AFTER = 0.7
-HEARTBEAT_SECONDS = 15.0
 CRASHED = "Something went wrong while answering. Please try again."
 UNRESUMABLE = "This answer was interrupted and cannot be resumed. Please ask again."
 TIMED_OUT = "This answer took too long and was stopped. Please ask again."
-
-
-class _DatabaseSink:
-    """A TurnSink that appends to the message's stored event stream as its owner.
-
-    Events are written in batches: the first event of a batch starts a short window
-    (`FLUSH_SECONDS`, or what remains of `FLUSH_SPACING` since the last batch), and
-    everything emitted until it closes is stored in one transaction, which also renews the
-    lease. A checkpoint and the end of the turn take whatever is
-    pending into their own transaction. A background flusher (one per turn) closes the
-    windows and renews the lease while the model is quiet; its failure (LeaseLost, or a
-    database that stayed down) reaches the runner at its next write.
-    """
-
-    def __init__(self, service: ChatService, message_id: str, owner: str, seq: int) -> None:
-        self.service, self.message_id, self.owner, self.seq = service, message_id, owner, seq
-        self._pending: list[StoredEvent] = []
-        self._lock = threading.Lock()  # the pending batch and `seq`
-        self._writing = threading.Lock()  # one write at a time, so batches land in order
-        self._news = threading.Event()
-        self._closed = threading.Event()
-        # Set by a wake-up of the answer's stop key (it was ended elsewhere) and by `close`.
-        self.told = threading.Event()
-        self._failure: BaseException | None = None
-        self.on_abort: Callable[[], None] | None = None  # abandons the model call in flight
-        self._abandoned = False
-        # When the lease was last renewed by a write (the question's own, at first).
-        self.held_at = time.monotonic()
-
-    def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
-        self.seq += 1
-        return StoredEvent(self.seq, event, json.dumps(data, separators=(",", ":")))
-
-    @contextmanager
-    def _batch(self) -> Iterator[tuple[list[StoredEvent], int]]:
-        """Take the pending events (and the last seq) for one write; restore them on failure."""
-        with self._lock:
-            batch, self._pending = self._pending, []
-            seq = self.seq
-        try:
-            yield batch, seq
-        except BaseException:
-            with self._lock:
-                self._pending[:0] = batch
-            raise
-
-    def _check(self) -> None:
-        if self._failure is not None:
-            raise self._failure
-
-    def emit(self, event: str, data: dict[str, Any]) -> None:
-        self._check()
-        with self._lock:
-            self._pending.append(self.next_event(event, data))
-        self._news.set()
-
-    def flush(self) -> None:
-        """Store the pending events now, in one transaction."""
-        with self._writing, self._batch() as (batch, _):
-            # Handed over or ended meanwhile: a write now would renew a lease given up.
-            if batch and not self._gave_up():
-                event_log.append_events(
-                    self.service.engine, self.message_id, self.owner, self.service.lease, batch
-                )
-                self.held_at = time.monotonic()
-                self.service.announce(self.message_id, batch)
-
-    def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        self._check()
-        with self._writing, self._batch() as (batch, seq):
-            self._check()  # not handed over while this waited for the flusher
-            event_log.save_checkpoint(
-                self.service.engine,
-                self.message_id,
-                self.owner,
-                self.service.lease,
-                checkpoint,
-                seq,
-                batch,
-            )
-            self.held_at = time.monotonic()
-        if batch:
-            self.service.announce(self.message_id, batch)
-
-    def finish(self, result: TurnResult) -> None:
-        if isinstance(self._failure, LeaseLost):  # ended or handed over: not this runner's
-            raise self._failure
-        with self._writing, self._batch() as (batch, _):
-            with self._lock:
-                done = self.next_event("done", {"status": result.status})
-            leases.finish_message(
-                self.service.engine,
-                self.message_id,
-                self.owner,
-                status=result.status,
-                content=result.content,
-                citations=result.citations,
-                inline_citations=result.inline_citations,
-                error=result.error,
-                done=done,
-                events=batch,
-                stop_reason=result.stop_reason,
-            )
-        self.close()
-        self.service.announce(self.message_id, [*batch, done])
-        self.service.ended(self.message_id)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed.is_set()
-
-    def _gave_up(self) -> bool:
-        return isinstance(self._failure, LeaseLost)
-
-    @property
-    def failed(self) -> bool:
-        return self._failure is not None
-
-    def abort(self) -> None:
-        """Stop the runner at once: its answer was ended elsewhere (cancelled, timed out)."""
-        self._failure = LeaseLost()
-        self.close()
-        self._abandon()
-
-    def _abandon(self) -> None:
-        """End the turn's model call and sandbox now: nothing more of this turn is wanted."""
-        with self._lock:
-            if self._abandoned or self.on_abort is None:
-                return
-            self._abandoned = True
-        try:
-            self.on_abort()
-        except Exception:
-            log.exception("could not abandon a stopped turn's model call")
-
-    def hand_over(self) -> None:
-        """Stop writing and release the lease, for another worker to resume the turn.
-
-        The model call and the sandbox end here too: the turn goes on elsewhere, from its
-        checkpoint, and this process asks the model nothing more for it.
-        """
-        self._failure = LeaseLost()
-        self.close()
-        self._abandon()
-        try:
-            with self._writing:  # after any batch in flight, which would renew the lease
-                leases.release_lease(self.service.engine, self.message_id, self.owner)
-        except Exception:
-            log.exception("could not hand a turn over; its lease will run out instead")
-
-    def close(self) -> None:
-        """Stop the background flusher (the turn has ended, one way or another)."""
-        self._closed.set()
-        self._news.set()
-        self.told.set()
-
-    def watch_for_end(self) -> None:
-        """Until the turn ends here, wait for news that it was ended elsewhere; then abort.
-
-        The news is a wake-up of the answer's stop key, from whichever worker or host ended
-        it; the answer's row says whether this runner still owns it (a listener that
-        reconnects wakes every key, so a wake-up alone proves nothing).
-        """
-        wakeups = self.service.wakeups
-        with wakeups.watch(leases.stop_key(self.message_id), self.told):
-            while True:
-                self.told.wait()
-                self.told.clear()
-                if self.closed:
-                    return
-                try:
-                    if leases.runs_as(self.service.engine, self.message_id, self.owner):
-                        continue
-                except Exception:  # the flusher's next write finds out instead
-                    log.exception("could not tell whether a turn was ended elsewhere")
-                    continue
-                log.info("a turn was ended elsewhere; its runner stops")
-                self.abort()
-                return
-
-    def run_flusher(self) -> None:
-        """Close batch windows, and keep the lease when the model is quiet for long.
-
-        Every write the turn makes renews the lease anyway; only a turn quiet for
-        `RENEW_AFTER` of a lease renews it on its own, so an idle running answer costs one
-        transaction per that long, not one per window.
-        """
-        renew_after = self.service.lease.total_seconds() * RENEW_AFTER
-        flushed_at = float("-inf")
-        while not self._closed.is_set():
-            try:
-                quiet = max(0.0, self.held_at + renew_after - time.monotonic())
-                if self._news.wait(quiet):
-                    if self._closed.is_set():
-                        return
-                    # Let the window fill: a short one after a quiet spell (the first words
-                    # show at once), and never more than one batch per FLUSH_SPACING.
-                    wait = max(FLUSH_SECONDS, flushed_at + FLUSH_SPACING - time.monotonic())
-                    self._closed.wait(wait)
-                    self._news.clear()
-                    self.flush()
-                    flushed_at = time.monotonic()
-                else:
-                    with self._writing:
-                        if self._gave_up():
-                            return
-                        leases.renew_lease(
-                            self.service.engine, self.message_id, self.owner, self.service.lease
-                        )
-                        self.held_at = time.monotonic()
-            except LeaseLost as exc:
-                # Ended or taken over elsewhere: the model call and the sandbox end now, not
-                # at the runner's next write.
-                self._failure = exc
-                self._abandon()
-                return
-            except Exception as exc:
-                log.exception("could not store a turn's events")
-                self._failure = exc
-                return
-
-
-class WorkerStopping(Exception):
-    """This worker is stopping: its streams end, for their clients to resume on a live one."""
 
 
 class ChatService:
@@ -313,11 +82,12 @@ class ChatService:
         # final: the web layer keeps what a page draws of it (webapp/web/snapshots.py).
         self.on_ended = on_ended
         self._threads: set[threading.Thread] = set()
-        self._sinks: set[_DatabaseSink] = set()
+        self._sinks: set[DatabaseSink] = set()
         self._lock = threading.Lock()
         self._swept = False
         self._stop = threading.Event()
         self._stopping = threading.Event()  # a deploy's SIGTERM: see `stop_serving`
+        self.reader = AnswerReader(engine, self.wakeups, self._stopping, self._resume_if_expired)
         self._handed_over = threading.Event()  # ... and its hand-overs are written
         self._background: list[threading.Thread] = []
 
@@ -327,21 +97,37 @@ class ChatService:
         SessionBusy while the session is still answering; TooManyTurns past the user's cap.
         """
         self._not_busy(user_id, session_id)
-        history = conversations.text_history(self.engine, user_id, session_id)
-        owner = records.new_id()
-        checkpoint = start_checkpoint(history, question)
-        _, message_id = leases.start_message(
-            self.engine,
-            user_id,
-            session_id,
-            question,
-            self.lease,
-            owner,
-            checkpoint,
-            max_running=self.max_turns_per_user,
-        )
-        self._start(user_id, message_id, _DatabaseSink(self, message_id, owner, 0), checkpoint)
-        return message_id
+
+        def store_turn(owner: str, checkpoint: dict[str, Any]) -> str:
+            _, answer_id = leases.start_message(
+                self.engine,
+                user_id,
+                session_id,
+                question,
+                self.lease,
+                owner,
+                checkpoint,
+                max_running=self.max_turns_per_user,
+            )
+            return answer_id
+
+        return self._begin(user_id, session_id, question, None, store_turn)
+
+    def _begin(
+        self,
+        user_id: int,
+        session_id: str,
+        text: str,
+        before: datetime | None,
+        store_turn: Callable[[str, dict[str, Any]], str],
+    ) -> str:
+        """Start a turn asking `text` of the chat as shown (before `before`, when given):
+        `store_turn(owner, checkpoint)` stores its rows and returns the answer's id."""
+        history = conversations.text_history(self.engine, user_id, session_id, before=before)
+        checkpoint, owner = start_checkpoint(history, text), records.new_id()
+        answer_id = store_turn(owner, checkpoint)
+        self._start(user_id, answer_id, DatabaseSink(self, answer_id, owner, 0), checkpoint)
+        return answer_id
 
     def ended(self, message_id: str) -> None:
         """Tell `on_ended` that an answer is final; its failure never touches the answer."""
@@ -361,22 +147,20 @@ class ChatService:
         """
         self._not_busy(user_id, session_id)
         question = versions.question_for(self.engine, user_id, session_id, answer_id)
-        history = conversations.text_history(
-            self.engine, user_id, session_id, before=question.created_at
-        )
-        checkpoint, owner = start_checkpoint(history, question.content), records.new_id()
-        version = versions.start_version(
-            self.engine,
-            user_id,
-            session_id,
-            answer_id,
-            self.lease,
-            owner,
-            checkpoint,
-            self.max_turns_per_user,
-        )
-        self._start(user_id, version, _DatabaseSink(self, version, owner, 0), checkpoint)
-        return version
+
+        def store_turn(owner: str, checkpoint: dict[str, Any]) -> str:
+            return versions.start_version(
+                self.engine,
+                user_id,
+                session_id,
+                answer_id,
+                self.lease,
+                owner,
+                checkpoint,
+                self.max_turns_per_user,
+            )
+
+        return self._begin(user_id, session_id, question.content, question.created_at, store_turn)
 
     def edit(self, user_id: int, session_id: str, question_id: str, text: str) -> versions.Edited:
         """Ask `text` in place of a question; it and everything after it leave the chat.
@@ -386,24 +170,26 @@ class ChatService:
         """
         self._not_busy(user_id, session_id)
         question = versions.question_to_edit(self.engine, user_id, session_id, question_id)
-        history = conversations.text_history(
-            self.engine, user_id, session_id, before=question.created_at
-        )
-        checkpoint, owner = start_checkpoint(history, text), records.new_id()
-        edited = versions.start_edit(
-            self.engine,
-            user_id,
-            session_id,
-            question_id,
-            text,
-            self.lease,
-            owner,
-            checkpoint,
-            self.max_turns_per_user,
-        )
-        answer = edited.answer_id
-        self._start(user_id, answer, _DatabaseSink(self, answer, owner, 0), checkpoint)
-        return edited
+        edited: list[versions.Edited] = []
+
+        def store_turn(owner: str, checkpoint: dict[str, Any]) -> str:
+            edited.append(
+                versions.start_edit(
+                    self.engine,
+                    user_id,
+                    session_id,
+                    question_id,
+                    text,
+                    self.lease,
+                    owner,
+                    checkpoint,
+                    self.max_turns_per_user,
+                )
+            )
+            return edited[0].answer_id
+
+        self._begin(user_id, session_id, text, question.created_at, store_turn)
+        return edited[0]
 
     def _not_busy(self, user_id: int, session_id: str) -> None:
         """SessionBusy while the chat answers (taking a dead runner's turn over first)."""
@@ -589,7 +375,7 @@ class ChatService:
         # Ids are never reused: what the dead runner wrote after its checkpoint is withdrawn,
         # and readers that saw it are told so by a `reset` event.
         event_log.truncate_events(self.engine, message_id, after)
-        sink = _DatabaseSink(self, message_id, owner, high_water)
+        sink = DatabaseSink(self, message_id, owner, high_water)
         try:
             if high_water > after:
                 sink.emit("reset", {"after": after})
@@ -610,7 +396,7 @@ class ChatService:
             self.resume_if_stale(user_id, message_id)
 
     def _start(
-        self, user_id: int, message_id: str, sink: _DatabaseSink, checkpoint: dict[str, Any]
+        self, user_id: int, message_id: str, sink: DatabaseSink, checkpoint: dict[str, Any]
     ) -> None:
         thread = threading.Thread(
             target=self._run,
@@ -626,7 +412,7 @@ class ChatService:
             self._sinks.add(sink)
         thread.start()
 
-    def _run(self, user_id: int, sink: _DatabaseSink, checkpoint: dict[str, Any]) -> None:
+    def _run(self, user_id: int, sink: DatabaseSink, checkpoint: dict[str, Any]) -> None:
         model, tools = self.model(), self.tools(user_id)
         stop_tools = getattr(tools, "stop", None)  # LocalTools ends a running sandbox with it
 
@@ -674,61 +460,11 @@ class ChatService:
     def events(
         self, user_id: int, session_id: str, message_id: str, after: int = 0
     ) -> Iterator[StoredEvent | None]:
-        """Yield the answer's events one by one (see `event_batches`); None is a heartbeat."""
-        for batch in self.event_batches(user_id, session_id, message_id, after):
-            if not batch:
-                yield None
-            yield from batch
+        """Yield the answer's events one by one; None is a heartbeat (`AnswerReader`)."""
+        return self.reader.events(user_id, session_id, message_id, after)
 
     def event_batches(
         self, user_id: int, session_id: str, message_id: str, after: int = 0
     ) -> Iterator[list[StoredEvent]]:
-        """Yield the answer's events after `after` until `done`, as stored together.
-
-        An empty list is a heartbeat. WorkerStopping when this worker begins to stop
-        (`stop_serving`): the stream ends without `done`, for its client to resume elsewhere.
-
-        The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
-        stream costs no query at all, heartbeats included. A wake-up hands the reader the
-        events written (`notes`), so it reads the database only for its first look, after a
-        gap in the event ids it was handed, or after news that did not say what.
-        """
-        read = True
-        with self.wakeups.inbox(message_id) as inbox:
-            while True:
-                if self._stopping.is_set():
-                    raise WorkerStopping
-                inbox.flag.clear()
-                handed, stale = inbox.take()
-                batch = None if read or stale else following(handed, after)
-                if read := batch is None:  # a gap, or news that did not say what: read it
-                    batch = event_log.events_after(self.engine, message_id, after)
-                if batch:
-                    done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
-                    yield batch if done is None else batch[: done + 1]
-                    if done is not None:
-                        return
-                    after = batch[-1].seq
-                # Look when the stream first goes quiet, and after a read that brought nothing
-                # (the answer was deleted, or a listener reconnected): every end writes `done`
-                # and every takeover a `reset`, and both wake the reader.
-                if (
-                    not batch
-                    and read
-                    and not self._still_running(user_id, session_id, message_id, after)
-                ):
-                    return
-                read = False
-                while not inbox.flag.wait(HEARTBEAT_SECONDS):
-                    yield []  # a heartbeat costs no query
-
-    def _still_running(self, user_id: int, session_id: str, message_id: str, after: int) -> bool:
-        """Tell whether a quiet answer may still write; take it over if its runner died."""
-        found = leases.message_state(self.engine, user_id, session_id, message_id)
-        if found is None:
-            return False  # deleted
-        status, lease_until = found
-        if status != "running":
-            return bool(event_log.events_after(self.engine, message_id, after))
-        self._resume_if_expired(user_id, message_id, lease_until)
-        return True
+        """Yield the answer's events after `after` until `done` (`AnswerReader`)."""
+        return self.reader.event_batches(user_id, session_id, message_id, after)

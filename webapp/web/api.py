@@ -20,7 +20,7 @@ from ..chat.pages import (
     session_page,
 )
 from ..chat.records import MessageRow, SessionRow
-from ..chat.service import WorkerStopping
+from ..chat.reading import WorkerStopping
 from ..chat.sessions import (
     ChatCaps,
     KeyConflict,

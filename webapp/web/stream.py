@@ -38,7 +38,8 @@ from markupsafe import Markup
 from werkzeug.exceptions import TooManyRequests
 
 from ..chat.notes import StoredEvent
-from ..chat.service import ChatService, WorkerStopping
+from ..chat.reading import WorkerStopping
+from ..chat.service import ChatService
 from ..packets.state import PacketStream
 from ..sse import format_comment, format_event
 from .answer_body import AnswerText

@@ -1,0 +1,101 @@
+"""Reading an answer as it is written: a stream's events from the wake-ups that carry them,
+the database read only when they don't, and a quiet stream's heartbeats.
+
+One `AnswerReader` per `ChatService`; each stream of an answer, in any worker, reads through
+it until `done`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import datetime
+
+from sqlalchemy.engine import Engine
+
+from . import event_log, leases
+from .notes import StoredEvent, following
+from .wakeups import Wakeups
+
+HEARTBEAT_SECONDS = 15.0
+
+
+class WorkerStopping(Exception):
+    """This worker is stopping: its streams end, for their clients to resume on a live one."""
+
+
+class AnswerReader:
+    """Reads answers' events for their streams (see `event_batches`)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        wakeups: Wakeups,
+        stopping: threading.Event,
+        resume_if_expired: Callable[[int, str, datetime | None], object],
+    ) -> None:
+        self.engine, self.wakeups = engine, wakeups
+        self._stopping = stopping  # set as the worker begins to stop (`stop_serving`)
+        self._resume_if_expired = resume_if_expired  # a dead runner's turn taken over
+
+    def events(
+        self, user_id: int, session_id: str, message_id: str, after: int = 0
+    ) -> Iterator[StoredEvent | None]:
+        """Yield the answer's events one by one (see `event_batches`); None is a heartbeat."""
+        for batch in self.event_batches(user_id, session_id, message_id, after):
+            if not batch:
+                yield None
+            yield from batch
+
+    def event_batches(
+        self, user_id: int, session_id: str, message_id: str, after: int = 0
+    ) -> Iterator[list[StoredEvent]]:
+        """Yield the answer's events after `after` until `done`, as stored together.
+
+        An empty list is a heartbeat. WorkerStopping when this worker begins to stop
+        (`stop_serving`): the stream ends without `done`, for its client to resume elsewhere.
+
+        The reader sleeps until a write to this message wakes it (see `Wakeups`): an idle
+        stream costs no query at all, heartbeats included. A wake-up hands the reader the
+        events written (`notes`), so it reads the database only for its first look, after a
+        gap in the event ids it was handed, or after news that did not say what.
+        """
+        read = True
+        with self.wakeups.inbox(message_id) as inbox:
+            while True:
+                if self._stopping.is_set():
+                    raise WorkerStopping
+                inbox.flag.clear()
+                handed, stale = inbox.take()
+                batch = None if read or stale else following(handed, after)
+                if read := batch is None:  # a gap, or news that did not say what: read it
+                    batch = event_log.events_after(self.engine, message_id, after)
+                if batch:
+                    done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
+                    yield batch if done is None else batch[: done + 1]
+                    if done is not None:
+                        return
+                    after = batch[-1].seq
+                # Look when the stream first goes quiet, and after a read that brought nothing
+                # (the answer was deleted, or a listener reconnected): every end writes `done`
+                # and every takeover a `reset`, and both wake the reader.
+                if (
+                    not batch
+                    and read
+                    and not self._still_running(user_id, session_id, message_id, after)
+                ):
+                    return
+                read = False
+                while not inbox.flag.wait(HEARTBEAT_SECONDS):
+                    yield []  # a heartbeat costs no query
+
+    def _still_running(self, user_id: int, session_id: str, message_id: str, after: int) -> bool:
+        """Tell whether a quiet answer may still write; take it over if its runner died."""
+        found = leases.message_state(self.engine, user_id, session_id, message_id)
+        if found is None:
+            return False  # deleted
+        status, lease_until = found
+        if status != "running":
+            return bool(event_log.events_after(self.engine, message_id, after))
+        self._resume_if_expired(user_id, message_id, lease_until)
+        return True
