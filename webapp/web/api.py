@@ -19,8 +19,8 @@ from ..chat.pages import (
     parse_limit,
     session_page,
 )
-from ..chat.records import MessageRow, SessionRow
 from ..chat.reading import WorkerStopping
+from ..chat.records import MessageRow, SessionRow
 from ..chat.sessions import (
     ChatCaps,
     KeyConflict,
