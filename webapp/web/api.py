@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, jsonify, request, url_for
@@ -249,16 +250,13 @@ NOT_LATEST = (
 LEFT_OUT = "This message is no longer in the chat: a question before it was edited."
 
 
-@bp.post("/sessions/<session_id>/messages/<message_id>/regenerate")
-@api_user_required
-def regenerate(session_id: str, message_id: str) -> tuple[Response, int]:
-    """Write a new version of the latest answer in its place; its question is not repeated."""
-    own_session(session_id)
-    own_message(session_id, message_id, "No such answer.", answer=True)
+@contextmanager
+def _asked_in_place(missing: str) -> Iterator[None]:
+    """Answer a Regenerate or an Edit that can't be asked: 404 `missing`, 409, or 429."""
     try:
-        version = chat_service().regenerate(current_user().id, session_id, message_id)
+        yield
     except LookupError:
-        abort(404, "No such answer.")
+        abort(404, missing)
     except NotLatest:
         abort(409, NOT_LATEST)
     except NotInChat:
@@ -267,6 +265,16 @@ def regenerate(session_id: str, message_id: str) -> tuple[Response, int]:
         abort(409, BUSY)
     except TooManyTurns:
         raise TooManyRequests(TOO_MANY_TURNS, retry_after=TURN_RETRY_SECONDS) from None
+
+
+@bp.post("/sessions/<session_id>/messages/<message_id>/regenerate")
+@api_user_required
+def regenerate(session_id: str, message_id: str) -> tuple[Response, int]:
+    """Write a new version of the latest answer in its place; its question is not repeated."""
+    own_session(session_id)
+    own_message(session_id, message_id, "No such answer.", answer=True)
+    with _asked_in_place("No such answer."):
+        version = chat_service().regenerate(current_user().id, session_id, message_id)
     stream_url = url_for("api.stream", session_id=session_id, message_id=version)
     return jsonify(message_id=version, stream_url=stream_url), 202
 
@@ -278,16 +286,8 @@ def edit(session_id: str, message_id: str) -> tuple[Response, int]:
     own_session(session_id)
     own_message(session_id, message_id, "No such question.")
     text = _message_text()
-    try:
+    with _asked_in_place("No such question."):
         edited = chat_service().edit(current_user().id, session_id, message_id, text)
-    except LookupError:
-        abort(404, "No such question.")
-    except NotInChat:
-        abort(409, LEFT_OUT)
-    except SessionBusy:
-        abort(409, BUSY)
-    except TooManyTurns:
-        raise TooManyRequests(TOO_MANY_TURNS, retry_after=TURN_RETRY_SECONDS) from None
     stream_url = url_for("api.stream", session_id=session_id, message_id=edited.answer_id)
     body = {"question_id": edited.question_id, "message_id": edited.answer_id}
     return jsonify(**body, left_out=list(edited.left_out), stream_url=stream_url), 202
