@@ -161,3 +161,31 @@ def test_without_javascript_the_whole_message_box_shows(
         assert box["y"] + box["height"] <= size["height"] - 4
     finally:
         context.close()
+
+
+def test_open_one_menu_then_another_and_only_the_last_stays_open(
+    page: Page, live_server: LiveServer
+) -> None:
+    stored_chat(live_server, "First.", "The first chat")
+    session_id = stored_chat(live_server, "Second.", "The second chat")
+    sign_in(page)
+    page.goto(f"/chat/{session_id}")
+    page.wait_for_load_state()
+    open_menus = page.locator(".session-menu:popover-open, .chooser:popover-open")
+    page.get_by_role("button", name="Rename or delete “The first chat”").first.click()
+    expect(open_menus).to_have_count(1)
+    page.get_by_role("button", name="Rename or delete “The second chat”").first.click()
+    expect(open_menus).to_have_count(1)
+    expect(page.locator(".session-menu:popover-open")).to_contain_text("Delete chat…")
+
+    # The sources sheet opened over a menu closes it; the sheet's chooser is then the one.
+    ask(page, "What do I owe on my credit cards?")
+    page.get_by_role("button", name="Rename or delete “The second chat”").first.click()
+    expect(open_menus).to_have_count(1)
+    page.get_by_role("button", name=re.compile(r"^Sources · \d+$")).last.click()
+    sheet = page.get_by_role("dialog", name="Sources")
+    expect(sheet).to_be_visible()
+    expect(page.locator(".session-menu:popover-open")).to_have_count(0)
+    sheet.get_by_role("button", name=re.compile("Credit card")).click()
+    expect(open_menus).to_have_count(1)
+    expect(sheet.locator(".chooser:popover-open")).to_be_visible()
