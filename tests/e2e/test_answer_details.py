@@ -189,3 +189,12 @@ def test_open_one_menu_then_another_and_only_the_last_stays_open(
     sheet.get_by_role("button", name=re.compile("Credit card")).click()
     expect(open_menus).to_have_count(1)
     expect(sheet.locator(".chooser:popover-open")).to_be_visible()
+
+
+def test_ask_about_a_card_and_the_answer_names_it_as_people_do(page: Page) -> None:
+    sign_in(page)
+    new_chat(page)
+    ask(page, "What's the balance on my Amex?")
+    answer = page.locator(".message.assistant .answer-body").last
+    expect(answer).to_contain_text("your American Express credit card", timeout=20_000)
+    expect(answer).not_to_contain_text("Credit card at")
