@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from tests.test_chat_wakeups import redis_reachable
 from webapp.chat import event_log, leases
-from webapp.chat import service as service_module
+from webapp.chat import upkeep as upkeep_module
 from webapp.chat.conversations import create_session
 from webapp.chat.notes import PG_NOTE_BYTES, StoredEvent, decode_note, encode_note, following
 from webapp.chat.service import ChatService
@@ -216,7 +216,7 @@ def across_processes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A reader's host hears a writer elsewhere: each note's events, a big one by a read."""
-    monkeypatch.setattr(service_module, "SWEEP_SECONDS", 3600.0)
+    monkeypatch.setattr(upkeep_module, "SWEEP_SECONDS", 3600.0)
     writer = create_store_engine(engine.url.render_as_string(hide_password=False))
     reader_host = ChatService(engine, model=lambda: None, tools=lambda _: None, listener=listener)  # type: ignore[arg-type,return-value]
     answer = running_answer(engine)

@@ -22,9 +22,9 @@ from tests.support.apps import api_client, idle_after
 from tests.support.history import copy_exchange, statements
 from tests.test_web_chat import QUESTION, new_chat, sign_in, soup, squash, user_id
 from webapp.chat.leases import start_message
-from webapp.chat.service import UNRESUMABLE
 from webapp.chat.snapshots import finished_answer, save_snapshot
 from webapp.chat.tables import ai_chat_logs, chat_events
+from webapp.chat.upkeep import UNRESUMABLE
 from webapp.services import chat_service
 from webapp.store.app_db import get_engine
 from webapp.web import answers

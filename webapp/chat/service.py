@@ -5,20 +5,19 @@ events to the database in short batches, so any worker can stream it, and a read
 reconnects resumes from `Last-Event-ID`. Readers are woken by the writes themselves (see
 `wakeups.py`). The runner owns a lease on its answer row and renews it with every batch; each
 worker's sweeper (and a reader or a new question that finds a lease expired) takes a turn
-whose runner died over from its last checkpoint under a new owner, and the old runner,
-should it still be alive, is refused its next write.
+whose runner died over from its last checkpoint under a new owner (`upkeep.py`), and the old
+runner, should it still be alive, is refused its next write.
 
 An answer ended from outside its runner (a cancel, the turn deadline), in whichever worker or
 host, reaches the runner at once over the wake-up channel (`leases.stop_key`): its model call
 is abandoned and its sandbox ends, so nothing of a turn that is over runs on. A worker told to
-stop hands its turns over and ends its streams at once (`ChatService.stop_serving`).
+stop hands its turns over and ends its streams at once (`Upkeep.stop_serving`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,24 +33,22 @@ from ..settings import (
     TURN_DEADLINE_SECONDS,
     TURN_LEASE_SECONDS,
 )
-from ..store.writes import WRITE_RETRY_SECONDS, is_transient
+from ..store.writes import is_transient
 from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
-from . import conversations, event_log, leases, open_streams, records, versions
+from . import conversations, leases, open_streams, records, versions
 from .event_log import LeaseLost
 from .leases import SessionBusy
 from .notes import StoredEvent
 from .reading import AnswerReader
 from .sink import DatabaseSink
+from .upkeep import Upkeep
 from .wakeups import Listener, Wakeups
 
 log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=TURN_LEASE_SECONDS)
 DEADLINE = timedelta(seconds=TURN_DEADLINE_SECONDS)
-SWEEP_SECONDS = 5.0
 CRASHED = "Something went wrong while answering. Please try again."
-UNRESUMABLE = "This answer was interrupted and cannot be resumed. Please ask again."
-TIMED_OUT = "This answer took too long and was stopped. Please ask again."
 
 
 class ChatService:
@@ -84,12 +81,10 @@ class ChatService:
         self._threads: set[threading.Thread] = set()
         self._sinks: set[DatabaseSink] = set()
         self._lock = threading.Lock()
-        self._swept = False
-        self._stop = threading.Event()
-        self._stopping = threading.Event()  # a deploy's SIGTERM: see `stop_serving`
-        self.reader = AnswerReader(engine, self.wakeups, self._stopping, self._resume_if_expired)
-        self._handed_over = threading.Event()  # ... and its hand-overs are written
-        self._background: list[threading.Thread] = []
+        self.upkeep = Upkeep(self)  # the sweeper, this worker's exit, dead runners' turns
+        self.reader = AnswerReader(
+            engine, self.wakeups, self.upkeep.stopping, self.upkeep.resume_if_expired
+        )
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
         """Store the question and start its turn.
@@ -126,7 +121,7 @@ class ChatService:
         history = conversations.text_history(self.engine, user_id, session_id, before=before)
         checkpoint, owner = start_checkpoint(history, text), records.new_id()
         answer_id = store_turn(owner, checkpoint)
-        self._start(user_id, answer_id, DatabaseSink(self, answer_id, owner, 0), checkpoint)
+        self.start_turn(user_id, answer_id, DatabaseSink(self, answer_id, owner, 0), checkpoint)
         return answer_id
 
     def ended(self, message_id: str) -> None:
@@ -195,7 +190,7 @@ class ChatService:
         """SessionBusy while the chat answers (taking a dead runner's turn over first)."""
         running = leases.running_message(self.engine, user_id, session_id)
         if running is not None:
-            self._resume_if_expired(user_id, running.id, running.lease_until)
+            self.upkeep.resume_if_expired(user_id, running.id, running.lease_until)
             raise SessionBusy
 
     def announce(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> None:
@@ -208,70 +203,16 @@ class ChatService:
             self.listener.publish(message_id, events)
 
     def start_background(self) -> None:
-        """Start this worker's sweeper and its listener for other processes' writes.
-
-        Called once per worker process (gunicorn's `post_worker_init`, see gunicorn.conf.py):
-        turns a dead worker left running are taken over within a lease and a sweep, whether
-        or not anyone is reading them.
-        """
-        with self._lock:
-            if self._background:
-                return
-            jobs: list[Callable[[], None]] = [self._sweep_forever]
-            if self.listener is not None:
-                listener = self.listener
-                jobs.append(lambda: listener.run(self.wakeups, self._stop))
-            self._background = [
-                threading.Thread(target=job, daemon=True, name=f"chat-{i}")
-                for i, job in enumerate(jobs)
-            ]
-        for thread in self._background:
-            thread.start()
+        """Start this worker's sweeper and listener (`Upkeep.start_background`)."""
+        self.upkeep.start_background()
 
     def stop_background(self) -> None:
-        """Stop the sweeper and the listener, and hand this process's running turns over.
-
-        A worker that exits (a deploy's `SIGHUP`, `SIGTERM`) releases each lease it holds
-        instead of letting it run out, so a live worker's next sweep resumes the turn from
-        its checkpoint within seconds; the runner here is refused its next write.
-        """
-        self._stop.set()
-        if self._stopping.is_set():
-            # The streams may have ended (and let the worker exit) before `stop_serving` has
-            # written every hand-over: a lease left held would keep its turn waiting.
-            self._handed_over.wait(WRITE_RETRY_SECONDS)
-        with self._lock:
-            sinks = list(self._sinks)
-        for sink in sinks:
-            sink.hand_over()
-        for thread in self._background:
-            thread.join(5)
-        try:
-            open_streams.worker_gone(self.engine, self.worker_id)
-        except Exception:
-            log.exception("could not forget this worker's streams; they lapse in a minute")
+        """Stop them and hand this process's turns over (`Upkeep.stop_background`)."""
+        self.upkeep.stop_background()
 
     def stop_serving(self) -> None:
-        """Begin this worker's exit: hand its turns over and end its streams, at once.
-
-        Called as a deploy's `SIGTERM` (or a `SIGHUP` reload's) reaches the worker
-        (gunicorn.conf.py). gunicorn then waits up to its graceful timeout for open requests:
-        open answer streams would hold the worker there, and its turns would run on here only
-        to be resumed elsewhere from an older checkpoint. Instead each turn is handed over
-        now, from its latest checkpoint, to a live worker's next sweep, and each stream ends
-        without `done`, so that its client reconnects to a live worker and resumes
-        (`Last-Event-ID`; the browser's stream starts over). This worker takes nothing over
-        from then on.
-        """
-        self._stopping.set()
-        try:
-            with self._lock:
-                sinks = list(self._sinks)
-            for sink in sinks:
-                sink.hand_over()
-        finally:
-            self._handed_over.set()
-            self.wakeups.wake_all()
+        """Hand this worker's turns over and end its streams (`Upkeep.stop_serving`)."""
+        self.upkeep.stop_serving()
 
     def open_stream(self, user_id: int) -> str | None:
         """Count one more open stream of the user's; None when they have as many as allowed."""
@@ -286,55 +227,28 @@ class ChatService:
         except Exception:  # it stops counting when this worker is next seen gone
             log.exception("could not forget a closed stream")
 
-    def _sweep_forever(self) -> None:
-        # This worker's lease, renewed twice a lease: its streams count against their users
-        # while it holds, and stop counting once it lapses (the worker died). The sweep, a
-        # read, comes every SWEEP_SECONDS.
-        beat = min(SWEEP_SECONDS, self.lease.total_seconds() / 3)
-        seen_every = self.lease.total_seconds() / 2
-        seen_at = float("-inf")
-        sweep_at = time.monotonic() + SWEEP_SECONDS
-        while True:
-            if time.monotonic() >= seen_at + seen_every:
-                try:
-                    open_streams.worker_seen(self.engine, self.worker_id)
-                    seen_at = time.monotonic()
-                except Exception:
-                    log.exception("could not say this worker is alive")
-            if self._stop.wait(beat):
-                return
-            if time.monotonic() < sweep_at or self._stopping.is_set():
-                continue
-            sweep_at = time.monotonic() + SWEEP_SECONDS
-            try:
-                self.end_overdue()
-                self.resume_stale()
-            except Exception:
-                log.exception("could not look for interrupted or overdue turns")
-
     def cancel(self, user_id: int, session_id: str, message_id: str) -> bool:
         """Stop a running answer now, keeping what it wrote; False if it was not running."""
         if conversations.get_message(self.engine, user_id, session_id, message_id) is None:
             return False
-        return self._end(message_id, status="cancelled", error=None, stop_reason=USER_CANCELLED)
-
-    def end_overdue(self) -> int:
-        """End every answer running past the turn deadline, whatever its model is doing."""
-        return sum(
-            self._end(message_id, status="error", error=TIMED_OUT, stop_reason=None)
-            for message_id in leases.overdue_messages(self.engine, self.deadline)
+        return self.end_answer(
+            message_id, status="cancelled", error=None, stop_reason=USER_CANCELLED
         )
 
-    def _end(
+    def end_overdue(self) -> int:
+        """End every answer running past the turn deadline (`Upkeep.end_overdue`)."""
+        return self.upkeep.end_overdue()
+
+    def end_answer(
         self, message_id: str, *, status: str, error: str | None, stop_reason: str | None
     ) -> bool:
+        """End a running answer from outside its runner, wherever it runs; False if not running."""
         ended = leases.end_running(
             self.engine, message_id, status=status, error=error, stop_reason=stop_reason
         )
-        with self._lock:
-            local = [sink for sink in self._sinks if sink.message_id == message_id]
-        for sink in local:
-            sink.abort()
+        for sink in self.running_sinks():
+            if sink.message_id == message_id:
+                sink.abort()
         if ended:
             self.announce(message_id)
             # A runner in another process hears it through the wake-up channel (PostgreSQL's
@@ -345,57 +259,18 @@ class ChatService:
         return ended
 
     def resume_stale_once(self) -> None:
-        """On this process's first use, take over the turns a dead worker left running."""
-        with self._lock:
-            if self._swept:
-                return
-            self._swept = True
-        try:
-            self.resume_stale()
-        except Exception:
-            log.exception("could not look for interrupted turns")
+        """On first use, take over a dead worker's turns (`Upkeep.resume_stale_once`)."""
+        self.upkeep.resume_stale_once()
 
     def resume_stale(self) -> int:
-        """Take over every turn whose runner died (a worker restarted); return how many."""
-        return sum(
-            self.resume_if_stale(user_id, message_id)
-            for user_id, message_id in leases.stale_messages(self.engine)
-        )
+        """Take over every turn whose runner died; return how many (`Upkeep`)."""
+        return self.upkeep.resume_stale()
 
     def resume_if_stale(self, user_id: int, message_id: str) -> bool:
-        """Take over an answer whose lease expired, from its last checkpoint."""
-        if self._stopping.is_set():  # a stopping worker hands turns over, it takes none
-            return False
-        owner = leases.claim_stale(self.engine, message_id, self.lease)
-        if owner is None:
-            return False
-        high_water = event_log.last_seq(self.engine, message_id)
-        saved = event_log.load_checkpoint(self.engine, message_id)
-        checkpoint, after = saved if saved is not None else ({}, 0)
-        # Ids are never reused: what the dead runner wrote after its checkpoint is withdrawn,
-        # and readers that saw it are told so by a `reset` event.
-        event_log.truncate_events(self.engine, message_id, after)
-        sink = DatabaseSink(self, message_id, owner, high_water)
-        try:
-            if high_water > after:
-                sink.emit("reset", {"after": after})
-            if not isinstance(checkpoint, dict) or "messages" not in checkpoint:
-                sink.finish(failed_turn(sink, UNRESUMABLE))
-                return True
-        except LeaseLost:
-            return True
-        log.info("resuming an interrupted turn from its checkpoint")
-        self._start(user_id, message_id, sink, checkpoint)
-        return True
+        """Take over an answer whose lease expired, from its last checkpoint (`Upkeep`)."""
+        return self.upkeep.resume_if_stale(user_id, message_id)
 
-    def _resume_if_expired(
-        self, user_id: int, message_id: str, lease_until: datetime | None
-    ) -> None:
-        # Only an expired lease is worth a write: claiming takes the database's write lock.
-        if lease_until is None or lease_until < records.now():
-            self.resume_if_stale(user_id, message_id)
-
-    def _start(
+    def start_turn(
         self, user_id: int, message_id: str, sink: DatabaseSink, checkpoint: dict[str, Any]
     ) -> None:
         thread = threading.Thread(
@@ -404,7 +279,7 @@ class ChatService:
             name=f"turn-{message_id[:8]}",
             daemon=True,
         )
-        if self._stopping.is_set():  # asked as this worker stops: a live one answers it
+        if self.upkeep.stopping.is_set():  # asked as this worker stops: a live one answers it
             sink.hand_over()
             return
         with self._lock:
@@ -449,6 +324,11 @@ class ChatService:
             with self._lock:
                 self._threads.discard(threading.current_thread())
                 self._sinks.discard(sink)
+
+    def running_sinks(self) -> list[DatabaseSink]:
+        """The sinks of the turns running in this process."""
+        with self._lock:
+            return list(self._sinks)
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait for this process's running turns (tests and shutdown)."""
