@@ -59,6 +59,20 @@ def test_slugify(label: str, slug: str) -> None:
     assert slugify(label) == slug
 
 
+ASCII = [chr(code) for code in range(128)]
+
+
+@pytest.mark.parametrize("char", ASCII, ids=[f"{ord(c):#04x}" for c in ASCII])
+def test_an_ascii_label_is_slugged_and_sourced_as_the_general_rules_do(char: str) -> None:
+    # A no-break space after a label sends it down the general path (it is not ASCII) and
+    # changes nothing: NFKC makes it a space, and a space ends no word.
+    for other in ASCII:
+        for label in (char, char + other, f"Ab{char}{other}9", f"{char} 1{other}"):
+            general = label + "\u00a0"
+            assert slugify(label) == slugify(general), repr(label)
+            assert account_source(label) == account_source(general), repr(label)
+
+
 def test_account_source_never_ends_with_an_empty_slug() -> None:
     assert account_source("Credit card") == "silvia://your-account/credit-card"
     card, bank = account_source("💳"), account_source("🏦")

@@ -70,6 +70,7 @@ LABEL_COLUMNS = ("account_name", "name", "nickname", "official_name", "instituti
 _FIRST_LABEL = LABEL_COLUMNS[0]
 _OTHER_LABELS = frozenset(LABEL_COLUMNS[1:])
 
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 _TICKER = re.compile(r"[A-Z0-9][A-Z0-9.\-:^=]{0,19}", re.ASCII)
 # How many hex digits of a label's hash tell apart labels whose slugs alone would not.
 _LABEL_HASH_DIGITS = 8
@@ -92,7 +93,14 @@ def _plain_label(label: str) -> str:
 def slugify(label: str) -> str:
     """Lower-case `label` (NFKC) and turn each run of characters that are not letters, marks
     or digits, of any script, into one `-`."""
-    words: list[str] = []
+    if label.isascii():
+        # ASCII is its own NFKC form, and its letters and digits are exactly [A-Za-z0-9].
+        lower = label.lower()
+        words = lower.split()
+        if "".join(words).isalnum():
+            return "-".join(words)  # Words of letters and digits between spaces: most labels.
+        return "-".join(_ASCII_WORD.findall(lower))
+    words = []
     word: list[str] = []
     for ch in _plain_label(label):
         # A mark belongs to the letter before it; alone (an emoji's variation selector) it
@@ -115,8 +123,10 @@ def account_source(label: str) -> str:
     (an emoji, a symbol), or leaves nothing, gets a short hash of the whole label after its
     slug, so that two such labels never become one source.
     """
-    plain = " ".join(_plain_label(label).split())
     slug = slugify(label)
+    if label.isascii() and "".join(label.split()).isalnum():
+        return ACCOUNT_SOURCE_PREFIX + slug  # Letters and digits between spaces: nothing left out.
+    plain = " ".join(_plain_label(label).split())
     if slug and all(_in_slug(ch) or _between_words(ch) for ch in plain):
         return ACCOUNT_SOURCE_PREFIX + slug
     digest = hashlib.sha256(plain.encode("utf-8", "surrogatepass")).hexdigest()
