@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ...lazy import once
 from ...tools.readers import READER_TOOLS, DocumentRead, FolderListing, read_document
 from ...tools.web_index import load_pages
 from .words import STOPWORDS, SYNONYMS, stems, words
@@ -234,14 +235,5 @@ class Library:
         )
 
 
-_library: Library | None = None
-_library_lock = threading.Lock()
-
-
-def library() -> Library:
-    """Return the bundled library, built on first use and then shared."""
-    global _library
-    with _library_lock:
-        if _library is None:
-            _library = Library.bundled()
-        return _library
+# The bundled library, built on first use and then shared by the process (`webapp/lazy.py`).
+library = once(Library.bundled)

@@ -84,18 +84,6 @@ def stems(text: str, *, synonyms: bool = False) -> set[str]:
     return found
 
 
-def topic_words(text: str) -> list[str]:
-    """Return the words of `text` worth searching for, with their synonyms, once each."""
-    found: list[str] = []
-    for word in words(text):
-        if word in STOPWORDS or len(word) < 2:
-            continue
-        for form in (word, *SYNONYMS.get(word, ())):
-            if form not in found:
-                found.append(form)
-    return found
-
-
 def amounts(text: str) -> list[float]:
     """Return the money amounts a text names: "$2,000", "$5k", "300 dollars"."""
     found = []
