@@ -35,8 +35,8 @@ from _databases import scratch  # noqa: E402
 from flask import Flask  # noqa: E402
 from flask.testing import FlaskClient  # noqa: E402
 
+from tests.support.history import store_chats  # noqa: E402
 from webapp import create_app  # noqa: E402
-from webapp.chat.tables import ai_chat_logs, chat_sessions  # noqa: E402
 from webapp.store.app_db import close_engine, get_engine  # noqa: E402
 from webapp.store.migrate import upgrade_database  # noqa: E402
 from webapp.store.users import create_user  # noqa: E402
@@ -47,40 +47,19 @@ _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 ANSWER = "Your cards add up to $1,842.17, most of it on the Sapphire card. " * 4
 
 
-def store_chats(app: Flask, user_id: int, count: int) -> str:
-    """Store `count` chats of a question and an answer each; return the newest one's id."""
-    now = datetime.now(UTC)
-    ids = [uuid.uuid4().hex for _ in range(count)]
-    times = [now - timedelta(minutes=n) for n in range(count)]
-    sessions = [
-        {"id": i, "user_id": user_id, "title": f"Chat {n}", "created_at": t, "updated_at": t}
-        for n, (i, t) in enumerate(zip(ids, times, strict=True))
-    ]
-    messages = [
-        {
-            "id": uuid.uuid4().hex,
-            "session_id": i,
-            "user_id": user_id,
-            "role": role,
-            "content": content,
-            "status": "complete",
-            "created_at": t,
-            "completed_at": t,
-        }
-        for n, (i, t) in enumerate(zip(ids, times, strict=True))
-        for role, content in (("user", f"What do I owe, question {n}?"), ("assistant", ANSWER))
-    ]
-    with get_engine(app).begin() as conn:
-        conn.execute(chat_sessions.insert(), sessions)
-        conn.execute(ai_chat_logs.insert(), messages)
-    return ids[0]
+MINUTE = timedelta(minutes=1)  # between one stored chat and the next older one
+
+
+def chats_of(count: int) -> list[tuple[str, str, str]]:
+    """`count` chats of a question and an answer each, as `store_chats` takes them."""
+    return [(f"Chat {n}", f"What do I owe, question {n}?", ANSWER) for n in range(count)]
 
 
 def signed_in(app: Flask, count: int) -> tuple[FlaskClient, str]:
     """Make a user with `count` chats, sign them in; return their client and newest chat."""
     name = f"b{uuid.uuid4().hex[:12]}"
     user = create_user(get_engine(app), name, PASSWORD)
-    newest = store_chats(app, user.id, count)
+    newest = store_chats(get_engine(app), user.id, chats_of(count), datetime.now(UTC), MINUTE)[0]
     client = app.test_client()
     found = _CSRF.search(client.get("/login").get_data(as_text=True))
     assert found is not None

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from tests.support.apps import ApiClient, make_app
+from tests.support.plans import query_plan
 from tests.test_web_chat import csrf, soup
 from webapp.chat.conversations import session_messages
 from webapp.chat.pages import MAX_PAGE, message_query, session_query
@@ -269,18 +270,6 @@ def test_the_browsers_new_chat_past_a_cap_is_a_plain_429_page(
     assert "Traceback" not in page.get_text() and "TooManyChats" not in page.get_text()
 
 
-def _plan(app: Flask, query: sa.Select[Any]) -> str:
-    engine = get_engine(app)
-    compiled = query.compile(engine, compile_kwargs={"literal_binds": True})
-    with engine.connect() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(sa.text("SET LOCAL enable_seqscan = off"))
-            rows = conn.execute(sa.text(f"EXPLAIN {compiled}")).scalars().all()
-        else:
-            rows = [r[-1] for r in conn.execute(sa.text(f"EXPLAIN QUERY PLAN {compiled}"))]
-    return "\n".join(str(r) for r in rows)
-
-
 def test_a_deep_page_is_one_range_read_of_the_keyset_index_not_a_sort(
     backend_app: Flask, person: tuple[ApiClient, int]
 ) -> None:
@@ -294,8 +283,8 @@ def test_a_deep_page_is_one_range_read_of_the_keyset_index_not_a_sort(
             ("m", f"/api/chat/sessions/{ids[0]}?limit=1"),
         )
     }
-    chats = _plan(backend_app, session_query(user_id, 50, before["s"]))
-    messages = _plan(backend_app, message_query(user_id, ids[0], 100, before["m"]))
+    chats = query_plan(get_engine(backend_app), session_query(user_id, 50, before["s"]))
+    messages = query_plan(get_engine(backend_app), message_query(user_id, ids[0], 100, before["m"]))
     assert "ix_chat_sessions_user_page" in chats, chats
     assert "ix_ai_chat_logs_session_page" in messages, messages
     for plan in (chats, messages):

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
-
+from tests.support.plans import query_plan
 from webapp.chat import conversations, leases, notes, records
 
 if TYPE_CHECKING:
@@ -59,17 +58,6 @@ def test_refused_failed_and_stopped_exchanges_stay_out(sql_backend: SqlBackend) 
     assert [m["content"] for m in history] == ["kept first", "fine", "kept last", "also fine"]
 
 
-def _plan(engine: sa.Engine, query: sa.Select[Any]) -> str:
-    compiled = query.compile(engine, compile_kwargs={"literal_binds": True})
-    with engine.connect() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(sa.text("SET LOCAL enable_seqscan = off"))
-            rows = conn.execute(sa.text(f"EXPLAIN {compiled}")).scalars().all()
-        else:
-            rows = [r[-1] for r in conn.execute(sa.text(f"EXPLAIN QUERY PLAN {compiled}"))]
-    return "\n".join(str(r) for r in rows)
-
-
 def test_the_history_read_is_the_latest_rows_of_the_keyset_index_never_the_whole_chat(
     sql_backend: SqlBackend,
 ) -> None:
@@ -78,7 +66,7 @@ def test_the_history_read_is_the_latest_rows_of_the_keyset_index_never_the_whole
     query = conversations.history_query(user.id, session.id)
     assert {c.name for c in query.selected_columns} == {"role", "content", "status", "stop_reason"}
     assert " LIMIT " in str(query.compile(sql_backend.engine)).replace("\n", " ")
-    plan = _plan(sql_backend.engine, query)
+    plan = query_plan(sql_backend.engine, query)
     assert "ix_ai_chat_logs_session_page" in plan, plan
     assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
 

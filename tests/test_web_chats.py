@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from tests.support.apps import idle_after, make_app
+from tests.support.history import store_chats
 from tests.test_web_auth import csrf_from, login
 from webapp.chat.pages import SESSIONS_PAGE
 from webapp.chat.search import (
@@ -28,7 +29,6 @@ from webapp.chat.search import (
     search_query,
     search_sessions,
 )
-from webapp.chat.tables import ai_chat_logs, chat_sessions
 from webapp.chat.titles import like_literal, next_title
 from webapp.store.app_db import close_engine, get_engine
 from webapp.store.users import create_user
@@ -70,30 +70,8 @@ def person(backend_app: Flask) -> tuple[FlaskClient, int]:
 def _chats(app: Flask, user_id: int, texts: list[tuple[str, str]], at: datetime = AT) -> list[str]:
     """Store chats (title, answer text), each a second older than the one before, each with a
     question and its answer; return their ids, newest first."""
-    ids = [uuid.uuid4().hex for _ in texts]
-    times = [at - timedelta(seconds=n) for n in range(len(texts))]
-    sessions = [
-        {"id": i, "user_id": user_id, "title": title, "created_at": t, "updated_at": t}
-        for i, (title, _), t in zip(ids, texts, times, strict=True)
-    ]
-    messages = [
-        {
-            "id": uuid.uuid4().hex,
-            "session_id": i,
-            "user_id": user_id,
-            "role": role,
-            "content": content,
-            "status": "complete",
-            "created_at": t,
-            "completed_at": t,
-        }
-        for i, (title, answer), t in zip(ids, texts, times, strict=True)
-        for role, content in (("user", f"{title}?"), ("assistant", answer))
-    ]
-    with get_engine(app).begin() as conn:
-        conn.execute(chat_sessions.insert(), sessions)
-        conn.execute(ai_chat_logs.insert(), messages)
-    return ids
+    chats = [(title, f"{title}?", answer) for title, answer in texts]
+    return store_chats(get_engine(app), user_id, chats, at)
 
 
 def soup(html: str) -> BeautifulSoup:

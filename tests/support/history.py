@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from webapp.chat.tables import ai_chat_logs, chat_events
+from webapp.chat.tables import ai_chat_logs, chat_events, chat_sessions
 
 AT = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 _BATCH = 2_000
@@ -95,3 +95,38 @@ def statements(engine: Engine) -> Iterator[list[str]]:
         yield seen
     finally:
         sa.event.remove(engine, "before_cursor_execute", note)
+
+
+def store_chats(
+    engine: Engine,
+    user_id: int,
+    chats: list[tuple[str, str, str]],
+    at: datetime,
+    step: timedelta = timedelta(seconds=1),
+) -> list[str]:
+    """Store chats of one finished exchange each (title, question, answer), the first at `at`
+    and each next one `step` older; return their ids, newest first."""
+    ids = [uuid.uuid4().hex for _ in chats]
+    times = [at - step * n for n in range(len(chats))]
+    sessions = [
+        {"id": i, "user_id": user_id, "title": title, "created_at": t, "updated_at": t}
+        for i, (title, _, _), t in zip(ids, chats, times, strict=True)
+    ]
+    messages = [
+        {
+            "id": uuid.uuid4().hex,
+            "session_id": i,
+            "user_id": user_id,
+            "role": role,
+            "content": content,
+            "status": "complete",
+            "created_at": t,
+            "completed_at": t,
+        }
+        for i, (_, question, answer), t in zip(ids, chats, times, strict=True)
+        for role, content in (("user", question), ("assistant", answer))
+    ]
+    with engine.begin() as conn:
+        conn.execute(chat_sessions.insert(), sessions)
+        conn.execute(ai_chat_logs.insert(), messages)
+    return ids
