@@ -1,13 +1,14 @@
 """The offline engine on an evaluation set: answers fully correct out of all, and turn times.
 
-Each question of the set (`--set dev`, the default: `tests/eval/questions.toml`; `--set more`
-and `--set third`: the second and third development sets, `questions_more.toml` and
-`questions_third.toml`; `--set holdout`: `tests/eval/holdout.toml`, the held-out set no test
-runs) is asked through the JSON API on a fresh seeded database (`tests/eval/scoring.py`, the
-same scoring the test uses), after any `before` questions in the same chat; an answer is
-fully correct when it says everything and cites everything the set asks of it, and lists
-the sources it should. Turn time is from just before the POST to the stream's `done`.
-Run: `.venv/bin/python benchmarks/bench_eval.py [--set more|third|holdout]`.
+Each question of the set (`--set dev`, the default: `tests/eval/questions.toml`; `--set
+more`, `--set third` and `--set fourth`: the second, third and fourth development sets,
+`questions_more.toml`, `questions_third.toml` and `questions_fourth.toml`; `--set holdout`:
+`tests/eval/holdout.toml`, the held-out set no test runs) is asked through the JSON API on a
+fresh seeded database (`tests/eval/scoring.py`, the same scoring the test uses), after any
+`before` questions in the same chat; an answer is fully correct when it says everything and
+cites everything the set asks of it, and lists the sources it should. Turn time is from just
+before the POST to the stream's `done`.
+Run: `.venv/bin/python benchmarks/bench_eval.py [--set more|third|fourth|holdout]`.
 """
 
 from __future__ import annotations

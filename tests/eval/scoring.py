@@ -1,7 +1,8 @@
 """Score the offline engine on the evaluation set: each question through the real JSON API,
 the answer checked for what it must say and what it must cite.
 
-The development sets `questions.toml`, `questions_more.toml` and `questions_third.toml`, used
+The development sets `questions.toml`, `questions_more.toml`, `questions_third.toml` and
+`questions_fourth.toml`, used
 by `tests/eval/test_eval.py` (every question must pass but the few it marks as expected
 failures), and the held-out set `holdout.toml`, scored only by
 `benchmarks/bench_eval.py --set holdout` (never a test: the engine is not tuned against it).
@@ -34,8 +35,15 @@ from webapp.tools.readers import READER_TOOLS, DocumentRead, read_document
 QUESTIONS = Path(__file__).with_name("questions.toml")
 MORE = Path(__file__).with_name("questions_more.toml")
 THIRD = Path(__file__).with_name("questions_third.toml")
+FOURTH = Path(__file__).with_name("questions_fourth.toml")
 HOLDOUT = Path(__file__).with_name("holdout.toml")
-SETS = {"dev": QUESTIONS, "more": MORE, "third": THIRD, "holdout": HOLDOUT}
+SETS = {
+    "dev": QUESTIONS,
+    "more": MORE,
+    "third": THIRD,
+    "fourth": FOURTH,
+    "holdout": HOLDOUT,
+}
 USERS = ("demo", "alex")
 # The kinds of question. The development set has every one of DEV_INTENTS; the held-out set
 # (issue 19) added the rest: computing over the user's figures, several questions in one,
