@@ -46,7 +46,17 @@ def _targets() -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def _known() -> frozenset[str]:
-    return library().vocabulary | STOPWORDS | frozenset(_targets()) | lexicon.words_of("small_talk")
+    advice = lexicon.table("advice")  # the advice rules' words, and plain words, are no typos
+    said = [*advice["markers"], *advice["debt_words"], str(advice["plain"])]
+    said += [w for rule in advice["rule"] for group in rule.get("groups", ()) for w in group]
+    plain = frozenset(w for phrase in said for w in words(phrase))
+    return (
+        library().vocabulary
+        | STOPWORDS
+        | frozenset(_targets())
+        | lexicon.words_of("small_talk")
+        | plain
+    )
 
 
 def correct_word(word: str) -> str:
