@@ -16,7 +16,9 @@ from tests.support.apps import ApiClient, api_client, idle_after
 from webapp.llm.offline.advice import advice_kind
 from webapp.llm.offline.ask import understand
 from webapp.llm.offline.bills import bills_queries, months, stated_pay
+from webapp.llm.offline.dispatch import Context, Opened, tasks
 from webapp.llm.offline.fuzzy import correct
+from webapp.llm.offline.library import library
 from webapp.llm.offline.overview import asks_budget, asks_overview, read_open
 from webapp.llm.offline.scope import padded
 from webapp.tools.sql.service import run_sql
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
         ("how long would the cash in my checking last me?", "cushion"),
         ("is it daft to pay my amex off before the citi?", "payoff"),
         ("is it silly to pay the sapphire card off early?", "payoff"),
+        ("would it be crazy to drop $9,000 on a boat using my savings?", "afford"),
+        ("got a $1,000 tax refund - which card should it go on?", "payoff"),
+        ("am I too heavy in VTI?", "sell"),
         # the rule in general, no figures of one's own: the documents answer
         ("How many months of expenses should an emergency fund cover?", None),
     ],
@@ -47,6 +52,8 @@ def test_money_advice_is_read_by_its_words(text: str, kind: str | None) -> None:
         ("give me a quick summary of my finances", "overview"),
         ("what shape is my money in?", "overview"),
         ("run me through where I stand", "overview"),
+        ("quick financial check-up please", "overview"),
+        ("where is all my money going every month?", "budget"),
         ("can you help me set up a budget?", "budget"),
         ("I need a spending plan, my money keeps leaking away", "budget"),
         ("I hold no investments - is an index fund a good place to start?", "allocate"),
@@ -71,6 +78,22 @@ def test_plain_words_are_not_taken_for_typos() -> None:
     assert correct("a proper plan, with the cash sitting in checking") == (
         "a proper plan, with the cash sitting in checking"
     )
+    assert correct("a boat, not boa") == "a boat, not boa"  # no abbreviation's typo
+    assert correct("my irra") == "my ira"  # but a letter doubled is
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is it dumb to spend $500 on a tv? that's most of my checking",
+        "should i sell my apple? feels like a lot in one company",
+        "how long would my savings last? and is that enough for emergencies?",
+    ],
+)
+def test_a_remark_or_the_same_question_again_goes_with_the_open_question(text: str) -> None:
+    (task,) = tasks(text, Context(library(), None))
+    assert isinstance(task, Opened)
+    assert text.split("? ")[1].removeprefix("and ") in task.question.text
 
 
 def test_pay_and_months_as_a_person_says_them() -> None:

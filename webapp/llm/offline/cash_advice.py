@@ -26,6 +26,8 @@ def _total(rows: list[Row] | tuple[Row, ...]) -> float:
 def cash_of(question: Question, rows: list[Row]) -> list[Row]:
     """The cash the question means: the kind of account it names (its savings), else all."""
     cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
+    places = [r for r in cash if (r.get("institution_name") or "").lower() in question.institutions]
+    cash = places or cash  # "out of my wells fargo checking"
     named = [r for r in cash if r.get("account_subtype") in question.kinds]
     kinds = {r.get("account_subtype") for r in named}
     return named if len(kinds) == 1 else cash  # "just my checking"; both kinds: all of it
@@ -79,16 +81,10 @@ def afford(question: Question, rows: list[Row], guide: list[Block]) -> list[Bloc
             [r.cite for r in cash + list(due)],
         )
     )
-    if left >= 0 and spend.bills and not due and left < spend.monthly:
-        blocks.append(
-            (
-                f"That is less than a month of your fixed bills ({money(spend.monthly)}). ",
-                [r.cite for r in spend.bills],
-            )
-        )
+    every = len(cash) == len([r for r in rows if r.kind == "depository"])
+    if left >= 0 and spend.bills and not due and (every or guide):
+        blocks.append(_target(spend, left))  # the bills it is also drawn on, by month
     if guide:
-        target = _target(spend, left)
-        blocks.append((target[0], target[1]))
         return blocks + guide
     blocks.append(
         (
@@ -199,7 +195,8 @@ def budget(question: Question, rows: list[Row], guide: list[Block]) -> list[Bloc
     blocks: list[Block] = []
     pay = stated_pay(question.text)
     if pay:
-        blocks.append((f"You said you make {pay[1]}: about {money(pay[0])} a month.\n\n", []))
+        monthly = "" if pay[1].endswith(" a month") else f": about {money(pay[0])} a month"
+        blocks.append((f"You said you make {pay[1]}{monthly}.\n\n", []))
     if spend.bills:
         blocks.append(("Your fixed bills each month, from your transactions:\n", []))
         blocks += [(bill_line(r), [r.cite]) for r in spend.bills]
@@ -228,7 +225,7 @@ def budget(question: Question, rows: list[Row], guide: list[Block]) -> list[Bloc
         )
         if pay:
             left = pay[0] - spend.last_month
-            verdict = f"{money(left)} left over" if left >= 0 else f"{money(-left)} short"
+            verdict = f"{money(left)} to spare" if left >= 0 else f"you {money(-left)} short"
             blocks.append(
                 (
                     f"\nAgainst the pay you gave, that month's spending leaves {verdict}, "

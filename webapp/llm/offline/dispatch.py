@@ -33,6 +33,8 @@ from .words import bare_amounts
 from .write import NOT_FOUND, OUT_OF_SCOPE, direct_reply, write_answer
 
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
+# A remark's first word that points back at the question before: "that's most of my checking".
+_POINTING = ("that", "thats", "it", "its", "this", "feels", "seems", "since", "because")
 
 
 class Task(Protocol):
@@ -233,22 +235,35 @@ READERS: list[Callable[[str, Context], Task | None]] = [
 def _remark(part: str, task: Task, before: Task | None) -> Opened | None:
     """The open question a part goes with, when the part adds to it rather than asking
     anew: a remark that asks nothing of its own ("feels like too much riding on one
-    company", "that's basically my whole cushion right"), or the same open question again
-    ("and is what I've got enough?"), or an amount-less "can I afford it" after advice."""
+    company", "that's most of my checking"), or the same open question again ("and is what
+    I've got enough?"), or an amount-less "can I afford it" after advice. The question is
+    read again with the remark, which may name the account meant."""
     if not isinstance(before, Opened):
         return None
-    text = f"{before.question.text} {part}"
-    joined = replace(before, question=replace(before.question, text=text))
+    asked = before.question
+    again = understand(f"{asked.text} {part}")
+    joined = replace(
+        before,
+        question=replace(
+            again,
+            kinds=tuple(dict.fromkeys(asked.kinds + again.kinds)),
+            tickers=asked.tickers or again.tickers,
+            amounts=asked.amounts or again.amounts,
+        ),
+    )
     if isinstance(task, Opened):
-        again = task.kind == before.kind
-        return joined if again or (task.kind == "afford" and not task.question.amounts) else None
+        same = task.kind == before.kind
+        return joined if same or (task.kind == "afford" and not task.question.amounts) else None
+    if part.rstrip().endswith("?"):
+        return None
+    if lexicon.has_phrase(padded(part.split()[0]), _POINTING):
+        return joined
     if not isinstance(task, Figures):
         return None
     if not task.calls() and task.direct() in (NOT_FOUND, OUT_OF_SCOPE):
         return joined
-    asked = task.question
-    named = asked.kinds or asked.institutions or asked.tickers or asked.amounts
-    return joined if not part.rstrip().endswith("?") and not named else None
+    named = task.question.kinds or task.question.institutions or task.question.tickers
+    return joined if not (named or task.question.amounts) else None
 
 
 def tasks(text: str, context: Context) -> list[Task]:
