@@ -108,7 +108,8 @@ def bill_line(row: Row) -> str:
     """One bill as a list item: "- Rocket Mortgage: $2,140.00 a month, from your Chase
     checking account"."""
     amount = money(_value(row, "typical"), row.currency)
-    return f"- {row.get('merchant')}: {amount} a month, from {row.label}\n"
+    way = "on" if row.get("account_type") == "credit" or "card" in row.label.lower() else "from"
+    return f"- {row.get('merchant')}: {amount} a month, {way} {row.label}\n"
 
 
 def bill_names(rows: tuple[Row, ...]) -> str:

@@ -1,6 +1,9 @@
-"""Open questions answered from the user's own figures: "how am I doing" (net worth, cash,
-debts, utilization), "can I afford $2,000", "which card should I pay off first", and "should I
-sell my Apple stock" (what they hold, and plainly that the choice is theirs). Each figure
+"""Open questions answered from the user's own figures: which open question a phrase asks
+(`read_open`: "how am I doing" in any words, a budget, advice by meaning), and the answers
+from balances and holdings alone: the overview (net worth, what is owned and owed account by
+account, cash, utilization), "which card should I pay off first", and "should I sell my Apple
+stock" (what they hold, against the whole mix when asked, and plainly that the choice is
+theirs). Answers that weigh cash against the user's bills are `cash_advice.py`'s. Each figure
 cites its rows; nothing here cites a document it didn't read for the question.
 """
 
