@@ -11,6 +11,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import urlsplit
 
 from ..tool_registry import (
@@ -28,7 +29,6 @@ from .targets import (
     AccountTarget,
     AnalysisTarget,
     CardDocumentTarget,
-    CitationAccountProvider,
     CitationAccountRef,
     CitationTarget,
     DocumentTarget,
@@ -182,6 +182,8 @@ class SqlGroup:
 
 # Equal to no cell: a group's first id before it has one, and what `seen` lacks.
 _UNSEEN = object()
+# What a row without a first label cell must also lack to be the portfolio's.
+_NOT_PORTFOLIO = frozenset((*LABEL_COLUMNS[1:], FILE_ID_COLUMN))
 
 
 class _Group:
@@ -189,27 +191,16 @@ class _Group:
 
     # No container beyond `rows` until a second account: a result can have thousands of
     # labels, and every object a group keeps alive is one more for the garbage collector.
-    __slots__ = (
-        "rows",
-        "source",
-        "title",
-        "typed",
-        "first_id",
-        "first_provider",
-        "more",
-        "said",
-        "said_with",
-        "seen",
-    )
+    __slots__ = ("rows", "title", "fixed", "typed", "first", "more", "said", "said_with", "seen")
 
-    def __init__(self, source: str, title: str, *, typed: bool = True) -> None:
+    def __init__(self, title: str, fixed: object = _UNSEEN) -> None:
         self.rows: list[Mapping[str, object]] = []
-        self.source = source
         self.title = title
-        # False once a row names no account, and from the start for the portfolio.
-        self.typed = typed
-        self.first_id: str | None = None
-        self.first_provider: CitationAccountProvider | None = None
+        # The target of a source whose rows need no reading (the portfolio, a file), or
+        # `_UNSEEN` for an account label's, made from its rows' accounts.
+        self.fixed = fixed
+        self.typed = True  # False once a row names no account.
+        self.first: AccountPair | None = None
         # Every distinct (account_id, provider), in the order rows first name it, once two.
         self.more: dict[AccountPair, None] | None = None
         # The first `source_account_id` that named its account, with the `source` cell beside
@@ -225,35 +216,37 @@ class _Group:
         if account is None:
             self.typed = False
             return
-        account_id, provider = account
-        if self.first_id is None:
-            self.first_id, self.first_provider = account_id, provider
-        elif account_id != self.first_id or provider != self.first_provider:
+        first = self.first
+        if first is None:
+            self.first = account
+        elif account != first:
             if self.more is None:
-                self.more = {(self.first_id, self.first_provider): None}
+                self.more = {first: None}
             self.more[account] = None
-        if account_id is not said:
+        if account[0] is not said:
             return  # Named by another id column: such rows are read each time.
         if self.said is _UNSEEN:
             self.said, self.said_with = said, row.get("source")
         else:
             if self.seen is None:
                 self.seen = {}
-            self.seen[account_id] = row.get("source")
+            self.seen[said] = row.get("source")
 
     def target(self) -> CitationTarget | None:
-        """Return `account`, `accounts`, or None when a row named no account."""
-        if not self.typed or self.first_id is None:
+        """Return the fixed target, `account`, `accounts`, or None when a row named no account."""
+        if self.fixed is not _UNSEEN:
+            return cast("CitationTarget | None", self.fixed)
+        if not self.typed or self.first is None:
             return None
         if self.more is None:
             # What target_for_accounts makes of one account, without the tuple around it.
-            return AccountTarget(self.first_id, self.first_provider)
+            return AccountTarget(self.first[0], self.first[1])
         # Distinct pairs in first-seen order merge exactly as every row's ref would.
         return target_for_accounts(tuple(CitationAccountRef(*pair) for pair in self.more))
 
 
 def _accounts_target(rows: Iterable[Mapping[str, object]]) -> CitationTarget | None:
-    group = _Group(ACCOUNT_SOURCE_PREFIX, "")
+    group = _Group("")
     reader = AccountReader()
     for row in rows:
         group.read(row, None, reader)
@@ -277,19 +270,26 @@ def _file_target(file_id: str, rows: Iterable[Mapping[str, object]]) -> UserFile
 def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
     """Group SQL rows by account label, each with its target; unlabelled rows are the portfolio.
 
-    One pass: each distinct label cell is stripped and slugged once, each distinct id and
-    source checked once, and a row whose id and source repeat an earlier row's in its group
-    is not read again. The result is exactly what `row_label`, `account_source`,
+    One pass, each row read once: each distinct label cell is stripped and slugged once, each
+    distinct id and source checked once, and a row whose id and source repeat an earlier row's
+    in its group is not read again. The result is exactly what `row_label`, `account_source`,
     `account_ref_from_row` and `target_for_accounts` give row by row.
     """
     reader = AccountReader()
     groups: dict[str, _Group] = {}
     # Each distinct label cell read so far: the group its rows join, or None when it is blank.
     by_cell: dict[str, _Group | None] = {}
-    portfolio = _Group(PORTFOLIO_SOURCE, "Your portfolio", typed=False)
-    files: dict[str, _Group] = {}
+    portfolio = _Group("Your portfolio", PortfolioTarget())
 
     def group_of(row: Mapping[str, object]) -> _Group:
+        # A file's own row names no account, so the file is its source.
+        file_id = row.get(FILE_ID_COLUMN)
+        if file_id is not None and is_file_id(file_id) and reader.read(row) is None:
+            source = file_source(str(file_id))
+            group = groups.get(source)
+            if group is None:
+                group = groups[source] = _Group(_file_title(row), UserFileTarget(str(file_id)))
+            return group
         # `row_label` and `account_source`, each distinct cell stripped and slugged once.
         for column in LABEL_COLUMNS:
             cell = row.get(column)
@@ -302,7 +302,7 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
                     source = account_source(label)
                     group = groups.get(source)
                     if group is None:
-                        group = groups[source] = _Group(source, label)
+                        group = groups[source] = _Group(label)
                 by_cell[cell] = group
             if (group := by_cell[cell]) is not None:
                 return group
@@ -310,41 +310,29 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
         return portfolio
 
     for row in rows:
-        file_id = row.get(FILE_ID_COLUMN)
-        if file_id is not None and is_file_id(file_id) and reader.read(row) is None:
-            # A file's own row: it names no account, so the file is its source.
-            fid = str(file_id)
-            if fid not in files:
-                files[fid] = groups[file_source(fid)] = _Group(
-                    file_source(fid), _file_title(row), typed=False
-                )
-            files[fid].rows.append(row)
-            continue
-        # Inline, the common rows: a first label cell seen before, or no label column at all
-        # (rows of holdings: one test instead of five lookups).
+        # Inline, the common rows: a label cell seen before in a row of no file, or once the
+        # portfolio has a row, a row with no label or file column (holdings).
         cell = row.get(_FIRST_LABEL)
-        group = by_cell.get(cell) if isinstance(cell, str) else None
-        if group is None:
-            no_label = cell is None and PORTFOLIO_SOURCE in groups and _OTHER_LABELS.isdisjoint(row)
-            group = portfolio if no_label else group_of(row)
+        if cell is None:
+            if portfolio.rows and _NOT_PORTFOLIO.isdisjoint(row):
+                portfolio.rows.append(row)
+                continue
+            group = group_of(row)
+        elif cell.__class__ is str and row.get(FILE_ID_COLUMN) is None:
+            group = by_cell.get(cell) or group_of(row)
+        else:
+            group = group_of(row)
         group.rows.append(row)
-        if not group.typed:
-            continue
         said = row.get("source_account_id")
         source = row.get("source")
         if said == group.said and source == group.said_with:
             continue  # Most often: the account the group's first row named.
+        if not group.typed or group.fixed is not _UNSEEN:
+            continue
         seen = group.seen
         if seen is None or said.__class__ is not str or seen.get(said, _UNSEEN) != source:
             group.read(row, said, reader)
-    file_targets = {id(group): UserFileTarget(fid) for fid, group in files.items()}
-
-    def target(group: _Group) -> CitationTarget | None:
-        if group is portfolio:
-            return PortfolioTarget()
-        return file_targets.get(id(group)) or group.target()
-
-    return [SqlGroup(g.source, g.title, tuple(g.rows), target(g)) for g in groups.values()]
+    return [SqlGroup(source, g.title, tuple(g.rows), g.target()) for source, g in groups.items()]
 
 
 def target_for_source(
