@@ -145,18 +145,18 @@ def grouped_floor(rows: Sequence[Row]) -> list[SqlGroup]:
             provider = providers[source] = plain if plain in PROVIDERS else None
         if provider is None or not is_account_id(account):
             raise ValueError("the floor knows only rows that name their account")
-        return cast(CitationAccountProvider, provider)
+        return provider  # type: ignore[return-value]  # one of PROVIDERS
 
     cited: dict[str, SqlGroup] = {}
     for label, (members, said, source) in by_label.items():
         provider = provider_of(said, source)
         more = others.get(label)
         target: CitationTarget = (
-            AccountTarget(cast(str, said), provider)
+            AccountTarget(said, provider)  # type: ignore[arg-type]  # provider_of checked it
             if more is None
             else target_for_accounts(
                 (
-                    CitationAccountRef(cast(str, said), provider),
+                    CitationAccountRef(said, provider),  # type: ignore[arg-type]
                     *(CitationAccountRef(cast(str, a), provider_of(a, s)) for a, s in more.items()),
                 )
             )

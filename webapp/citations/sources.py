@@ -29,6 +29,7 @@ from .targets import (
     AccountTarget,
     AnalysisTarget,
     CardDocumentTarget,
+    CitationAccountProvider,
     CitationAccountRef,
     CitationTarget,
     DocumentTarget,
@@ -124,6 +125,9 @@ def account_source(label: str) -> str:
     slug, so that two such labels never become one source.
     """
     slug = slugify(label)
+    if slug and label.isascii() and slug == label.lower().replace(" ", "-"):
+        # Most labels: ASCII letters and digits, with single spaces or hyphens between them.
+        return ACCOUNT_SOURCE_PREFIX + slug
     if label.isascii() and "".join(label.split()).isalnum():
         return ACCOUNT_SOURCE_PREFIX + slug  # Letters and digits between spaces: nothing left out.
     plain = " ".join(_plain_label(label).split())
@@ -191,7 +195,18 @@ class _Group:
 
     # No container beyond `rows` until a second account: a result can have thousands of
     # labels, and every object a group keeps alive is one more for the garbage collector.
-    __slots__ = ("rows", "title", "fixed", "typed", "first", "more", "said", "said_with", "seen")
+    __slots__ = (
+        "rows",
+        "title",
+        "fixed",
+        "typed",
+        "first_id",
+        "first_provider",
+        "more",
+        "said",
+        "said_with",
+        "seen",
+    )
 
     def __init__(self, title: str, fixed: object = _UNSEEN) -> None:
         self.rows: list[Mapping[str, object]] = []
@@ -200,7 +215,9 @@ class _Group:
         # `_UNSEEN` for an account label's, made from its rows' accounts.
         self.fixed = fixed
         self.typed = True  # False once a row names no account.
-        self.first: AccountPair | None = None
+        # The first account, kept as its two cells: one object fewer per group than the pair.
+        self.first_id: str | None = None
+        self.first_provider: CitationAccountProvider | None = None
         # Every distinct (account_id, provider), in the order rows first name it, once two.
         self.more: dict[AccountPair, None] | None = None
         # The first `source_account_id` that named its account, with the `source` cell beside
@@ -210,37 +227,41 @@ class _Group:
         self.said_with: object = _UNSEEN
         self.seen: dict[str, object] | None = None
 
-    def read(self, row: Mapping[str, object], said: object, reader: AccountReader) -> None:
-        """Add the account `row` names; a row that names none leaves the group untyped."""
+    def read(
+        self, row: Mapping[str, object], said: object, source: object, reader: AccountReader
+    ) -> None:
+        """Add the account `row` names; a row that names none leaves the group untyped.
+
+        `said` and `source` are the row's `source_account_id` and `source` cells."""
         account = reader.read(row)
         if account is None:
             self.typed = False
             return
-        first = self.first
-        if first is None:
-            self.first = account
-        elif account != first:
+        account_id, provider = account
+        if self.first_id is None:
+            self.first_id, self.first_provider = account_id, provider
+        elif account_id != self.first_id or provider != self.first_provider:
             if self.more is None:
-                self.more = {first: None}
+                self.more = {(self.first_id, self.first_provider): None}
             self.more[account] = None
-        if account[0] is not said:
+        if account_id is not said:
             return  # Named by another id column: such rows are read each time.
         if self.said is _UNSEEN:
-            self.said, self.said_with = said, row.get("source")
+            self.said, self.said_with = said, source
         else:
             if self.seen is None:
                 self.seen = {}
-            self.seen[said] = row.get("source")
+            self.seen[said] = source
 
     def target(self) -> CitationTarget | None:
         """Return the fixed target, `account`, `accounts`, or None when a row named no account."""
         if self.fixed is not _UNSEEN:
             return cast("CitationTarget | None", self.fixed)
-        if not self.typed or self.first is None:
+        if not self.typed or self.first_id is None:
             return None
         if self.more is None:
             # What target_for_accounts makes of one account, without the tuple around it.
-            return AccountTarget(self.first[0], self.first[1])
+            return AccountTarget(self.first_id, self.first_provider)
         # Distinct pairs in first-seen order merge exactly as every row's ref would.
         return target_for_accounts(tuple(CitationAccountRef(*pair) for pair in self.more))
 
@@ -249,7 +270,7 @@ def _accounts_target(rows: Iterable[Mapping[str, object]]) -> CitationTarget | N
     group = _Group("")
     reader = AccountReader()
     for row in rows:
-        group.read(row, None, reader)
+        group.read(row, None, None, reader)
         if not group.typed:
             return None  # One row that lacks an id leaves the label untyped.
     return group.target()
@@ -290,24 +311,27 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
             if group is None:
                 group = groups[source] = _Group(_file_title(row), UserFileTarget(str(file_id)))
             return group
-        # `row_label` and `account_source`, each distinct cell stripped and slugged once.
+        # `row_label`: the first label cell that is not blank.
         for column in LABEL_COLUMNS:
             cell = row.get(column)
-            if not isinstance(cell, str):
-                continue
-            if cell not in by_cell:
-                label = cell.strip()
-                group = None
-                if label:
-                    source = account_source(label)
-                    group = groups.get(source)
-                    if group is None:
-                        group = groups[source] = _Group(label)
-                by_cell[cell] = group
-            if (group := by_cell[cell]) is not None:
-                return group
+            if isinstance(cell, str):
+                group = by_cell[cell] if cell in by_cell else label_group(cell)
+                if group is not None:
+                    return group
         groups.setdefault(PORTFOLIO_SOURCE, portfolio)
         return portfolio
+
+    def label_group(cell: str) -> _Group | None:
+        # `account_source`, each distinct cell stripped and slugged once; None when blank.
+        label = cell.strip()
+        group = None
+        if label:
+            source = account_source(label)
+            group = groups.get(source)
+            if group is None:
+                group = groups[source] = _Group(label)
+        by_cell[cell] = group
+        return group
 
     for row in rows:
         # Inline, the common rows: a label cell seen before in a row of no file, or once the
@@ -319,7 +343,8 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
                 continue
             group = group_of(row)
         elif cell.__class__ is str and row.get(FILE_ID_COLUMN) is None:
-            group = by_cell.get(cell) or group_of(row)
+            known = by_cell.get(cell)  # None for a new cell, and for a blank one.
+            group = known or (cell not in by_cell and label_group(cell)) or group_of(row)
         else:
             group = group_of(row)
         group.rows.append(row)
@@ -331,8 +356,16 @@ def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
             continue
         seen = group.seen
         if seen is None or said.__class__ is not str or seen.get(said, _UNSEEN) != source:
-            group.read(row, said, reader)
-    return [SqlGroup(source, g.title, tuple(g.rows), g.target()) for source, g in groups.items()]
+            group.read(row, said, source, reader)
+    # Each group let go as its SqlGroup is made (last first, then turned round): the garbage
+    # collector's passes, set off by what is made here, never walk both.
+    by_cell.clear()
+    cited = []
+    while groups:
+        source, group = groups.popitem()
+        cited.append(SqlGroup(source, group.title, tuple(group.rows), group.target()))
+    cited.reverse()
+    return cited
 
 
 def target_for_source(
