@@ -230,9 +230,8 @@ class _Group:
     def read(
         self, row: Mapping[str, object], said: object, source: object, reader: AccountReader
     ) -> None:
-        """Add the account `row` names; a row that names none leaves the group untyped.
-
-        `said` and `source` are the row's `source_account_id` and `source` cells."""
+        """Add the account `row` (its `source_account_id` and `source` cells `said` and
+        `source`) names; a row that names none leaves the group untyped."""
         account = reader.read(row)
         if account is None:
             self.typed = False
