@@ -22,6 +22,7 @@ from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
+from .guidance import read_guided
 from .library import DocHit, Library
 from .overview import (
     GUIDES,
@@ -160,6 +161,19 @@ class Opened:
         return uncovered(self.reply, self.question, rows)
 
 
+# A question about what a rule does to the user ("will my utilisation drag my score down?") is
+# no forecast of prices: the guided answers take it.
+_FORESEEN = frozenset(
+    r.reply for r in lexicon.rules("scope") if r.kind in ("forecast", "projection")
+)
+
+
+def _guided(text: str, context: Context) -> Task | None:
+    """A bundled page's rule set against the user's own figures (`guidance.py`)."""
+    said = scope_reply(text) or missing_document(text, context.books)
+    return None if said and said not in _FORESEEN else read_guided(text)
+
+
 def _scope(text: str, context: Context) -> Task | None:
     said = scope_reply(text) or missing_document(text, context.books)
     return Reply(said) if said else None
@@ -236,11 +250,20 @@ def figures(text: str, context: Context) -> Task:
     return Figures(question, hits, context)
 
 
-READERS: list[Callable[[str, Context], Task | None]] = [_scope, _follow_up, _open, _computed]
+READERS: list[Callable[[str, Context], Task | None]] = [
+    _guided,
+    _scope,
+    _follow_up,
+    _open,
+    _computed,
+]
 
 
 def tasks(text: str, context: Context) -> list[Task]:
     """Return one task per question of the message, in order."""
+    whole = _guided(text, context)
+    if whole is not None:  # "how much can I put in i bonds, and what would that leave me?"
+        return [whole]
     found: list[Task] = []
     for number, part in enumerate(split_parts(text)):
         here = replace(context, first=number == 0)

@@ -1,0 +1,186 @@
+"""The offline engine's guided answers: a bundled page's rule set against the user's own
+figures. A question is read for its topic and for the figures of theirs that bear on it, in
+wordings of no evaluation set; a question about the rule alone stays with the documents; the
+queries run on both databases; and each figure cites exactly the accounts it came from."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from flask import Flask
+
+from tests.support.apps import ApiClient, api_client, idle_after
+from webapp.llm.offline.guidance import read_guided, topics_of
+from webapp.store.accounts import list_accounts
+from webapp.store.app_db import get_engine
+from webapp.store.users import authenticate
+from webapp.tools.sql.service import run_sql
+
+if TYPE_CHECKING:
+    from tests.conftest import SqlBackend
+
+
+@pytest.mark.parametrize(
+    ("text", "topic", "figures"),
+    [
+        ("would I lose my money if Wells Fargo went under?", "deposit insurance", {"deposits"}),
+        (
+            "are my bitcoin and my brokerage shares fdic insured?",
+            "deposit insurance",
+            {"not_deposits"},
+        ),
+        ("can I afford to max out my Roth from checking?", "IRA contributions", {"source"}),
+        (
+            "how much of every paycheck would max my 403(b) for 2025?",
+            "401(k) contributions",
+            {"pay"},
+        ),
+        ("what's left in my savings if I buy the max in savings bonds?", "I bonds", {"source"}),
+        ("we'd sell our house for what it's worth, any tax to pay?", "selling a home", {"home"}),
+        ("does my sapphire balance hurt my fico?", "credit scores", {"cards"}),
+        ("my home's value is up, can I get PMI dropped?", "private mortgage insurance", {"home"}),
+        ("is now a good time to refi my mortgage?", "refinancing", {"mortgage"}),
+        (
+            "giving $400 to the red cross from my savings, deductible?",
+            "charitable deductions",
+            {"gift", "source"},
+        ),
+        (
+            "I was born in 1965; should I claim social security at 62?",
+            "Social Security",
+            {"born"},
+        ),
+    ],
+)
+def test_a_topic_is_read_with_the_figures_that_bear_on_it(
+    text: str, topic: str, figures: set[str]
+) -> None:
+    found = {t.name: set(bearing) for t, bearing in topics_of(text)}
+    assert topic in found, found
+    assert figures <= found[topic]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What's the 2025 Roth IRA contribution limit?",
+        "How much can I put in my 401(k) this year?",
+        "When can I get rid of PMI?",
+        "How is the gain on selling my home taxed?",
+        "Can I deduct donations to charity?",
+        "when can I claim social security",
+        "How do I improve my credit score?",
+        "Is there a cap on how many electronic I bonds one person can buy in a calendar year?",
+        "is rental car insurance included with my sapphire preferred",
+        "What's my checking balance?",
+    ],
+)
+def test_a_question_about_the_rule_alone_stays_with_the_documents(text: str) -> None:
+    assert read_guided(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is all my money at chase fdic insured?",
+        "are my robinhood shares and my ether fdic insured, or only my bank accounts?",
+        "could I put the max in a roth from my wells fargo checking?",
+        "how much per paycheck to max my 401k for 2025?",
+        "is it worth refinancing my mortgage?",
+        "does my citi balance hurt my credit score?",
+        "born in 1970, should I claim social security at 62 and leave my robinhood alone?",
+    ],
+)
+def test_every_query_runs_on_both_databases(sql_backend: SqlBackend, text: str) -> None:
+    task = read_guided(text)
+    assert task is not None
+    queries = [c.input["query"] for c in task.calls() if "query" in c.input]
+    found = 0
+    for query in queries:
+        result = run_sql(sql_backend.engine, sql_backend.users["demo"].id, query)
+        assert result.error is None, (query, result.error)
+        assert {"source", "source_account_id"} <= set(result.columns)
+        found += len(result.rows)
+    assert found, queries  # the demo has no mortgage account, but pays one from checking
+
+
+def _ask(app: Flask, client: ApiClient, question: str) -> tuple[str, list[dict[str, Any]]]:
+    with idle_after(app):
+        session_id = client.new_session()
+        events = client.stream(client.ask(session_id, question)["stream_url"])
+    parsed = [(e.event, json.loads(e.data)) for e in events]
+    (message,) = [data for name, data in parsed if name == "message"]
+    text = "".join(block.get("text", "") for block in message["message"]["content"])
+    (summary,) = [data for name, data in parsed if name == "citations_summary"]
+    return text, [c["target"] for c in summary["citations"]]
+
+
+def _accounts(app: Flask, username: str) -> dict[str, str]:
+    """The user's accounts: "Institution / Name" (or the name alone) to its account id."""
+    user = authenticate(get_engine(app), username, "demo")
+    assert user is not None
+    found = {}
+    for account in list_accounts(get_engine(app), user.id):
+        name, place = account["account_name"], account["institution_name"]
+        found[f"{place} / {name}" if place else name] = str(account["source_account_id"])
+    return found
+
+
+def _cited_accounts(targets: list[dict[str, Any]]) -> set[str]:
+    found: set[str] = set()
+    for target in targets:
+        if target["kind"] == "account":
+            found.add(target["accountId"])
+        elif target["kind"] == "accounts":
+            found |= {ref["accountId"] for ref in target["accounts"]}
+    return found
+
+
+def _pages(targets: list[dict[str, Any]]) -> set[str]:
+    return {t["url"] for t in targets if t["kind"] == "web"}
+
+
+def test_deposit_insurance_cites_the_bank_named_and_no_other(app: Flask) -> None:
+    text, targets = _ask(
+        app, api_client(app, "demo"), "would i lose my money if wells fargo failed?"
+    )
+    accounts = _accounts(app, "demo")
+    assert "$250,000" in text and "$2,104.76" in text and "$247,895.24 under" in text
+    assert "$4,820.33" not in text
+    assert _cited_accounts(targets) == {accounts["Wells Fargo / Checking"]}
+    assert _pages(targets) == {
+        "https://www.fdic.gov/resources/deposit-insurance/understanding-deposit-insurance"
+    }
+
+
+def test_a_payroll_limit_is_worked_out_per_paycheck_from_the_deposits(app: Flask) -> None:
+    text, targets = _ask(
+        app,
+        api_client(app, "alex"),
+        "how much of each of my paychecks would it take to max a 401k?",
+    )
+    # $23,500 over 26 paychecks of $2,210.00 every two weeks.
+    assert "$23,500" in text and "$2,210.00 every two weeks" in text
+    assert "$903.85 from each paycheck" in text and "40.9%" in text
+    assert "gross pay" in text  # the deposits are take-home pay: said, not assumed away
+    assert _cited_accounts(targets) == {_accounts(app, "alex")["Bank of America / Checking"]}
+
+
+def test_a_home_sale_sets_the_home_value_against_the_joint_exclusion(app: Flask) -> None:
+    text, targets = _ask(
+        app, api_client(app, "demo"), "if my wife and I sold our house at what it's worth, tax?"
+    )
+    assert "$485,000.00" in text and "$500,000 you may exclude on a joint return" in text
+    assert "don't have" in text  # what they paid for it
+    assert _cited_accounts(targets) == {_accounts(app, "demo")["Home"]}
+    assert _pages(targets) == {"https://www.irs.gov/taxtopics/tc701"}
+
+
+def test_a_yearly_limit_from_one_account_says_what_it_leaves(app: Flask) -> None:
+    text, targets = _ask(
+        app, api_client(app, "demo"), "what would maxing out i bonds leave in my chase savings?"
+    )
+    assert "$10,000" in text and "$18,250.00" in text and "$8,250.00" in text
+    assert _cited_accounts(targets) == {_accounts(app, "demo")["Chase / Savings"]}
