@@ -12,7 +12,9 @@ import pytest
 from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after
+from webapp.llm.offline.dispatch import Context, Reply, tasks
 from webapp.llm.offline.guidance import read_guided, topics_of
+from webapp.llm.offline.library import library
 from webapp.store.accounts import list_accounts
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
@@ -121,9 +123,9 @@ def _accounts(app: Flask, username: str) -> dict[str, str]:
     """The user's accounts: "Institution / Name" (or the name alone) to its account id."""
     user = authenticate(get_engine(app), username, "demo")
     assert user is not None
-    found = {}
+    found: dict[str, str] = {}
     for account in list_accounts(get_engine(app), user.id):
-        name, place = account["account_name"], account["institution_name"]
+        name, place = str(account["account_name"]), account["institution_name"]
         found[f"{place} / {name}" if place else name] = str(account["source_account_id"])
     return found
 
@@ -184,3 +186,38 @@ def test_a_yearly_limit_from_one_account_says_what_it_leaves(app: Flask) -> None
     )
     assert "$10,000" in text and "$18,250.00" in text and "$8,250.00" in text
     assert _cited_accounts(targets) == {_accounts(app, "demo")["Chase / Savings"]}
+
+
+def test_a_yearly_limit_spread_over_the_paychecks(app: Flask) -> None:
+    text, targets = _ask(app, api_client(app, "alex"), "could my paychecks cover a full roth?")
+    # $7,000 over 26 paychecks of $2,210.00.
+    assert "$7,000" in text and "$269.23 a paycheck" in text and "modified AGI" in text
+    assert _cited_accounts(targets) == {_accounts(app, "alex")["Bank of America / Checking"]}
+
+
+def test_a_follow_up_keeps_the_topic_of_the_accounts_it_names(app: Flask) -> None:
+    client = api_client(app, "demo")
+    with idle_after(app):
+        session_id = client.new_session()
+        client.stream(client.ask(session_id, "is my chase money fdic insured?")["stream_url"])
+        events = client.stream(client.ask(session_id, "and at wells fargo?")["stream_url"])
+    parsed = [(e.event, json.loads(e.data)) for e in events]
+    (message,) = [data for name, data in parsed if name == "message"]
+    text = "".join(block.get("text", "") for block in message["message"]["content"])
+    (summary,) = [data for name, data in parsed if name == "citations_summary"]
+    targets = [c["target"] for c in summary["citations"]]
+    assert text.startswith("Taking that as the same question, about deposit insurance")
+    assert "$2,104.76" in text and "$250,000" in text and "$4,820.33" not in text
+    assert _cited_accounts(targets) == {_accounts(app, "demo")["Wells Fargo / Checking"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("put $1000 into my roth ira", "can't move money"),
+        ("whats my credit score", "don't have your credit score"),
+    ],
+)
+def test_a_request_or_data_not_held_is_still_said_so(text: str, says: str) -> None:
+    (task,) = tasks(text, Context(library(), None))
+    assert isinstance(task, Reply) and says in task.text

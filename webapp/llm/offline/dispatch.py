@@ -22,7 +22,7 @@ from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
-from .guidance import read_guided
+from .guidance import read_guided, read_guided_after
 from .library import DocHit, Library
 from .overview import (
     GUIDES,
@@ -171,7 +171,12 @@ _FORESEEN = frozenset(
 def _guided(text: str, context: Context) -> Task | None:
     """A bundled page's rule set against the user's own figures (`guidance.py`)."""
     said = scope_reply(text) or missing_document(text, context.books)
-    return None if said and said not in _FORESEEN else read_guided(text)
+    if said and said not in _FORESEEN:
+        return None
+    found = read_guided(text)
+    if found is None and context.first and context.earlier:
+        found = read_guided_after(text, context.earlier[-1])  # "and at wells fargo?"
+    return found
 
 
 def _scope(text: str, context: Context) -> Task | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +211,7 @@ class Guided:
 
     question: Question
     topics: tuple[tuple[Topic, tuple[str, ...]], ...]
+    note: str = ""  # what a follow-up assumed it asks
 
     def _bearing(self) -> set[str]:
         return {f for _, figures in self.topics for f in figures}
@@ -232,10 +233,10 @@ class Guided:
         rows = rows_of(results)
         accounts = [r for r in rows if not r.get("transaction_id")]
         flows = [r for r in rows if r.get("transaction_id")]
-        blocks: list[Block] = []
-        for topic, bearing in self.topics:
+        blocks: list[Block] = [(self.note, [])] if self.note else []
+        for number, (topic, bearing) in enumerate(self.topics):
             case = Case(self.question, topic, bearing, accounts, flows, Page(results, topic.page))
-            if blocks:
+            if number:
                 blocks.append(("\n\n", []))
             blocks += RULES[topic.rule](case)
         return tidied(blocks)
@@ -296,6 +297,28 @@ def read_guided(text: str) -> Guided | None:
     if not found:
         return None
     return Guided(understand(text), tuple(found))
+
+
+def read_guided_after(text: str, earlier: str) -> Guided | None:
+    """A short follow-up of a guided question ("and at wells fargo?", "what about $5,000?"):
+    the earlier question's topics, of the accounts or the amount the follow-up names instead,
+    saying what it assumed."""
+    if len(words(text)) > 6 or topics_of(text):
+        return None
+    before = read_guided(earlier)
+    current = understand(text)
+    named = current.institutions or current.kinds or money_said(current)
+    if before is None or not named:
+        return None
+    kept = replace(
+        current,
+        text=f"{text} {earlier}",  # what it leaves out (a rate, "married", "roth") is the earlier's
+        own=True,
+        years=current.years or before.question.years,
+        amounts=tuple(money_said(current)),
+    )
+    topics = " and ".join(topic.name for topic, _ in before.topics)
+    return Guided(kept, before.topics, f"Taking that as the same question, about {topics}:\n")
 
 
 def money_said(question: Question) -> list[float]:

@@ -161,8 +161,8 @@ def percent_said(text: str) -> float | None:
 
 
 def as_of(rows: list[Row]) -> int | None:
-    """Return the year the rows were last synced: the "now" a rule's years count to."""
-    years = [
-        int(str(r.get("synced_at"))[:4]) for r in rows if str(r.get("synced_at"))[:4].isdigit()
-    ]
+    """Return the latest year the rows speak of (when they synced, or a transaction's date):
+    the "now" a rule's years count to."""
+    found = [str(r.get("synced_at") or r.get("date") or "")[:4] for r in rows]
+    years = [int(y) for y in found if y.isdigit()]
     return max(years) if years else None

@@ -52,6 +52,8 @@ def _home_lines(case: Case) -> tuple[list[Block], float | None]:
                 cites(list(payment.rows)),
             )
         )
+    elif "mortgage" in case.bearing:
+        blocks.append(("I see no mortgage payments among your transactions either. ", []))
     return blocks, value
 
 

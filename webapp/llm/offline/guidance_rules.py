@@ -40,6 +40,11 @@ def per_bank(case: Case) -> list[Block]:
     blocks = case.quote(case.topic.limit)
     deposits = of_kind(case.accounts, "depository")
     asked = named(case.question, deposits) or deposits
+    for kind in ("checking", "savings"):
+        if kind in case.question.kinds and not of_kind(deposits, kind):
+            blocks.append(
+                (f"\nYou have no {kind} account linked; here are the deposits you do have.", [])
+            )
     if "deposits" in case.bearing or not asked:
         banks: dict[str, list[Row]] = {}
         for row in asked:
@@ -92,32 +97,28 @@ def yearly_limit(case: Case) -> list[Block]:
     if asked > cap:
         blocks.append((f"\n{money(asked)} is more than that {whole(cap)} limit.", []))
     blocks += _year_note(case, limits)
-    rows = source(case.question, case.accounts)
     into = case.topic.noun_for(case.question)
+    rows = source(case.question, case.accounts) if "source" in case.bearing else []
     if rows:
-        have = total(rows)
-        if len(rows) == 1:
-            holds = f"{sentence(rows[0].label)} holds {money(have)}"
-        else:
-            holds = f"{sentence(accounts_named(rows))} hold {money(have)} between them"
-            holds += f": {listed(rows)}"
-        if have >= asked:
-            said_it = (
-                f"{holds}. Putting {money(asked)} into {into} would leave {money(have - asked)}"
-                f"{' there' if len(rows) == 1 else ''}."
-            )
-        else:
-            said_it = (
-                f"{holds}. {money(asked)} is {money(asked - have)} more than that, so you "
-                f"couldn't put it all into {into} from there today."
-            )
-        blocks.append((f"\n{said_it}", cites(rows)))
-        if have < asked:
-            blocks.append((f" Spread over a year, it is {money(asked / 12)} a month.", []))
-    else:
+        blocks += _funded(rows, asked, into)
+    elif "source" in case.bearing:
         blocks.append(
             ("\nYou have no bank accounts linked, so I can't see what it would come from.", [])
         )
+    pay = flow(case.flows, "INCOME") if "pay" in case.bearing else None
+    if pay:
+        blocks.append(
+            (
+                f"\nYour pay from {pay.payee} comes into {pay.account}: {money(pay.amount)} "
+                f"{pay.every}, {pay.per_year} paychecks a year. Spread over them, "
+                f"{money(asked)} is {money(asked / pay.per_year)} a paycheck.",
+                cites(list(pay.rows)),
+            )
+        )
+    elif "pay" in case.bearing:
+        blocks.append(("\nI don't see any paychecks among your transactions.", []))
+    elif rows and total(rows) < asked:
+        blocks.append((f"Spread over a year, it is {money(asked / 12)} a month.", []))
     blocks.append(("\n", []))
     blocks += case.quote(*case.topic.quotes)
     if case.topic.unknown:
@@ -125,12 +126,33 @@ def yearly_limit(case: Case) -> list[Block]:
     return blocks
 
 
+def _funded(rows: list[Row], asked: float, into: str) -> list[Block]:
+    """What the accounts hold, and what putting the amount in would leave (or lack)."""
+    have = total(rows)
+    if len(rows) == 1:
+        holds = f"{sentence(rows[0].label)} holds {money(have)}"
+    else:
+        holds = f"{sentence(accounts_named(rows))} hold {money(have)} between them"
+        holds += f": {listed(rows)}"
+    if have >= asked:
+        there = " there" if len(rows) == 1 else ""
+        said = (
+            f"{holds}. Putting {money(asked)} into {into} would leave {money(have - asked)}{there}."
+        )
+    else:
+        said = (
+            f"{holds}. {money(asked)} is {money(asked - have)} more than that, so you "
+            f"couldn't put it all into {into} from there today."
+        )
+    return [(f"\n{said}", cites(rows))]
+
+
 def _year_note(case: Case, limits: list[float]) -> list[Block]:
     """Say so when the page's limit is for a year before the data's, and the question didn't
     ask for that year: the page is what the answer knows."""
     said = case.page.sentence(case.topic.limit)
     page_year = years(said[0]) if said else []
-    now = as_of(case.accounts)
+    now = as_of(case.accounts + case.flows)
     if not page_year or not now or now <= page_year[0] or page_year[0] in case.question.years:
         return []
     return [
