@@ -13,7 +13,7 @@ from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after
 from webapp.llm.offline.dispatch import Context, Reply, tasks
-from webapp.llm.offline.guidance import read_guided, topics_of
+from webapp.llm.offline.guidance import Guided, read_guided, topics_of
 from webapp.llm.offline.library import library
 from webapp.store.accounts import list_accounts
 from webapp.store.app_db import get_engine
@@ -221,3 +221,20 @@ def test_a_follow_up_keeps_the_topic_of_the_accounts_it_names(app: Flask) -> Non
 def test_a_request_or_data_not_held_is_still_said_so(text: str, says: str) -> None:
     (task,) = tasks(text, Context(library(), None))
     assert isinstance(task, Reply) and says in task.text
+
+
+def test_a_message_part_of_its_own_is_answered_on_its_own() -> None:
+    # "what is my net worth" is a question of its own; "how much would that leave me" and
+    # "tell me about my mortgage" belong to the guided question before them.
+    books = library()
+    apart = tasks("is my chase money fdic insured and what is my net worth?", Context(books, None))
+    assert len(apart) == 2 and not isinstance(apart[1], Reply)
+    (one,) = tasks(
+        "how many i bonds can i buy, and how much would that leave in my savings?",
+        Context(books, None),
+    )
+    (other,) = tasks(
+        "is it worth it for me to refinance? tell me what you see about my mortgage",
+        Context(books, None),
+    )
+    assert isinstance(one, Guided) and isinstance(other, Guided)

@@ -22,7 +22,7 @@ from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
-from .guidance import read_guided, read_guided_after
+from .guidance import Guided, read_guided, read_guided_after
 from .library import DocHit, Library
 from .overview import (
     GUIDES,
@@ -267,8 +267,8 @@ READERS: list[Callable[[str, Context], Task | None]] = [
 def tasks(text: str, context: Context) -> list[Task]:
     """Return one task per question of the message, in order."""
     whole = _guided(text, context)
-    if whole is not None:  # "how much can I put in i bonds, and what would that leave me?"
-        return [whole]
+    if isinstance(whole, Guided) and all(whole.covers(p) for p in split_parts(text)):
+        return [whole]  # "how much can I put in i bonds, and what would that leave me?"
     found: list[Task] = []
     for number, part in enumerate(split_parts(text)):
         here = replace(context, first=number == 0)

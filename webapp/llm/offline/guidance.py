@@ -41,6 +41,9 @@ FLOWS = {
 }
 
 
+_POINTING = lexicon.phrases("follow_up", "pronouns")
+
+
 def stemmed(text: str) -> str:
     """Return a phrase's words as stems, single-spaced and padded ("is it insured" ->
     " is it insur ")."""
@@ -215,6 +218,20 @@ class Guided:
 
     def _bearing(self) -> set[str]:
         return {f for _, figures in self.topics for f in figures}
+
+    def covers(self, part: str) -> bool:
+        """Tell whether a part of the message belongs to this question: it asks nothing of
+        the user's figures, names the topic, points back at it ("how much would that leave
+        me?") or names a kind of account a bearing figure reads ("my mortgage")."""
+        question = understand(part)
+        said = stemmed(part)
+        kinds = {k for f in self._bearing() for k in FIGURES[f].kinds}
+        return (
+            not question.about_data
+            or any(topic.named_in(said) for topic, _ in self.topics)
+            or lexicon.has_phrase(padded(part), _POINTING)
+            or bool(kinds & set(question.kinds))
+        )
 
     def calls(self) -> list[ToolCall]:
         bearing = self._bearing()

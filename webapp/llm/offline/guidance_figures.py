@@ -12,7 +12,7 @@ from datetime import date
 from typing import Any
 
 from .ask import Question
-from .cite import number
+from .cite import Block, number
 from .figures import Row
 from .words import count_of, join_words, money
 
@@ -61,6 +61,16 @@ def narrowed(question: Question, rows: list[Row]) -> list[Row]:
     kinds = [k for k in question.kinds if k in _KINDS]
     kept = [r for r in rows if any(_KINDS[k](r) for k in kinds)] or rows
     return named(question, kept) or kept
+
+
+def absent(question: Question, banks: list[Row]) -> list[Block]:
+    """Say so when the question names a kind of bank account the user has none of ("my
+    savings" with checking alone), before the answer turns to the accounts they do have."""
+    return [
+        (f"\nYou have no {kind} account linked, so here is what your bank accounts hold.", [])
+        for kind in ("checking", "savings")
+        if kind in question.kinds and not of_kind(banks, kind)
+    ]
 
 
 def source(question: Question, accounts: list[Row]) -> list[Row]:

@@ -13,6 +13,7 @@ from .cite import Block
 from .figures import Row
 from .guidance import Case, money_said
 from .guidance_figures import (
+    absent,
     accounts_named,
     as_of,
     cites,
@@ -40,11 +41,7 @@ def per_bank(case: Case) -> list[Block]:
     blocks = case.quote(case.topic.limit)
     deposits = of_kind(case.accounts, "depository")
     asked = named(case.question, deposits) or deposits
-    for kind in ("checking", "savings"):
-        if kind in case.question.kinds and not of_kind(deposits, kind):
-            blocks.append(
-                (f"\nYou have no {kind} account linked; here are the deposits you do have.", [])
-            )
+    blocks += absent(case.question, deposits)
     if "deposits" in case.bearing or not asked:
         banks: dict[str, list[Row]] = {}
         for row in asked:
@@ -56,9 +53,7 @@ def per_bank(case: Case) -> list[Block]:
             else:
                 said = f"At {bank} you have {money(held)} in deposits: {listed(rows)}. That is"
             if held <= cap:
-                said += (
-                    f" {money(cap - held)} under the {whole(cap)} limit, so all of it is insured."
-                )
+                said += f" {money(cap - held)} under the {whole(cap)} limit, so none of it is over."
             else:
                 said += (
                     f" {money(held - cap)} over the {whole(cap)} limit, so that much may not be "
@@ -99,6 +94,7 @@ def yearly_limit(case: Case) -> list[Block]:
     blocks += _year_note(case, limits)
     into = case.topic.noun_for(case.question)
     rows = source(case.question, case.accounts) if "source" in case.bearing else []
+    blocks += absent(case.question, rows) if rows else []
     if rows:
         blocks += _funded(rows, asked, into)
     elif "source" in case.bearing:
