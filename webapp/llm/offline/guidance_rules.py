@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import lexicon
 from .cite import Block
 from .figures import Row
 from .guidance import Case, money_said
@@ -29,6 +30,7 @@ from .guidance_figures import (
     whole,
 )
 from .guidance_home import home_sale, mortgage, pmi
+from .scope import padded
 from .words import count_of, join_words, money, percent, sentence, years
 
 
@@ -80,6 +82,9 @@ def per_bank(case: Case) -> list[Block]:
     return blocks
 
 
+_CUSHION = ("cushion", "emergency", "emergencies", "rainy day", "safety net", "buffer")
+
+
 def yearly_limit(case: Case) -> list[Block]:
     """A yearly limit (an IRA's, I bonds'), funded from the account the question names."""
     limits = case.page.amounts(case.topic.limit)
@@ -97,6 +102,14 @@ def yearly_limit(case: Case) -> list[Block]:
     blocks += absent(case.question, rows) if rows else []
     if rows:
         blocks += _funded(rows, asked, into)
+        if lexicon.has_phrase(padded(case.question.text), _CUSHION) and total(rows) >= asked:
+            blocks.append(
+                (
+                    "Whether what's left is enough of a cushion depends on your monthly expenses, "
+                    "which balances alone don't show.",
+                    [],
+                )
+            )
     elif "source" in case.bearing:
         blocks.append(
             ("\nYou have no bank accounts linked, so I can't see what it would come from.", [])
