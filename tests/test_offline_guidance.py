@@ -18,6 +18,7 @@ from webapp.llm.offline.library import library
 from webapp.store.accounts import list_accounts
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
+from webapp.tool_registry import EXECUTE_SQL
 from webapp.tools.sql.service import run_sql
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def test_a_question_about_the_rule_alone_stays_with_the_documents(text: str) -> 
 def test_every_query_runs_on_both_databases(sql_backend: SqlBackend, text: str) -> None:
     task = read_guided(text)
     assert task is not None
-    queries = [c.input["query"] for c in task.calls() if "query" in c.input]
+    queries = [c.input["query"] for c in task.calls() if c.name == EXECUTE_SQL]
     found = 0
     for query in queries:
         result = run_sql(sql_backend.engine, sql_backend.users["demo"].id, query)

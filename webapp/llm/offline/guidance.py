@@ -19,11 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
+from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
 from . import lexicon
 from .ask import Question, understand
 from .cite import Block, Result, cite
 from .figures import Row, rows_of
+from .library import DocHit, library
 from .plan import ACCOUNT_COLUMNS, ToolCall, article_code
 from .scope import padded
 from .spending_ask import ROW_COLUMNS
@@ -155,7 +156,7 @@ class Page:
     """The bundled page of a topic as the tools returned it: its sentences, each cited."""
 
     def __init__(self, results: list[Result], title: str) -> None:
-        mine = [r for r in results if r.tool == EXECUTE_PYTHON and r.title == title]
+        mine = [r for r in results if r.tool in (EXECUTE_PYTHON, SEARCH_WEB) and r.title == title]
         self._sentences: list[tuple[str, dict[str, Any]]] = [
             (sentence.strip(), cite(result, at, at + 1))
             for result in mine
@@ -241,8 +242,15 @@ class Guided:
             calls.append(ToolCall(EXECUTE_SQL, {"query": query}))
         flows = {FIGURES[f].flows for f in bearing} - {""}
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for f, q in FLOWS.items() if f in flows]
-        pages = list(dict.fromkeys(topic.page for topic, _ in self.topics))
-        return [*calls, ToolCall(EXECUTE_PYTHON, {"code": article_code(pages)})]
+        titles = list(dict.fromkeys(topic.page for topic, _ in self.topics))
+        books = library()
+        pages = [
+            DocHit(d, 0.0, 1.0, ()) for d in books.docs if d.tool is None and d.title in titles
+        ]
+        query = books.web_query(self.question.text, pages) if len(pages) == len(titles) else None
+        if query is not None:  # the article search finds these pages and no other
+            return [*calls, ToolCall(SEARCH_WEB, {"query": query})]
+        return [*calls, ToolCall(EXECUTE_PYTHON, {"code": article_code(titles)})]
 
     def write(self, results: list[Result]) -> list[Block]:
         from .guidance_rules import RULES  # the writers use this module's Case
