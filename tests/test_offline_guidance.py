@@ -55,6 +55,13 @@ if TYPE_CHECKING:
             "Social Security",
             {"born"},
         ),
+        ("if citi went bankrupt what happens to my money", "deposit insurance", {"deposits"}),
+        ("my house: how close am i to ditching pmi?", "private mortgage insurance", {"home"}),
+        (
+            "born 1968, when do i get full social security, and my savings?",
+            "Social Security",
+            {"born", "named"},
+        ),
     ],
 )
 def test_a_topic_is_read_with_the_figures_that_bear_on_it(

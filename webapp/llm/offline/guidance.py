@@ -25,7 +25,7 @@ from .ask import Question, understand
 from .cite import Block, Result, cite
 from .figures import Row, rows_of
 from .library import DocHit, library
-from .plan import ACCOUNT_COLUMNS, ToolCall, article_code
+from .plan import ACCOUNT_COLUMNS, KIND_FILTERS, ToolCall, article_code
 from .scope import padded
 from .spending_ask import ROW_COLUMNS
 from .words import amounts, bare_amounts, stem, words
@@ -43,6 +43,11 @@ FLOWS = {
 
 
 _POINTING = lexicon.phrases("follow_up", "pronouns")
+# A question about where the person stands: "am I past", "can we", "how close am I".
+_JUDGED = re.compile(
+    r" (am|do|can|could|should|would|will|have|did|must) (i|we) "
+    r"| (i|we) (am|have|had|need|should|could|would|can|will|might) | im "
+)
 
 
 def stemmed(text: str) -> str:
@@ -92,11 +97,14 @@ class Figure:
     rows: str = ""
     narrow: bool | str = False
     flows: str = ""
+    judged: bool = False
 
     def spoken_of(self, said: str, question: Question) -> bool:
         """Tell whether the question speaks of this figure."""
         if self.needs_kind and not set(self.needs_kind) & set(question.kinds):
             return False
+        if self.judged and _JUDGED.search(padded(question.text)):
+            return True  # "my house: how close am I to dropping PMI?"
         return (
             lexicon.has_phrase(said, self.words)
             or bool(set(self.kinds) & set(question.kinds))
@@ -130,6 +138,7 @@ FIGURES = {
         str(f.get("rows", "")),
         f.get("narrow", False),
         str(f.get("flows", "")),
+        bool(f.get("judged", False)),
     )
     for name, f in _DATA["figure"].items()
 }
@@ -300,10 +309,11 @@ def accounts_query(question: Question, bearing: set[str]) -> str | None:
     parts = []
     for figure in sorted(bearing):
         rows, narrow = FIGURES[figure].rows, FIGURES[figure].narrow
-        if not rows or (narrow == "only" and not match):
+        kinds = " OR ".join(KIND_FILTERS[k] for k in question.kinds if k in KIND_FILTERS)
+        if not rows or (narrow == "only" and not (match or kinds)):
             continue
-        if narrow == "only":
-            rows = f"({match})"
+        if narrow == "only":  # the accounts it names, else the kinds of account it names
+            rows = "(" + " OR ".join(p for p in (match, kinds) if p) + ")"
         elif narrow and match:
             others = f"SELECT 1 FROM account_details WHERE {rows} AND ({match})"
             rows = f"{rows} AND ({match} OR NOT EXISTS ({others}))"

@@ -34,6 +34,11 @@ from .scope import padded
 from .words import count_of, join_words, money, percent, sentence, years
 
 
+def _named_as(place: str) -> str:
+    """An institution as the question named it, capitalised: "Bank of America"."""
+    return " ".join(w if w in ("of", "and", "the") else w.capitalize() for w in place.split())
+
+
 def per_bank(case: Case) -> list[Block]:
     """Deposit insurance: each bank's deposits against the per-bank cap; what isn't a deposit."""
     limits = case.page.amounts(case.topic.limit)
@@ -43,6 +48,9 @@ def per_bank(case: Case) -> list[Block]:
     blocks = case.quote(case.topic.limit)
     deposits = of_kind(case.accounts, "depository")
     asked = named(case.question, deposits) or deposits
+    if case.question.institutions and not named(case.question, deposits):
+        places = join_words([_named_as(i) for i in case.question.institutions])
+        blocks.append((f"\nYou have no bank deposits at {places} among your linked accounts.", []))
     blocks += absent(case.question, deposits)
     if "deposits" in case.bearing or not asked:
         banks: dict[str, list[Row]] = {}
@@ -313,7 +321,8 @@ def gift(case: Case) -> list[Block]:
             )
         )
     banks = of_kind(case.accounts, "depository")
-    rows = source(case.question, banks) if named(case.question, banks) else []
+    asked_for = named(case.question, banks) or {"checking", "savings"} & set(case.question.kinds)
+    rows = source(case.question, banks) if asked_for else []
     if said and rows:
         have = total(rows)
         where = rows[0].label if len(rows) == 1 else accounts_named(rows)
@@ -360,13 +369,13 @@ def claim_age(case: Case) -> list[Block]:
                     [],
                 )
             )
-    rows = narrowed(case.question, [r for r in case.accounts if r.balance is not None])
+    rows = [r for r in case.accounts if r.balance is not None]  # those it names (the query's)
     if "named" in case.bearing and rows:
         worth = join_words([f"{r.label} holds {r.amount()}" for r in rows])
         blocks.append(
             (
-                f"\n{sentence(worth)} today; I can't tell what it will grow to, and whether to "
-                "leave it invested is your choice.",
+                f"\n{sentence(worth)} today; I can't tell what it will be worth by the time you "
+                "claim, and how you draw on it beside Social Security is your choice.",
                 cites(rows),
             )
         )
