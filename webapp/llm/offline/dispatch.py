@@ -23,6 +23,7 @@ from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
+from .guidance import Guided, read_guided, read_guided_after
 from .library import DocHit, Library
 from .open_task import open_calls, open_write
 from .overview import Open, asks_budget, read_open
@@ -122,6 +123,24 @@ class Opened:
 
     def write(self, results: list[Result]) -> list[Block]:
         return open_write(self.kind, self.question, self.reply, results)
+
+
+# A question about what a rule does to the user ("will my utilisation drag my score down?") is
+# no forecast of prices: the guided answers take it.
+_FORESEEN = frozenset(
+    r.reply for r in lexicon.rules("scope") if r.kind in ("forecast", "projection")
+)
+
+
+def _guided(text: str, context: Context) -> Task | None:
+    """A bundled page's rule set against the user's own figures (`guidance.py`)."""
+    said = scope_reply(text) or missing_document(text, context.books)
+    if said and said not in _FORESEEN:
+        return None
+    found = read_guided(text)
+    if found is None and context.first and context.earlier:
+        found = read_guided_after(text, context.earlier[-1])  # "and at wells fargo?"
+    return found
 
 
 def _scope(text: str, context: Context) -> Task | None:
@@ -224,6 +243,7 @@ def figures(text: str, context: Context) -> Task:
 
 
 READERS: list[Callable[[str, Context], Task | None]] = [
+    _guided,
     _budget,
     _scope,
     _follow_up,
@@ -268,6 +288,9 @@ def _remark(part: str, task: Task, before: Task | None) -> Opened | None:
 
 def tasks(text: str, context: Context) -> list[Task]:
     """Return one task per question of the message, in order."""
+    whole = _guided(text, context)
+    if isinstance(whole, Guided) and all(whole.covers(p) for p in split_parts(text)):
+        return [whole]  # "how much can I put in i bonds, and what would that leave me?"
     found: list[Task] = []
     for number, part in enumerate(split_parts(text)):
         here = replace(context, first=number == 0)

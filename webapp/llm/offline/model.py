@@ -24,6 +24,7 @@ from .cite import Block, Result
 from .conversation import FOLLOW_UP_DEPTH, earlier_questions
 from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
+from .guidance import read_guided
 from .library import library
 from .overview import asks_budget
 from .plan import ToolCall
@@ -176,10 +177,11 @@ def _paragraph(blocks: list[Block]) -> list[Block]:
 
 
 def _advice(text: str) -> bool:
-    """Tell whether a question asks for a judgement the advice answers give."""
+    """Tell whether a question asks for a judgement the advice and guided answers give."""
     mended = correct(text)
     said = padded(mended)
-    return advice_kind(said, understand(mended)) is not None or asks_budget(said)
+    guided = read_guided(mended) is not None  # "would i lose my money if my bank went bust?"
+    return guided or advice_kind(said, understand(mended)) is not None or asks_budget(said)
 
 
 class OfflineModel:

@@ -1,0 +1,364 @@
+"""Advice grounded in a bundled document and the user's own figures, read by meaning.
+
+A question is read for what it is about (a topic of `guidance.toml`: deposit insurance, IRA
+and 401(k) limits, I bonds, a mortgage, PMI, selling a home, credit scores, charitable
+gifts, Social Security), which bundled page answers it (the topic's page), and which of the
+user's figures bear on it (their bank deposits, the account the money would come from, their
+paychecks, the home's value, their cards). Only a question about the user's own that speaks
+of one of those figures is answered here: "what's the 2025 Roth IRA limit?" is a document
+question, "could I max a Roth from my savings?" is this. The answer quotes the page's rule,
+sets the user's figures against it (each cited to its rows, transactions included), shows
+the arithmetic, and says what it can't know. Each topic's arithmetic is `guidance_rules.py`'s.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
+from . import lexicon
+from .ask import Question, understand
+from .cite import Block, Result, cite
+from .figures import Row, rows_of
+from .library import DocHit, library
+from .plan import ACCOUNT_COLUMNS, KIND_FILTERS, ToolCall, article_code
+from .scope import padded
+from .spending_ask import ROW_COLUMNS
+from .words import amounts, bare_amounts, stem, words
+
+_DATA: dict[str, Any] = tomllib.loads(
+    Path(__file__).with_name("guidance.toml").read_text(encoding="utf-8")
+)
+# The user's paychecks and mortgage payments: their latest rows, each cited to its account.
+FLOWS = {
+    "pay": f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE category = 'INCOME'"
+    " ORDER BY date DESC LIMIT 8",
+    "mortgage": f"SELECT {ROW_COLUMNS} FROM transaction_details"
+    " WHERE subcategory = 'LOAN_PAYMENTS_MORTGAGE_PAYMENT' ORDER BY date DESC LIMIT 3",
+}
+
+
+_POINTING = lexicon.phrases("follow_up", "pronouns")
+# A question about where the person stands: "am I past", "can we", "how close am I".
+_JUDGED = re.compile(
+    r" (am|do|can|could|should|would|will|have|did|must) (i|we) "
+    r"| (i|we) (am|have|had|need|should|could|would|can|will|might) | im "
+)
+
+
+def stemmed(text: str) -> str:
+    """Return a phrase's words as stems, single-spaced and padded ("is it insured" ->
+    " is it insur ")."""
+    return " " + " ".join(stem(w) for w in padded(text).split()) + " "
+
+
+def _stems(phrases: list[str]) -> tuple[str, ...]:
+    return tuple(stemmed(p).strip() for p in phrases)
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """What a question may be about, the page whose rule answers it, and what bears on it."""
+
+    name: str
+    about: tuple[tuple[tuple[str, ...], ...], ...]  # ways of naming it: groups of stems
+    page: str
+    rule: str
+    noun: str
+    nouns: tuple[tuple[str, str], ...]
+    limit: str
+    quotes: tuple[str, ...]
+    figures: tuple[str, ...]
+    unknown: str = ""  # what the answer can't know, said after the quotes
+
+    def noun_for(self, question: Question) -> str:
+        """How the answer names what the money goes into, in the question's own words."""
+        said = set(words(question.text))
+        return next((noun for word, noun in self.nouns if word in said), self.noun)
+
+    def named_in(self, said: str) -> bool:
+        """Tell whether a stemmed phrase names this topic (every group of one way)."""
+        return any(all(lexicon.has_phrase(said, g) for g in way) for way in self.about)
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One of the user's figures, and how a question speaks of it."""
+
+    words: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    institutions: bool = False
+    amount: bool = False
+    needs_kind: tuple[str, ...] = ()
+    rows: str = ""
+    narrow: bool | str = False
+    flows: str = ""
+    judged: bool = False
+
+    def spoken_of(self, said: str, question: Question) -> bool:
+        """Tell whether the question speaks of this figure."""
+        if self.needs_kind and not set(self.needs_kind) & set(question.kinds):
+            return False
+        if self.judged and _JUDGED.search(padded(question.text)):
+            return True  # "my house: how close am I to dropping PMI?"
+        return (
+            lexicon.has_phrase(said, self.words)
+            or bool(set(self.kinds) & set(question.kinds))
+            or (self.institutions and bool(question.institutions))
+            or (self.amount and bool(money_said(question)))
+        )
+
+
+TOPICS = tuple(
+    Topic(
+        str(t["name"]),
+        tuple(tuple(_stems(group.split("|")) for group in way.split(" + ")) for way in t["about"]),
+        str(t["page"]),
+        str(t["rule"]),
+        str(t.get("noun", "")),
+        tuple((str(k), str(v)) for k, v in t.get("nouns", {}).items()),
+        str(t.get("limit", "")),
+        tuple(map(str, t.get("quotes", ()))),
+        tuple(map(str, t["figures"])),
+        str(t.get("unknown", "")),
+    )
+    for t in _DATA["topic"]
+)
+FIGURES = {
+    name: Figure(
+        _stems(list(f.get("words", ()))),
+        tuple(map(str, f.get("kinds", ()))),
+        bool(f.get("institutions", False)),
+        bool(f.get("amount", False)),
+        tuple(map(str, f.get("needs_kind", ()))),
+        str(f.get("rows", "")),
+        f.get("narrow", False),
+        str(f.get("flows", "")),
+        bool(f.get("judged", False)),
+    )
+    for name, f in _DATA["figure"].items()
+}
+
+
+def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
+    """Return the topics a question is about that bear on the user's own figures, each with
+    the figures it speaks of (none: not a question for this module)."""
+    question = understand(text)
+    if not question.own:
+        return []
+    said = stemmed(text)
+    found = []
+    for topic in TOPICS:
+        if not topic.named_in(said):
+            continue
+        bearing = tuple(f for f in topic.figures if FIGURES[f].spoken_of(said, question))
+        if bearing:
+            found.append((topic, bearing))
+    return found
+
+
+class Page:
+    """The bundled page of a topic as the tools returned it: its sentences, each cited."""
+
+    def __init__(self, results: list[Result], title: str) -> None:
+        mine = [r for r in results if r.tool in (EXECUTE_PYTHON, SEARCH_WEB) and r.title == title]
+        self._sentences: list[tuple[str, dict[str, Any]]] = [
+            (sentence.strip(), cite(result, at, at + 1))
+            for result in mine
+            for at, text in enumerate(result.texts)
+            for sentence in re.split(r"(?<=[.!?])\s+", text)
+            if sentence.strip()
+        ]
+
+    @property
+    def found(self) -> bool:
+        return bool(self._sentences)
+
+    def sentence(self, key: str) -> Block | None:
+        """Return the first sentence holding `key` (case ignored), cited to its passage."""
+        for text, citation in self._sentences:
+            if key and key.lower() in text.lower():
+                return (text, [citation])
+        return None
+
+    def amounts(self, key: str) -> list[float]:
+        """Return the money amounts of the sentence holding `key`, in order."""
+        said = self.sentence(key)
+        return amounts(said[0]) if said else []
+
+    def number(self, key: str, after: str) -> int | None:
+        """Return the first whole number after the word `after` in the sentence of `key`."""
+        said = self.sentence(key)
+        found = re.search(rf"{re.escape(after)}\D*?(\d+)", said[0]) if said else None
+        return int(found[1]) if found else None
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One topic of a question, with what the tools returned for it."""
+
+    question: Question
+    topic: Topic
+    bearing: tuple[str, ...]
+    accounts: list[Row]
+    flows: list[Row]
+    page: Page
+
+    def unread(self) -> list[Block]:
+        """What to say when the page didn't come back to answer from."""
+        return [(f"I couldn't read the page on {self.topic.name} to answer from its rule.", [])]
+
+    def quote(self, *keys: str) -> list[Block]:
+        """The page's sentences holding `keys`, in the page's order, each cited."""
+        said = [s for s in (self.page.sentence(k) for k in keys) if s is not None]
+        return [(text + " ", citations) for text, citations in dict(said).items()]
+
+
+@dataclass(frozen=True)
+class Guided:
+    """A question answered from a topic's page and the user's figures that bear on it."""
+
+    question: Question
+    topics: tuple[tuple[Topic, tuple[str, ...]], ...]
+    note: str = ""  # what a follow-up assumed it asks
+
+    def _bearing(self) -> set[str]:
+        return {f for _, figures in self.topics for f in figures}
+
+    def covers(self, part: str) -> bool:
+        """Tell whether a part of the message belongs to this question: it asks nothing of
+        the user's figures, names the topic, points back at it ("how much would that leave
+        me?") or names a kind of account a bearing figure reads ("my mortgage")."""
+        question = understand(part)
+        said = stemmed(part)
+        kinds = {k for f in self._bearing() for k in FIGURES[f].kinds}
+        return (
+            not question.about_data
+            or any(topic.named_in(said) for topic, _ in self.topics)
+            or lexicon.has_phrase(padded(part), _POINTING)
+            or bool(kinds & set(question.kinds))
+        )
+
+    def calls(self) -> list[ToolCall]:
+        bearing = self._bearing()
+        calls = []
+        query = accounts_query(self.question, bearing)
+        if query:
+            calls.append(ToolCall(EXECUTE_SQL, {"query": query}))
+        flows = {FIGURES[f].flows for f in bearing} - {""}
+        calls += [ToolCall(EXECUTE_SQL, {"query": q}) for f, q in FLOWS.items() if f in flows]
+        titles = list(dict.fromkeys(topic.page for topic, _ in self.topics))
+        books = library()
+        pages = [
+            DocHit(d, 0.0, 1.0, ()) for d in books.docs if d.tool is None and d.title in titles
+        ]
+        query = books.web_query(self.question.text, pages) if len(pages) == len(titles) else None
+        if query is not None:  # the article search finds these pages and no other
+            return [*calls, ToolCall(SEARCH_WEB, {"query": query})]
+        return [*calls, ToolCall(EXECUTE_PYTHON, {"code": article_code(titles)})]
+
+    def write(self, results: list[Result]) -> list[Block]:
+        from .guidance_rules import RULES  # the writers use this module's Case
+
+        rows = rows_of(results)
+        accounts = [r for r in rows if not r.get("transaction_id")]
+        flows = [r for r in rows if r.get("transaction_id")]
+        blocks: list[Block] = [(self.note, [])] if self.note else []
+        for number, (topic, bearing) in enumerate(self.topics):
+            case = Case(self.question, topic, bearing, accounts, flows, Page(results, topic.page))
+            if number:
+                blocks.append(("\n\n", []))
+            blocks += RULES[topic.rule](case)
+        return tidied(blocks)
+
+
+def tidied(blocks: list[Block]) -> list[Block]:
+    """Return the blocks with each paragraph break at the end of the block before it, and no
+    block opening with a space, so that sentences run on with one space between them."""
+    out: list[Block] = []
+    for text, citations in blocks:
+        body = text.lstrip()
+        lead = text[: len(text) - len(body)]
+        if out and "\n" in lead:
+            before, cited = out[-1]
+            out[-1] = (before.rstrip(" ") + "\n" * min(lead.count("\n"), 2), cited)
+        if body:
+            out.append((body, citations))
+    return out
+
+
+def _name_words(question: Question) -> list[str]:
+    said = [w for i in question.institutions for w in i.split()] + list(question.names)
+    return [w for w in dict.fromkeys(said) if re.fullmatch(r"[a-z0-9]+", w)]
+
+
+def accounts_query(question: Question, bearing: set[str]) -> str | None:
+    """Return the SELECT of the accounts the bearing figures read, each figure's accounts
+    narrowed to those the question names when it names some of them (so that a figure's
+    citation opens those accounts alone), or None when no figure reads accounts."""
+    names = _name_words(question)
+    match = " OR ".join(
+        f"' ' || lower({column}) || ' ' LIKE '% {word} %'"
+        for word in names
+        for column in ("institution_name", "account_name")
+    )
+    parts = []
+    for figure in sorted(bearing):
+        rows, narrow = FIGURES[figure].rows, FIGURES[figure].narrow
+        kinds = " OR ".join(KIND_FILTERS[k] for k in question.kinds if k in KIND_FILTERS)
+        if not rows or (narrow == "only" and not (match or kinds)):
+            continue
+        if narrow == "only":  # the accounts it names, else the kinds of account it names
+            rows = "(" + " OR ".join(p for p in (match, kinds) if p) + ")"
+        elif narrow and match:
+            others = f"SELECT 1 FROM account_details WHERE {rows} AND ({match})"
+            rows = f"{rows} AND ({match} OR NOT EXISTS ({others}))"
+        parts.append(f"({rows})")
+    if not parts:
+        return None
+    return (
+        f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
+        f" WHERE {' OR '.join(dict.fromkeys(parts))} ORDER BY account_name, institution_name"
+    )
+
+
+def read_guided(text: str) -> Guided | None:
+    """Return the task of a question this module answers, or None."""
+    found = topics_of(text)
+    if not found:
+        return None
+    return Guided(understand(text), tuple(found))
+
+
+def read_guided_after(text: str, earlier: str) -> Guided | None:
+    """A short follow-up of a guided question ("and at wells fargo?", "what about $5,000?"):
+    the earlier question's topics, of the accounts or the amount the follow-up names instead,
+    saying what it assumed."""
+    if len(words(text)) > 6 or topics_of(text):
+        return None
+    before = read_guided(earlier)
+    current = understand(text)
+    named = current.institutions or current.kinds or money_said(current)
+    if before is None or not named:
+        return None
+    kept = replace(
+        current,
+        text=f"{text} {earlier}",  # what it leaves out (a rate, "married", "roth") is the earlier's
+        own=True,
+        years=current.years or before.question.years,
+        amounts=tuple(money_said(current)),
+    )
+    topics = " and ".join(topic.name for topic, _ in before.topics)
+    return Guided(kept, before.topics, f"Taking that as the same question, about {topics}:\n")
+
+
+def money_said(question: Question) -> list[float]:
+    """Return the amounts a question names: "$2k", "7k", or a bare "2850" that is no year
+    and no age."""
+    if question.amounts:
+        return list(question.amounts)
+    return [a for a in bare_amounts(question.text) if a >= 100 and a not in question.years]

@@ -1,0 +1,154 @@
+"""A guided answer's rules about the home: refinancing (what the data shows of the mortgage,
+then what decides it), PMI's 80 percent of the original value, and the exclusion of a home
+sale's gain, each set against the home's value and the mortgage payments the data holds."""
+
+from __future__ import annotations
+
+from .cite import Block
+from .figures import Row
+from .guidance import Case
+from .guidance_figures import as_of, cites, flow, listed, of_kind, total, whole
+from .words import count_of, money, sentence
+
+_HOME_WORDS = frozenset({"home", "house", "my home", "my house", "residence", "property"})
+
+
+def home_name(row: Row) -> str:
+    """Name a home as a sentence opens: "Your home" for one the data calls "Home"."""
+    return "Your home" if row.title.lower() in _HOME_WORDS else sentence(row.label)
+
+
+_JOINT = frozenset({"married", "jointly", "joint", "spouse", "wife", "husband", "we", "our", "us"})
+
+
+def _home_lines(case: Case) -> tuple[list[Block], float | None]:
+    """What the user's data says of their home and mortgage, each cited."""
+    blocks: list[Block] = []
+    homes = of_kind(case.accounts, "property")
+    loans = of_kind(case.accounts, "mortgage")
+    value = total(homes) if homes else None
+    for home in homes:
+        blocks.append(
+            (
+                f"{home_name(home)} is valued at {home.amount()} in your linked accounts. ",
+                [home.cite],
+            )
+        )
+    if loans:
+        blocks.append(
+            (f"Your mortgage balance is {money(total(loans))} ({listed(loans)}). ", cites(loans))
+        )
+    else:
+        blocks.append(
+            ("You have no mortgage account linked, so I can't see its balance, rate or term. ", [])
+        )
+    payment = flow(case.flows, "LOAN_PAYMENTS_MORTGAGE_PAYMENT")
+    if payment:
+        blocks.append(
+            (
+                f"{sentence(payment.account)} pays {payment.payee} {money(payment.amount)} "
+                f"{payment.every} (the last {count_of(len(payment.rows), 'payment')}, the "
+                f"latest on {payment.latest}).",
+                cites(list(payment.rows)),
+            )
+        )
+    elif "mortgage" in case.bearing:
+        blocks.append(("I see no mortgage payments among your transactions either. ", []))
+    return blocks, value
+
+
+def mortgage(case: Case) -> list[Block]:
+    """Refinancing: what the data shows of the mortgage, then what decides it."""
+    blocks, _ = _home_lines(case)
+    blocks.append(("\n\n", []))
+    blocks += case.quote(*case.topic.quotes)
+    blocks.append(
+        (
+            "\nWhether refinancing pays turns on the rate you'd get against the one you have, "
+            "and on the up-front fees, and I don't have your mortgage's rate or balance.",
+            [],
+        )
+    )
+    return blocks
+
+
+def pmi(case: Case) -> list[Block]:
+    """PMI: the home's value set against the 80 percent rule, and why that isn't enough."""
+    blocks, value = _home_lines(case)
+    blocks.append(("\n\n", []))
+    blocks += case.quote(case.topic.limit)
+    if value:
+        blocks.append(
+            (
+                f"\nThe rule counts from the home's original value (when the loan was made), "
+                f"not today's {money(value)}: if that were its original value, 80 percent would "
+                f"be {money(0.8 * value)} and 78 percent {money(0.78 * value)}.",
+                cites(of_kind(case.accounts, "property")),
+            )
+        )
+    blocks.append(
+        (
+            " I don't have your mortgage balance or the home's original value, so I can't say "
+            "whether you're past that point; your lender can tell you when your balance is "
+            "scheduled to reach it.",
+            [],
+        )
+    )
+    return blocks
+
+
+def home_sale(case: Case) -> list[Block]:
+    """Selling a home: its value against the exclusion, and the tests to qualify."""
+    limits = case.page.amounts(case.topic.limit)
+    if not limits:
+        return case.unread()
+    joint = bool(_JOINT & set(case.question.text.lower().split())) and len(limits) > 1
+    cap = limits[1] if joint else limits[0]
+    blocks = case.quote(case.topic.limit)
+    homes = of_kind(case.accounts, "property")
+    if not homes:
+        blocks.append(
+            (
+                "\nYou have no home among your linked accounts, so I can't set its "
+                "value against that.",
+                [],
+            )
+        )
+    else:
+        value = total(homes)
+        blocks.append(
+            (
+                f"\n{home_name(homes[0])} is valued at {money(value)} in your linked accounts.",
+                cites(homes),
+            )
+        )
+        whose = " on a joint return" if joint else ""
+        blocks.append(
+            (
+                " Your gain is what you sell for minus what you paid for the home (and its "
+                "improvements), which I don't have. "
+                + (
+                    f"But even if the whole {money(value)} were gain, it would be within the "
+                    f"{whole(cap)} you may exclude{whose}, so if you qualify none of it would "
+                    "be taxed."
+                    if value <= cap
+                    else f"Only the gain above the {whole(cap)} you may exclude{whose} would "
+                    "be taxed."
+                ),
+                [],
+            )
+        )
+    blocks.append(("\n", []))
+    blocks += case.quote(case.topic.quotes[0])
+    now, since = as_of(homes), [y for y in case.question.years if y < 2100]
+    if now and since and now - since[0] >= 2:
+        blocks.append(
+            (
+                f"Living there since {since[0]} is more than two years, so you'd meet that test "
+                "if it has been your main home and you haven't excluded a gain on another home "
+                "within two years.",
+                [],
+            )
+        )
+    blocks += case.quote(*case.topic.quotes[1:])
+    return blocks
