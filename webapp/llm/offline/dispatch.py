@@ -19,7 +19,7 @@ from . import lexicon
 from .advice import allocate
 from .ask import Extreme, Question, understand
 from .cite import Block, Result
-from .compute import Computation, Op, computation_query, read_computation, write_computation
+from .compute import Computation, Op, computation_queries, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
 from .library import DocHit, Library
@@ -39,7 +39,8 @@ from .overview import (
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
 from .plan import plan as tool_calls
 from .scope import missing_document, padded, scope_reply
-from .words import bare_amounts
+from .tally import points_back
+from .words import bare_amounts, join_words
 from .write import direct_reply, write_answer
 
 ALL_ACCOUNTS = (
@@ -114,7 +115,8 @@ class Computed:
     computation: Computation
 
     def calls(self) -> list[ToolCall]:
-        return [ToolCall(EXECUTE_SQL, {"query": computation_query(self.computation)})]
+        queries = computation_queries(self.computation)
+        return [ToolCall(EXECUTE_SQL, {"query": query}) for query in queries]
 
     def write(self, results: list[Result]) -> list[Block]:
         return write_computation(self.computation, rows_of(results))
@@ -220,7 +222,33 @@ def _open(text: str, context: Context) -> Task | None:
 
 def _computed(text: str, context: Context) -> Task | None:
     computation = read_computation(text)
+    if computation and any(map(points_back, computation.sides)):
+        return _pointed(computation, context)
     return Computed(computation) if computation else None
+
+
+def _what_if(text: str, context: Context) -> Task | None:
+    """ "If I paid my visa off from checking, what would be left?": a sum, not a forecast."""
+    computation = read_computation(text)
+    if computation is None or computation.op not in ("left", "minus", "total"):
+        return None
+    return _computed(text, context)
+
+
+def _pointed(computation: Computation, context: Context) -> Task | None:
+    """A side that points back ("if I paid it off from checking") is the last question's."""
+    last = previous_question(context.earlier) if context.earlier else None
+    if last is None or not (last.kinds or last.institutions or last.names):
+        return None
+    sides = tuple(
+        replace(last, text="my " + " ".join(last.names) if last.names else last.text)
+        if points_back(s)
+        else s
+        for s in computation.sides
+    )
+    named = join_words([n.title() for n in last.institutions or last.names]) or "the same"
+    note = f"Taking that as about {named} accounts, as before:"
+    return Computed(replace(computation, sides=sides, note=note))
 
 
 def figures(text: str, context: Context) -> Task:
@@ -236,7 +264,13 @@ def figures(text: str, context: Context) -> Task:
     return Figures(question, hits, context)
 
 
-READERS: list[Callable[[str, Context], Task | None]] = [_scope, _follow_up, _open, _computed]
+READERS: list[Callable[[str, Context], Task | None]] = [
+    _what_if,
+    _scope,
+    _follow_up,
+    _open,
+    _computed,
+]
 
 
 def tasks(text: str, context: Context) -> list[Task]:

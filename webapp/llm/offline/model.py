@@ -195,7 +195,7 @@ class OfflineModel:
         """Yield tool calls for a new question, then an answer citing the results."""
         turn = _read_turn(request.messages)
         today = self._today()
-        spending = read_spending(turn.question, today)
+        spending = read_spending(correct(turn.question), today)
         if spending is not None and spending.kind != "overview" and _advice(turn.question):
             spending = None  # "is it ok to keep all my money in checking?": the advice answers
         # Only what a follow-up is read against: the chat's latest questions, typos mended.

@@ -19,6 +19,7 @@ from typing import Literal, TypeAlias
 
 # What counts as spending: one rule for the answers and the pages' charts.
 from ...store.spending import SPENDING
+from .ask import CAN_SPEND
 
 SpendingKind: TypeAlias = Literal[
     "spend", "categories", "compare", "cash_flow", "recurring", "largest", "overview"
@@ -88,6 +89,8 @@ _CATEGORIES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("shopping", "merchandise"), "category = 'GENERAL_MERCHANDISE'", "shopping"),
     (("gym", "fitness"), "subcategory = 'PERSONAL_CARE_GYMS_AND_FITNESS_CENTERS'", "the gym"),
 )
+# The words that name a category: what a typo of one is read as (`fuzzy.py`).
+CATEGORY_WORDS = frozenset(w for words, _, _ in _CATEGORIES for p in words for w in p.split())
 _NOT_MERCHANT = frozenset(
     {"the", "a", "my", "all", "last", "this", "past", "average", "least", "most", "in", "for"}
     | set(_MONTHS)
@@ -218,7 +221,11 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
         "categories",
         r"\b(by category|categories|breakdown|where did my money go|where my money went)\b",
     ),
-    ("spend", r"\b(spend|spent|spending|expenses?|cost|paid|pay for|purchases?|transactions?)\b"),
+    (
+        "spend",
+        r"\b(spend|spent|spending|expenses?|cost|paid|pay for|purchases?|transactions?)\b"
+        r"|\b(did|do) (i|we) pay\b|\b(went|go|goes|gone) on\b|\bset (me|us) back\b",
+    ),
 )
 _PERSONAL = re.compile(r"\b(i|i'm|i've|my|me|mine|we|our|us)\b")
 _FILES = re.compile(r"\b(file|files|statement|statements|csv|upload|uploaded)\b")
@@ -232,6 +239,8 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     """Read `question` as a question about spending over time, or None when it is not one."""
     text = " " + re.sub(r"\s+", " ", question.lower()) + " "
     kind = _kind(text)
+    if CAN_SPEND.search(text):
+        return None  # "how much can I still spend on my card": its available credit
     if kind is None or not (_PERSONAL.search(text) or _period(text, today)):
         return None  # "What is cash flow?" asks what a word means, not about their money
     files_only = _FILES.search(text) is not None
