@@ -48,6 +48,7 @@ ALL_ACCOUNTS = (
     " ORDER BY account_name, institution_name"
 )
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
+_POINTERS = lexicon.phrases("follow_up", "pronouns")
 ALL_HOLDINGS = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
 
 
@@ -176,7 +177,7 @@ def _follow_up(text: str, context: Context) -> Task | None:
     if before and before.op in ("highest", "lowest") and op and len(text.split()) <= 5:
         return Computed(replace(before, op=op))  # "and the lowest?": the same, other end
     last = previous_question(context.earlier)
-    if last and last.extreme and last.about_data and op and len(text.split()) <= 5:
+    if last and last.about_data and op and len(text.split()) <= 6:
         end: Extreme = "most" if op == "highest" else "least"
         if end != last.extreme:  # "What's my biggest debt?", "and the smallest?"
             return Figures(replace(last, text=text, extreme=end), [], context, "")
@@ -276,8 +277,12 @@ READERS: list[Callable[[str, Context], Task | None]] = [
 def tasks(text: str, context: Context) -> list[Task]:
     """Return one task per question of the message, in order."""
     found: list[Task] = []
-    for number, part in enumerate(split_parts(text)):
+    parts = split_parts(text)
+    for number, part in enumerate(parts):
         here = replace(context, first=number == 0)
+        if number and lexicon.has_phrase(padded(part), _POINTERS):
+            # "amex balance? and how much credit have i got left on it": the earlier part's
+            here = replace(here, first=True, earlier=(*context.earlier, *parts[:number]))
         task = next((t for read in READERS if (t := read(part, here)) is not None), None)
         task = task or figures(part, here)
         found.append(task)

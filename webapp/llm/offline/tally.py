@@ -12,7 +12,17 @@ import re
 from . import lexicon
 from .cite import Block
 from .figures import Row
-from .sides import Computation, about_accounts, describe, figure, resolve, shown, side
+from .sides import (
+    Computation,
+    about_accounts,
+    describe,
+    figure,
+    held,
+    measure_of,
+    resolve,
+    shown,
+    side,
+)
 from .words import join_words, money
 
 _PRONOUNS = frozenset(lexicon.phrases("follow_up", "pronouns"))
@@ -53,6 +63,14 @@ _MINUS = (
 )
 
 
+# "Citi balance, Sapphire balance, and which one's higher?": the two, compared
+_WHICH = re.compile(
+    r"^(?P<list>.+?),?\s+(?:and\s+|so\s+)?(?:which|what)(?:\s+one|\s+of them|\s+of the two)?"
+    r"(?:'s|\s+is|\s+s)?\s+(?:the\s+)?(?:higher|bigger|larger|more|greater|lower|smaller|less"
+    r"|highest|biggest|largest)\b"
+)
+
+
 def _items(listed: str) -> list[str]:
     return [i for i in _LIST.split(listed.strip()) if i.strip() and i.strip() not in ("the",)]
 
@@ -61,6 +79,8 @@ def _named(text: str) -> bool:
     """A side names accounts ("my ether wallet": a kind, though ETH is a ticker; "the
     Sapphire": a name the user's data may hold), or points back at the last question's ("it")."""
     found = side(text)
+    if held(found) and not found.kinds:
+        return False  # "my stocks": holdings, summed by `compute.py`
     named = found.kinds or found.institutions or found.names or about_accounts(found)
     return bool(named) or text.strip() in _PRONOUNS
 
@@ -68,11 +88,17 @@ def _named(text: str) -> bool:
 def read_tally(text: str, phrase: str) -> Computation | None:
     """Return a total, a difference of chosen accounts or a what-if the question asks, or None."""
     said = phrase.strip()
+    which = _WHICH.search(text.lower().strip())
+    items = _items(which["list"].replace(" vs ", " and ")) if which else []
+    if len(items) == 2 and all(map(_named, items)):
+        return Computation("difference", tuple(side(i) for i in items))
     for pattern in _TOTAL:
         found = pattern.search(said)
         items = _items(found["list"]) if found else []
         if len(items) > 1 and all(map(_named, items)):
-            return Computation("total", tuple(side(i) for i in items))
+            measure = measure_of(side(text))
+            measure = measure if measure in ("available", "limit") else "balance"
+            return Computation("total", tuple(side(i) for i in items), measure)
     for op, patterns in (("left", (_LEFT,)), ("minus", _MINUS)):
         for pattern in patterns:
             found = pattern.search(said)
@@ -107,11 +133,16 @@ def write_tally(c: Computation, rows: list[Row]) -> list[Block]:
     cites = [r.cite for r in chosen]
     note: list[Block] = [(c.note + "\n", [])] if c.note else []
     if c.op == "total":
-        total = sum(figure(r, "balance") or 0.0 for r in chosen)
+        total = sum(figure(r, c.measure) or 0.0 for r in chosen)
         owed = all(r.owed for r in chosen)
         named = join_words([r.label for r in chosen])
-        verb = "you owe" if owed else "they come to"
-        return [*note, (f"Together, {verb} {money(total)}: {named}.\n", cites), *lines]
+        said = {
+            "available": f"you have {money(total)} of available credit on",
+            "limit": f"your credit limits come to {money(total)} on",
+        }.get(c.measure, f"you owe {money(total)} on" if owed else f"{money(total)} is in")
+        if c.measure != "balance":
+            lines = [(f"- {r.title}: {shown(r, c.measure)}\n", [r.cite]) for r in chosen]
+        return [*note, (f"Together, {said} {named}.\n", cites), *lines]
     base = found[0]
     paid = [r for r in chosen if all(r is not b for b in base)]
     start = sum(figure(r, "balance") or 0.0 for r in base)
