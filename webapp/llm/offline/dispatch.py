@@ -247,8 +247,12 @@ def _pointed(computation: Computation, context: Context) -> Task | None:
         else s
         for s in computation.sides
     )
-    named = join_words([n.title() for n in last.institutions or last.names]) or "the same"
-    note = f"Taking that as about {named} accounts, as before:"
+    nouns = {"credit": "credit card", "checking": "checking account", "savings": "savings account"}
+    named = join_words([n.title() for n in last.institutions]) or join_words(
+        [nouns.get(k, k) for k in last.kinds] or [n.title() for n in last.names]
+    )
+    note = f'Taking "it" as your {named}, from your last question:'
+    
     return Computed(replace(computation, sides=sides, note=note))
 
 

@@ -71,8 +71,13 @@ _WHICH = re.compile(
 )
 
 
+_PARTICLE = re.compile(r"(?: (?:off|out|down|in full|completely|entirely|today|now))+$")
+
+
 def _items(listed: str) -> list[str]:
-    return [i for i in _LIST.split(listed.strip()) if i.strip() and i.strip() not in ("the",)]
+    """The accounts a list names, without what the verb says of them ("it off in full")."""
+    found = (_PARTICLE.sub("", i.strip()) for i in _LIST.split(listed.strip()))
+    return [i for i in found if i and i != "the"]
 
 
 def _named(text: str) -> bool:
