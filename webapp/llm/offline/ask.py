@@ -259,7 +259,9 @@ def excluding(phrase: str) -> tuple[str, str]:
     return phrase[: at + 1], " " + phrase[at + len(word) + 2 :]
 
 
-_CLAUSE = re.compile(r"^(?P<clause>[^,;:\u2013\u2014]+?)\s*(?:[,;:\u2013\u2014]|\s-+)\s+(?P<rest>\S.*)$")
+_CLAUSE = re.compile(
+    r"^(?P<clause>[^,;:\u2013\u2014]+?)\s*(?:[,;:\u2013\u2014]|\s-+)\s+(?P<rest>\S.*)$"
+)
 
 
 def exclusion_last(text: str) -> str:

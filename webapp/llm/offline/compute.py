@@ -180,7 +180,9 @@ def computation_queries(computation: Computation) -> list[str]:
     account it may need, and each side's own (and an end's own account), for their citations."""
     if computation.over == "holdings":
         own = [side_query(s) for s in computation.sides if not held(s)]
-        return [f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"] + own
+        return [
+            f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
+        ] + own
     kinds = [k for s in computation.sides for k in s.kinds]
     every = all(s.kinds for s in computation.sides) and computation.sides
     where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds)) if every else ""

@@ -9,6 +9,7 @@ reader, ahead of the fallback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -48,6 +49,10 @@ ALL_ACCOUNTS = (
     " ORDER BY account_name, institution_name"
 )
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
+_COVERS = re.compile(
+    r"\b(my|our) .*\b(cover|covers|pay for|stretch to|be enough for|enough for) (that|it|this)\b",
+    re.IGNORECASE,
+)
 _POINTERS = lexicon.phrases("follow_up", "pronouns")
 ALL_HOLDINGS = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
 
@@ -252,15 +257,18 @@ def _pointed(computation: Computation, context: Context) -> Task | None:
         [nouns.get(k, k) for k in last.kinds] or [n.title() for n in last.names]
     )
     note = f'Taking "it" as your {named}, from your last question:'
-    
+
     return Computed(replace(computation, sides=sides, note=note))
 
 
 def figures(text: str, context: Context) -> Task:
     """The general task: figures the question names, a quote, or the documents it asks."""
     question = understand(text, own=context.own)
-    if question.names_account:
-        question = replace(question, intents=("balances",))  # "my Chase checking?"
+    if question.names_account or (
+        not question.intents and (question.kinds or question.institutions) and _COVERS.search(text)
+    ):
+        # "my Chase checking?"; "...and would my savings cover that?": what it holds
+        question = replace(question, intents=("balances",))
     books = context.books
     hits = [] if question.intents and not question.advice else books.rank(text)
     if not question.intents and not hits and question.maybe_accounts:

@@ -28,6 +28,7 @@ from .library import library
 from .plan import ToolCall
 from .scope import padded
 from .spending import read_spending, spending_answer, spending_calls
+from .spending_ask import follow_spending
 from .write import NOT_FOUND, join_sections
 
 
@@ -219,6 +220,10 @@ class OfflineModel:
         earlier = tuple(correct(q) for q in latest)
         found: list[Task] = []
         rest, first = _besides_spending(mended, today) if spending is not None else ("", True)
+        followed = follow_spending(mended, earlier[-1], today) if earlier and not spending else None
+        note = ""
+        if followed is not None:  # "and hulu?" after a question about rent
+            spending, note = followed
         if spending is None or spending.kind == "overview":
             # "How am I doing (this month)?": the month's money and where the user stands.
             found = tasks(mended, Context(library(), self._market, earlier))
@@ -236,6 +241,8 @@ class OfflineModel:
         if spending is not None:
             mine = [r for r in results if r.call >= len(calls)]
             spent = spending_answer(spending, mine)
+            if followed is not None:
+                spent = [(note + "\n", []), *spent]
             blocks = [*spent, *_paragraph(blocks)] if first else [*blocks, *_paragraph(spent)]
         yield from _events_for_text(blocks or [(NOT_FOUND, [])])
 

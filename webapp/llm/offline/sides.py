@@ -142,7 +142,9 @@ def resolve(side: Question, rows: list[Row]) -> list[Row]:
     holding: its tickers, or every holding for "my portfolio")."""
     holdings = [r for r in rows if r.get("ticker")]
     if held(side) and holdings:
-        return [r for r in holdings if r.get("ticker") in side.tickers] if side.tickers else holdings
+        return (
+            [r for r in holdings if r.get("ticker") in side.tickers] if side.tickers else holdings
+        )
     pool = [r for r in rows if r.balance is not None and not r.get("ticker")]
     if side.kinds:
         pool = [r for r in pool if any(is_kind(r, k) for k in side.kinds)]

@@ -109,6 +109,11 @@ def _spend(
             cites(sums),
         )
     ]
+    refunds = [r for r in rows if _amount(r) < 0]
+    if ask.merchant and refunds:  # "once the refund came through": what it was, net
+        charged = money(sum(_amount(r) for r in rows if _amount(r) > 0), currency)
+        back = money(-sum(_amount(r) for r in refunds), currency)
+        blocks.append((f"That is {charged} charged less {back} refunded.\n\n", _cites(rows)))
     if by_category:
         groups: dict[str, list[Row]] = {}
         for row in sums:

@@ -13,13 +13,13 @@ accounts (or the file) whose rows it summed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Literal, TypeAlias
 
 # What counts as spending: one rule for the answers and the pages' charts.
 from ...store.spending import SPENDING
-from .ask import CAN_SPEND
+from .ask import CAN_SPEND, GENERIC, INSTITUTIONS
 
 SpendingKind: TypeAlias = Literal[
     "spend", "categories", "compare", "cash_flow", "recurring", "largest", "overview"
@@ -90,7 +90,25 @@ _CATEGORIES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("gym", "fitness"), "subcategory = 'PERSONAL_CARE_GYMS_AND_FITNESS_CENTERS'", "the gym"),
 )
 # The words that name a category: what a typo of one is read as (`fuzzy.py`).
-CATEGORY_WORDS = frozenset(w for words, _, _ in _CATEGORIES for p in words for w in p.split())
+CATEGORY_WORDS = frozenset(w for words, _, _ in _CATEGORIES for p in words for w in p.split()) | {
+    "cost",
+    "costs",
+    "costing",
+    "spend",
+    "spent",
+    "spending",
+    "paid",
+    "expenses",
+    "purchases",
+    "refund",
+    "refunds",
+    "refunded",
+    "charged",
+    "charges",
+    "month",
+    "months",
+    "weeks",
+}
 _NOT_MERCHANT = frozenset(
     {"the", "a", "my", "all", "last", "this", "past", "average", "least", "most", "in", "for"}
     | set(_MONTHS)
@@ -194,6 +212,23 @@ def _merchant(text: str) -> str | None:
     return None
 
 
+_CAPITAL = re.compile(r"(?<=[a-z,] )[A-Z][a-z'&]+(?: [A-Z][a-z'&]+)*")
+
+
+def _named_payee(question: str) -> str | None:
+    """A payee named with capitals inside the sentence ("that Seattle Hilton stay"), not an
+    institution, a kind of account or a month."""
+    for match in _CAPITAL.finditer(question):
+        kept = [
+            w
+            for w in match[0].lower().split()
+            if w not in _NOT_MERCHANT and w not in GENERIC and not any(w in i for i in INSTITUTIONS)
+        ]
+        if kept and all(len(w) >= 3 for w in kept):
+            return " ".join(kept)
+    return None
+
+
 _SPEND_WORD = r"\b(spend|spent|spending|expenses?)\b"
 # Each kind of question and what says it, tried in this order.
 _KINDS: tuple[tuple[SpendingKind, str], ...] = (
@@ -223,7 +258,8 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
     ),
     (
         "spend",
-        r"\b(spend|spent|spending|expenses?|cost|paid|pay for|purchases?|transactions?)\b"
+        r"\b(spend|spent|spending|expenses?|cost|costs|costing|paid|pay for|purchases?"
+        r"|transactions?)\b"
         r"|\b(did|do) (i|we) pay\b|\b(went|go|goes|gone) on\b|\bset (me|us) back\b",
     ),
 )
@@ -246,12 +282,13 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
     category = _category(text)
+    merchant = None if category else _merchant(text) or _named_payee(question)
     vague = kind == "spend" and category is None and period is None and not files_only
-    if vague and not re.search(r"\b(spend|spent|spending)\b", text):
+    if vague and not merchant and not re.search(r"\b(spend|spent|spending)\b", text):
         return None  # "what did I pay for the house?" is not this engine's to answer
-    merchant = None if category else _merchant(text)
     if (
         period is None
+        and not merchant  # "that Hilton stay": whenever it was
         and not files_only
         and kind in ("spend", "categories", "largest", "cash_flow")
     ):
@@ -267,8 +304,8 @@ def _filters(ask: SpendingAsk, period: Period | None) -> list[str]:
         where.append("file_id IS NOT NULL")
     if ask.category is not None:
         where.append(ask.category[0])
-    if ask.merchant:
-        pattern = "'%" + ask.merchant.replace("'", "''") + "%'"
+    for word in (ask.merchant or "").split():  # "seattle hilton": "HILTON SEATTLE" too
+        pattern = "'%" + word.replace("'", "''") + "%'"
         where.append(f"(lower(description) LIKE {pattern} OR lower(merchant_name) LIKE {pattern})")
     return where
 
@@ -333,3 +370,30 @@ def _cash_flow(ask: SpendingAsk, period: Period | None) -> str:
         f" ROUND(SUM(amount), 2) AS total, currency FROM transaction_details WHERE {where}"
         f" GROUP BY {WHERE_FROM}, {flow}, currency ORDER BY flow, total DESC"
     )
+
+
+_FOLLOW = re.compile(
+    r"^(?:and|what about|how about|same for|same thing for|also|then)\s+(?P<rest>.+)$"
+)
+
+
+def follow_spending(question: str, before: str, today: date) -> tuple[SpendingAsk, str] | None:
+    """ "and hulu?" after "what did I pay in rent last month?": the same question, of the
+    payee or category it names instead, with the sentence that says what was assumed."""
+    text = " ".join(re.findall(r"[a-z0-9&']+", question.lower()))
+    found = _FOLLOW.match(text)
+    asked = read_spending(before, today)
+    if not found or asked is None or asked.kind != "spend" or len(text.split()) > 6:
+        return None
+    rest = " " + found["rest"] + " "
+    category = _category(rest)
+    if category is not None:
+        ask = replace(asked, category=category, merchant=None)
+    else:
+        named = [w for w in rest.split() if w not in _NOT_MERCHANT and w not in GENERIC]
+        if not named or _period(rest, today) or any(w in i for w in named for i in INSTITUTIONS):
+            return None
+        ask = replace(asked, category=None, merchant=" ".join(named))
+    what = category[1] if category else ask.merchant.title() if ask.merchant else ""
+    when = f", {asked.period.label}" if asked.period else ""
+    return ask, f"Taking that as the same question{when}, for {what}:"

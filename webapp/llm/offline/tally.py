@@ -23,7 +23,7 @@ from .sides import (
     shown,
     side,
 )
-from .words import join_words, money
+from .words import join_words, money, words
 
 _PRONOUNS = frozenset(lexicon.phrases("follow_up", "pronouns"))
 _LIST = re.compile(r",\s*|\s+(?:and|plus|with)\s+(?:also\s+)?")
@@ -92,7 +92,7 @@ def _named(text: str) -> bool:
 
 def read_tally(text: str, phrase: str) -> Computation | None:
     """Return a total, a difference of chosen accounts or a what-if the question asks, or None."""
-    said = phrase.strip()
+    said = " ".join(words(text.replace(",", " and ")))  # "A, B and C": each one
     which = _WHICH.search(text.lower().strip())
     items = _items(which["list"].replace(" vs ", " and ")) if which else []
     if len(items) == 2 and all(map(_named, items)):
@@ -158,9 +158,7 @@ def write_tally(c: Computation, rows: list[Row]) -> list[Block]:
     if c.op == "minus":
         said = f"{money(start)} in {where} minus {money(out)} for {what} comes to {money(rest)}."
     elif rest >= 0:
-        said = (
-            f"Paying off {what} from {where} ({money(start)}) would leave {money(rest)} there."
-        )
+        said = f"Paying off {what} from {where} ({money(start)}) would leave {money(rest)} there."
     else:
         said = (
             f"Paying off {what} from {where} ({money(start)}) would need {money(-rest)}"
