@@ -122,8 +122,11 @@ def _share(phrase: str) -> Computation | None:
         if found and lexicon.has_phrase(phrase, tuple(_OPS["share"]) + ("how much of",)):
             part, whole = side(found["part"]), side(found["whole"])
             measures = (measure_of(part), measure_of(whole))
+            # the part says what of the whole ("is still unused"), not which account ("the
+            # Sapphire's limit"): no kind or institution of its own, no article or "my"
+            predicate = not re.match(r"my (my|the|our|your|a|an) ", part.text)
             if about_accounts(whole) and measures[0] != "balance" and not part.institutions:
-                if not part.kinds or measures[0] == "cash":
+                if predicate and (not part.kinds or measures[0] == "cash"):
                     return Computation("share", (whole, whole), measures=measures)
             # The part may be named by the account's own name alone ("the Sapphire Preferred").
             if about_accounts(whole) and (about_accounts(part) or part.names):
@@ -244,7 +247,7 @@ def _extreme(c: Computation, rows: list[Row]) -> list[Block]:
 def write_computation(c: Computation, found: list[Row]) -> list[Block]:
     """Write the computed answer, each figure citing the rows behind it."""
     rows = distinct(found)
-    if c.op in ("total", "left"):
+    if c.op in ("total", "left", "minus"):
         return write_tally(c, rows)
     if c.op in ("highest", "lowest"):
         return _extreme(c, rows)

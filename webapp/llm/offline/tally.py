@@ -25,6 +25,11 @@ from .sides import (
 )
 from .words import join_words, money, words
 
+# The words of these questions, so that the typo reader never takes one for another word.
+TALLY_WORDS = frozenset(
+    "subtract subtracting deduct deducting minus wiped wipe wiping cleared clearing settled"
+    " zeroed knocked leftover remaining remain headroom uninvested unused combined tally".split()
+)
 _PRONOUNS = frozenset(lexicon.phrases("follow_up", "pronouns"))
 _LIST = re.compile(r",\s*|\s+(?:and|plus|with)\s+(?:also\s+)?")
 # What is asked next, after the accounts a clause names: "... from checking, what would ..."
@@ -46,9 +51,16 @@ _TOTAL = (
         r" together|added together|added up|in total|altogether|all together)\b"
     ),
 )
-_LEFT = re.compile(
-    r"(?:if|suppose|supposing|say|after|once|when|were) (?:i |we )?(?:had |were to |was to )?"
-    rf"{_PAID} (?P<b>.+?) (?:from|with|using|out of|by using|by taking from) (?P<a>.+?){_THEN}"
+_LEFT = (
+    re.compile(
+        r"(?:if|suppose|supposing|say|after|once|when|were) (?:i |we )?(?:had |were to |was to )?"
+        rf"{_PAID} (?P<b>.+?) (?:from|with|using|out of|by using|by taking from) (?P<a>.+?){_THEN}"
+    ),
+    # "if I used my savings to pay off the sapphire"
+    re.compile(
+        r"(?:if|suppose|supposing|say|after|once|when) (?:i |we )?(?:used|use|took|take|tapped|"
+        rf"emptied|drew on) (?P<a>.+?) to {_PAID} (?P<b>.+?){_THEN}"
+    ),
 )
 _RESULT = re.compile(
     r" (left|leftover|remain|remaining|remains|still|afterwards|after that|be at|end up|leave|"
@@ -60,6 +72,11 @@ _MINUS = (
         rf"take off|deduct|remove|knock off) (?P<b>.+?){_THEN}"
     ),
     re.compile(rf"(?:subtract|deduct|take away) (?P<b>.+?) from (?P<a>.+?){_THEN}"),
+    # "savings minus all my card debt?"
+    re.compile(
+        r"^(?:what s |whats |what is |what are |how much is |tell me )?(?P<a>.+?)"
+        rf" (?:minus|less|take away|after subtracting|after paying) (?P<b>.+?){_THEN}"
+    ),
 )
 
 
@@ -104,7 +121,7 @@ def read_tally(text: str, phrase: str) -> Computation | None:
             measure = measure_of(side(text))
             measure = measure if measure in ("available", "limit") else "balance"
             return Computation("total", tuple(side(i) for i in items), measure)
-    for op, patterns in (("left", (_LEFT,)), ("minus", _MINUS)):
+    for op, patterns in (("left", _LEFT), ("minus", _MINUS)):
         for pattern in patterns:
             found = pattern.search(said)
             if not found or (op == "left" and not _RESULT.search(phrase)):
@@ -156,7 +173,11 @@ def write_tally(c: Computation, rows: list[Row]) -> list[Block]:
     where = join_words([r.label for r in base])
     what = join_words([f"{r.label} ({shown(r, 'balance')})" for r in paid])
     if c.op == "minus":
-        said = f"{money(start)} in {where} minus {money(out)} for {what} comes to {money(rest)}."
+        owed = "what you owe on " if all(r.owed for r in paid) else ""
+        names = join_words([r.label for r in paid])
+        said = (
+            f"{where} ({money(start)}) minus {owed}{names} ({money(out)}) comes to {money(rest)}."
+        )
     elif rest >= 0:
         said = f"Paying off {what} from {where} ({money(start)}) would leave {money(rest)} there."
     else:
