@@ -21,7 +21,11 @@ from webapp.llm.offline.spending_ask import read_spending
         ("can you sum up my wells fargo checking and my chase savings", "total", 2),
         ("how much do i have in checking and savings combined", "total", 2),
         ("tally up my crypto wallet, my brokerage and my savings", "total", 3),
-        ("say I cleared the citi card using my wells fargo checking, what's left in it?", "left", 2),
+        (
+            "say I cleared the citi card using my wells fargo checking, what's left in it?",
+            "left",
+            2,
+        ),
         ("if we knocked out the amex and the sapphire with savings what remains", "left", 3),
         ("start with my checking and take away the citi balance", "minus", 2),
         ("subtract my card debt from my savings", "minus", 2),
@@ -82,10 +86,16 @@ def test_a_share_of_a_whole_measured_another_way() -> None:
     ("text", "kinds", "left_out"),
     [
         ("Ignoring the house, what am I worth?", (), ("property",)),
-        ("setting aside my savings: which bank account has the most?", ("depository",), ("savings",)),
+        (
+            "setting aside my savings: which bank account has the most?",
+            ("depository",),
+            ("savings",),
+        ),
     ],
 )
-def test_a_leading_clause_leaves_out(text: str, kinds: tuple[str, ...], left_out: tuple[str, ...]) -> None:
+def test_a_leading_clause_leaves_out(
+    text: str, kinds: tuple[str, ...], left_out: tuple[str, ...]
+) -> None:
     question = understand(text)
     assert question.kinds == kinds
     assert question.excluded_kinds == left_out

@@ -7,20 +7,18 @@ forgiven), and every figure cites the rows it was computed from.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from typing import cast
 
 from . import lexicon
-from .ask import Question, tickers_in
+from .ask import Question, exclusion_last, tickers_in
 from .cite import Block
 from .figures import Row
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
 from .sides import (
+    HOLDING_WORDS,
     Computation,
     Op,
-    HOLDING_WORDS,
-    Measure,
     about_accounts,
     describe,
     distinct,
@@ -33,7 +31,6 @@ from .sides import (
     side_query,
     value,
 )
-from .ask import exclusion_last
 from .tally import read_tally, write_tally
 from .words import count_of, join_words, money, percent, sentence, words
 
@@ -125,9 +122,9 @@ def _share(phrase: str) -> Computation | None:
             # the part says what of the whole ("is still unused"), not which account ("the
             # Sapphire's limit"): no kind or institution of its own, no article or "my"
             predicate = not re.match(r"my (my|the|our|your|a|an) ", part.text)
-            if about_accounts(whole) and measures[0] != "balance" and not part.institutions:
-                if predicate and (not part.kinds or measures[0] == "cash"):
-                    return Computation("share", (whole, whole), measures=measures)
+            own = not part.institutions and (not part.kinds or measures[0] == "cash")
+            if about_accounts(whole) and measures[0] != "balance" and predicate and own:
+                return Computation("share", (whole, whole), measures=measures)
             # The part may be named by the account's own name alone ("the Sapphire Preferred").
             if about_accounts(whole) and (about_accounts(part) or part.names):
                 return Computation("share", (part, whole), measures=measures)

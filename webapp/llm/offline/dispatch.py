@@ -20,7 +20,7 @@ from . import lexicon
 from .advice import allocate
 from .ask import Extreme, Question, understand
 from .cite import Block, Result
-from .compute import Computation, Op, computation_queries, read_computation, write_computation
+from .compute import computation_queries, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
 from .library import DocHit, Library
@@ -40,6 +40,7 @@ from .overview import (
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
 from .plan import plan as tool_calls
 from .scope import missing_document, padded, scope_reply
+from .sides import Computation, Op
 from .tally import points_back
 from .words import bare_amounts, join_words
 from .write import direct_reply, write_answer

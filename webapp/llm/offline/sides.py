@@ -7,8 +7,9 @@ no others that share their label ("Credit card" at American Express and at Citi)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 from rapidfuzz import fuzz
 
@@ -28,12 +29,10 @@ NAME_RATIO = 85.0
 HOLDING_WORDS = frozenset(lexicon.phrases("holding_words"))
 # The words that name what is measured of an account, when it is not its balance.
 MEASURE_WORDS: dict[str, Measure] = {
-    w: m  # type: ignore[misc]
-    for m, ws in lexicon.table("measures").items()
-    for w in ws
+    w: cast(Measure, m) for m, ws in lexicon.table("measures").items() for w in ws
 }
 COLUMNS = f"{ACCOUNT_COLUMNS}, credit_limit, available_balance"
-_KIND_TEST = {
+_KIND_TEST: dict[str, Callable[[Row], bool]] = {
     "checking": lambda r: r.get("account_subtype") == "checking",
     "savings": lambda r: r.get("account_subtype") == "savings",
     "retirement": lambda r: r.get("account_subtype") in ("401k", "403b", "ira", "roth"),

@@ -27,8 +27,29 @@ from .words import join_words, money, words
 
 # The words of these questions, so that the typo reader never takes one for another word.
 TALLY_WORDS = frozenset(
-    "subtract subtracting deduct deducting minus wiped wipe wiping cleared clearing settled"
-    " zeroed knocked leftover remaining remain headroom uninvested unused combined tally".split()
+    [
+        "subtract",
+        "subtracting",
+        "deduct",
+        "deducting",
+        "minus",
+        "wiped",
+        "wipe",
+        "wiping",
+        "cleared",
+        "clearing",
+        "settled",
+        "zeroed",
+        "knocked",
+        "leftover",
+        "remaining",
+        "remain",
+        "headroom",
+        "uninvested",
+        "unused",
+        "combined",
+        "tally",
+    ]
 )
 _PRONOUNS = frozenset(lexicon.phrases("follow_up", "pronouns"))
 _LIST = re.compile(r",\s*|\s+(?:and|plus|with)\s+(?:also\s+)?")
@@ -173,10 +194,10 @@ def write_tally(c: Computation, rows: list[Row]) -> list[Block]:
     where = join_words([r.label for r in base])
     what = join_words([f"{r.label} ({shown(r, 'balance')})" for r in paid])
     if c.op == "minus":
-        owed = "what you owe on " if all(r.owed for r in paid) else ""
+        debt = "what you owe on " if all(r.owed for r in paid) else ""
         names = join_words([r.label for r in paid])
         said = (
-            f"{where} ({money(start)}) minus {owed}{names} ({money(out)}) comes to {money(rest)}."
+            f"{where} ({money(start)}) minus {debt}{names} ({money(out)}) comes to {money(rest)}."
         )
     elif rest >= 0:
         said = f"Paying off {what} from {where} ({money(start)}) would leave {money(rest)} there."
