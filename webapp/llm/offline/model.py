@@ -27,8 +27,7 @@ from .fuzzy import correct
 from .library import library
 from .plan import ToolCall
 from .scope import padded
-from .spending import read_spending, spending_answer, spending_calls
-from .spending_ask import follow_spending
+from .spending import follow_spending, read_spending, spending_answer, spending_calls
 from .write import NOT_FOUND, join_sections
 
 

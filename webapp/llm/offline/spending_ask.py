@@ -13,7 +13,7 @@ accounts (or the file) whose rows it summed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal, TypeAlias
 
@@ -370,30 +370,3 @@ def _cash_flow(ask: SpendingAsk, period: Period | None) -> str:
         f" ROUND(SUM(amount), 2) AS total, currency FROM transaction_details WHERE {where}"
         f" GROUP BY {WHERE_FROM}, {flow}, currency ORDER BY flow, total DESC"
     )
-
-
-_FOLLOW = re.compile(
-    r"^(?:and|what about|how about|same for|same thing for|also|then)\s+(?P<rest>.+)$"
-)
-
-
-def follow_spending(question: str, before: str, today: date) -> tuple[SpendingAsk, str] | None:
-    """ "and hulu?" after "what did I pay in rent last month?": the same question, of the
-    payee or category it names instead, with the sentence that says what was assumed."""
-    text = " ".join(re.findall(r"[a-z0-9&']+", question.lower()))
-    found = _FOLLOW.match(text)
-    asked = read_spending(before, today)
-    if not found or asked is None or asked.kind != "spend" or len(text.split()) > 6:
-        return None
-    rest = " " + found["rest"] + " "
-    category = _category(rest)
-    if category is not None:
-        ask = replace(asked, category=category, merchant=None)
-    else:
-        named = [w for w in rest.split() if w not in _NOT_MERCHANT and w not in GENERIC]
-        if not named or _period(rest, today) or any(w in i for w in named for i in INSTITUTIONS):
-            return None
-        ask = replace(asked, category=None, merchant=" ".join(named))
-    what = category[1] if category else ask.merchant.title() if ask.merchant else ""
-    when = f", {asked.period.label}" if asked.period else ""
-    return ask, f"Taking that as the same question{when}, for {what}:"
