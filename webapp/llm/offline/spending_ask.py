@@ -215,6 +215,9 @@ def _merchant(text: str) -> str | None:
 _CAPITAL = re.compile(r"(?<=[a-z,] )[A-Z][a-z'&]+(?: [A-Z][a-z'&]+)*")
 
 
+_COST_ME = re.compile(r"\b(cost|costs|costing|charged?|set) (me|us)\b|\b(did|do) (i|we) pay\b")
+
+
 def _named_payee(question: str) -> str | None:
     """A payee named with capitals inside the sentence ("that Seattle Hilton stay"), not an
     institution, a kind of account or a month."""
@@ -282,9 +285,12 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
     category = _category(text)
-    merchant = None if category else _merchant(text) or _named_payee(question)
+    merchant = None if category else _merchant(text)
+    payee = None if category or merchant else _named_payee(question)
+    if payee and _COST_ME.search(text):
+        merchant = payee  # "what did that Seattle Hilton stay cost me"
     vague = kind == "spend" and category is None and period is None and not files_only
-    if vague and not merchant and not re.search(r"\b(spend|spent|spending)\b", text):
+    if vague and merchant != payee and not re.search(r"\b(spend|spent|spending)\b", text):
         return None  # "what did I pay for the house?" is not this engine's to answer
     if (
         period is None
