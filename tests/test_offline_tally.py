@@ -117,6 +117,7 @@ def test_leaving_out_one_named_account_is_not_every_card() -> None:
         ("what did the Pike Place Chowder lunch cost me?", True),  # a payee named, netted
         ("what's left if i paid the sapphire from checking", False),  # a what-if
         ("does my Citi Double Cash agreement have a foreign transaction fee", False),
+        ("i get paid in cash, is that taxable?", False),  # no spending asked
     ],
 )
 def test_spending_or_credit_left(text: str, spending: bool) -> None:

@@ -290,7 +290,8 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     if payee and _COST_ME.search(text):
         merchant = payee  # "what did that Seattle Hilton stay cost me"
     vague = kind == "spend" and category is None and period is None and not files_only
-    if vague and merchant != payee and not re.search(r"\b(spend|spent|spending)\b", text):
+    named = merchant is not None and merchant == payee  # a payee's cost, whenever it was
+    if vague and not named and not re.search(r"\b(spend|spent|spending)\b", text):
         return None  # "what did I pay for the house?" is not this engine's to answer
     if (
         period is None
