@@ -18,6 +18,7 @@ from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
 from .sides import (
     HOLDING_WORDS,
     Computation,
+    Measure,
     Op,
     about_accounts,
     describe,
@@ -214,6 +215,22 @@ _WHAT = {
 }
 
 
+def _counts(row: Row, measure: Measure) -> bool:
+    """A row counts for a measure it has ("unused credit": a card, not a checking account)."""
+    return measure in ("balance", "cash") or figure(row, measure) is not None
+
+
+def _name(one: Question, rows: list[Row]) -> str:
+    """Name a side by what it resolved to: "your Chase checking account", "your VTI", "your
+    net worth"; in the person's own words when it is many accounts ("your card debt")."""
+    if "net_worth" in one.intents and not one.kinds:
+        return "your net worth"
+    tickers = list(dict.fromkeys(str(r.get("ticker")) for r in rows if r.get("ticker")))
+    if tickers:
+        return "your " + join_words(tickers) if len(tickers) <= 2 else "your holdings"
+    return join_words([r.label for r in rows]) if len(rows) <= 2 else describe(one)
+
+
 def _first_up(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -265,39 +282,45 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
         count = count_of(len(counted), noun.rstrip("s") if len(counted) == 1 else noun, noun)
         return [(f"You have {count}{': ' + names if names else ''}.", [r.cite for r in counted])]
     a, b = c.sides
-    rows_a, rows_b = _end(a, resolve(a, rows)), _end(b, resolve(b, rows))
+    rows_a, rows_b = (
+        _end(s, [r for r in resolve(s, rows) if _counts(r, c.measured(i))])
+        for i, s in enumerate((a, b))
+    )
     if not rows_a or not rows_b:
         missing = describe(a if not rows_a else b)
         return [(f"I couldn't find {missing} among your linked accounts.", [])]
     va, vb = value(a, rows_a, c.measured(0)), value(b, rows_b, c.measured(1))
     cites_a, cites_b = [r.cite for r in rows_a], [r.cite for r in rows_b]
+    name_a, name_b = _name(a, rows_a), _name(b, rows_b)
     blocks: list[Block] = [
-        (f"- {_first_up(describe(a))}: {money(va)}\n", cites_a),
-        (f"- {_first_up(describe(b))}: {money(vb)}\n", cites_b),
+        (f"- {_first_up(name_a)}: {money(va)}\n", cites_a),
+        (f"- {_first_up(name_b)}: {money(vb)}\n", cites_b),
     ]
     if c.op == "ratio":
         times = f"{va / vb:,.2f}" if vb else "no multiple (the second is zero)"
         return [
             (
-                f"{_first_up(describe(a))} is {times} times {describe(b)}.\n",
+                f"{_first_up(name_a)} is {times} times {name_b}.\n",
                 cites_a + cites_b,
             ),
             *blocks,
         ]
     if c.op == "share":
-        part, of = describe(a), describe(b)
+        part, of = name_a, name_b
         if a == b:  # the whole measured two ways: "your credit line ... unused"
-            part, of = f"{_WHAT[c.measured(0)]} of {of}", _WHAT[c.measured(1)] + " of " + of
+            part = f"{_WHAT[c.measured(0)]} on {of}"
+            of = "its " + _WHAT[c.measured(1)].removeprefix("the ")
         return [
             (
-                f"{_first_up(part)}, {money(va)}, is {percent(va, vb)} of {of}, {money(vb)}.",
+                f"{_first_up(part)}, {money(va)}, {'are' if len(rows_a) > 1 else 'is'}"
+                f" {percent(va, vb)} of {of}, {money(vb)}.",
                 cites_a + cites_b if a != b else cites_a,
             )
         ]
-    more, less = (a, b) if va >= vb else (b, a)
+    more, less = (name_a, name_b) if va >= vb else (name_b, name_a)
     return [
         (
-            f"{_first_up(describe(more))} is {money(abs(va - vb))} more than {describe(less)}.\n",
+            f"{_first_up(more)} is {money(abs(va - vb))} more than {less}.\n",
             cites_a + cites_b,
         ),
         *blocks,
