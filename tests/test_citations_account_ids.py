@@ -261,3 +261,22 @@ def test_the_reader_checks_ids_as_is_account_id_does(value: object) -> None:
     reader = AccountReader()
     assert reader.is_id(value) is is_account_id(value)
     assert reader.is_id(value) is is_account_id(value)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"source": "crypto", "source_account_id": PLAID},
+        {"source": " Manual", "source_account_id": MANUAL},
+        {"source_account_id": PLAID},
+        {"source": None, "source_account_id": PLAID},
+        {"source": 3, "source_account_id": PLAID},
+        {"source": "plaid", "source_account_id": "1234567890123456", "account_id": PLAID},
+        {"source": "snaptrade", "source_account_id": "short", "snaptrade_account_id": SNAP},
+    ],
+    ids=["crypto", "manual", "no-source", "null-source", "number", "digits", "short"],
+)
+def test_the_reader_reads_a_row_from_its_caches_as_the_seed_does(row: dict[str, object]) -> None:
+    reader = AccountReader()
+    # The first read fills the caches; the later ones take the inline path through them.
+    assert [reader.read(row) for _ in range(3)] == [seed_account(row)] * 3

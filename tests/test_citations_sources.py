@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.support.citation_json import account_ids, json_values
@@ -71,6 +71,33 @@ def test_an_ascii_label_is_slugged_and_sourced_as_the_general_rules_do(char: str
             general = label + "\u00a0"
             assert slugify(label) == slugify(general), repr(label)
             assert account_source(label) == account_source(general), repr(label)
+
+
+# Labels of a few characters the ASCII paths decide on (a letter, a digit, a space, a hyphen
+# and a symbol; then more), so that runs of each in every order come up; and any ASCII.
+_ascii_labels = (
+    st.text(st.sampled_from("a9 -$"), max_size=5)
+    | st.text(st.sampled_from("aZ9 -._$\t"), max_size=12)
+    | st.text(st.characters(max_codepoint=127), max_size=24)
+)
+
+
+@settings(max_examples=examples(300))
+@given(_ascii_labels)
+@example("Credit card")
+@example("a-b")
+@example("a$b")
+@example("a  b")
+@example("a--b")
+@example("-a")
+@example("a-")
+@example(" a")
+@example("a\tb")
+@example("A-B 9")
+def test_any_ascii_label_is_sourced_as_the_general_rules_do(label: str) -> None:
+    general = label + "\u00a0"  # Not ASCII, and NFKC makes it a space that ends no word.
+    assert slugify(label) == slugify(general)
+    assert account_source(label) == account_source(general)
 
 
 def test_account_source_never_ends_with_an_empty_slug() -> None:

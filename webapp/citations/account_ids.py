@@ -51,7 +51,8 @@ def _read_account(
     is_id: Callable[[object], bool],
     provider_of: Callable[[object], SourceProvider],
 ) -> AccountPair | None:
-    # The one place the seed's column order is written; `AccountReader` passes cached checks.
+    # The seed's column order; `AccountReader` passes cached checks, and reads its first
+    # column inline.
     provider: CitationAccountProvider | None = None
     source = row.get("source")
     if source is not None:
@@ -108,6 +109,18 @@ class AccountReader:
 
     def read(self, row: Mapping[str, object]) -> AccountPair | None:
         """Return the `(account_id, provider)` a SQL row names, or None when it names none."""
+        said = row.get("source_account_id")
+        if type(said) is str:
+            # Inline, most rows: a unified id, beside a `source` cell or none.
+            known = self._ids.get(said)
+            if known is None:
+                known = self._ids[said] = is_account_id(said)
+            source = row.get("source")
+            if known and source is None:
+                return said, None
+            provider = self._providers.get(source) if type(source) is str else None
+            if known and provider is not None:
+                return (said, provider) if provider else None
         return _read_account(row, self.is_id, self.provider)
 
 

@@ -11,6 +11,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import urlsplit
 
 from ..tool_registry import (
@@ -124,6 +125,9 @@ def account_source(label: str) -> str:
     slug, so that two such labels never become one source.
     """
     slug = slugify(label)
+    if slug and label.isascii() and slug == label.lower().replace(" ", "-"):
+        # Most labels: ASCII letters and digits, with single spaces or hyphens between them.
+        return ACCOUNT_SOURCE_PREFIX + slug
     if label.isascii() and "".join(label.split()).isalnum():
         return ACCOUNT_SOURCE_PREFIX + slug  # Letters and digits between spaces: nothing left out.
     plain = " ".join(_plain_label(label).split())
@@ -182,6 +186,8 @@ class SqlGroup:
 
 # Equal to no cell: a group's first id before it has one, and what `seen` lacks.
 _UNSEEN = object()
+# What a row without a first label cell must also lack to be the portfolio's.
+_NOT_PORTFOLIO = frozenset((*LABEL_COLUMNS[1:], FILE_ID_COLUMN))
 
 
 class _Group:
@@ -191,8 +197,8 @@ class _Group:
     # labels, and every object a group keeps alive is one more for the garbage collector.
     __slots__ = (
         "rows",
-        "source",
         "title",
+        "fixed",
         "typed",
         "first_id",
         "first_provider",
@@ -202,12 +208,14 @@ class _Group:
         "seen",
     )
 
-    def __init__(self, source: str, title: str, *, typed: bool = True) -> None:
+    def __init__(self, title: str, fixed: object = _UNSEEN) -> None:
         self.rows: list[Mapping[str, object]] = []
-        self.source = source
         self.title = title
-        # False once a row names no account, and from the start for the portfolio.
-        self.typed = typed
+        # The target of a source whose rows need no reading (the portfolio, a file), or
+        # `_UNSEEN` for an account label's, made from its rows' accounts.
+        self.fixed = fixed
+        self.typed = True  # False once a row names no account.
+        # The first account, kept as its two cells: one object fewer per group than the pair.
         self.first_id: str | None = None
         self.first_provider: CitationAccountProvider | None = None
         # Every distinct (account_id, provider), in the order rows first name it, once two.
@@ -219,8 +227,11 @@ class _Group:
         self.said_with: object = _UNSEEN
         self.seen: dict[str, object] | None = None
 
-    def read(self, row: Mapping[str, object], said: object, reader: AccountReader) -> None:
-        """Add the account `row` names; a row that names none leaves the group untyped."""
+    def read(
+        self, row: Mapping[str, object], said: object, source: object, reader: AccountReader
+    ) -> None:
+        """Add the account `row` (its `source_account_id` and `source` cells `said` and
+        `source`) names; a row that names none leaves the group untyped."""
         account = reader.read(row)
         if account is None:
             self.typed = False
@@ -235,14 +246,16 @@ class _Group:
         if account_id is not said:
             return  # Named by another id column: such rows are read each time.
         if self.said is _UNSEEN:
-            self.said, self.said_with = said, row.get("source")
+            self.said, self.said_with = said, source
         else:
             if self.seen is None:
                 self.seen = {}
-            self.seen[account_id] = row.get("source")
+            self.seen[said] = source
 
     def target(self) -> CitationTarget | None:
-        """Return `account`, `accounts`, or None when a row named no account."""
+        """Return the fixed target, `account`, `accounts`, or None when a row named no account."""
+        if self.fixed is not _UNSEEN:
+            return cast("CitationTarget | None", self.fixed)
         if not self.typed or self.first_id is None:
             return None
         if self.more is None:
@@ -253,10 +266,10 @@ class _Group:
 
 
 def _accounts_target(rows: Iterable[Mapping[str, object]]) -> CitationTarget | None:
-    group = _Group(ACCOUNT_SOURCE_PREFIX, "")
+    group = _Group("")
     reader = AccountReader()
     for row in rows:
-        group.read(row, None, reader)
+        group.read(row, None, None, reader)
         if not group.typed:
             return None  # One row that lacks an id leaves the label untyped.
     return group.target()
@@ -277,74 +290,81 @@ def _file_target(file_id: str, rows: Iterable[Mapping[str, object]]) -> UserFile
 def targets_for_sql(rows: Iterable[Mapping[str, object]]) -> list[SqlGroup]:
     """Group SQL rows by account label, each with its target; unlabelled rows are the portfolio.
 
-    One pass: each distinct label cell is stripped and slugged once, each distinct id and
-    source checked once, and a row whose id and source repeat an earlier row's in its group
-    is not read again. The result is exactly what `row_label`, `account_source`,
+    One pass, each row read once: each distinct label cell is stripped and slugged once, each
+    distinct id and source checked once, and a row whose id and source repeat an earlier row's
+    in its group is not read again. The result is exactly what `row_label`, `account_source`,
     `account_ref_from_row` and `target_for_accounts` give row by row.
     """
     reader = AccountReader()
     groups: dict[str, _Group] = {}
     # Each distinct label cell read so far: the group its rows join, or None when it is blank.
     by_cell: dict[str, _Group | None] = {}
-    portfolio = _Group(PORTFOLIO_SOURCE, "Your portfolio", typed=False)
-    files: dict[str, _Group] = {}
+    portfolio = _Group("Your portfolio", PortfolioTarget())
 
     def group_of(row: Mapping[str, object]) -> _Group:
-        # `row_label` and `account_source`, each distinct cell stripped and slugged once.
+        # A file's own row names no account, so the file is its source.
+        file_id = row.get(FILE_ID_COLUMN)
+        if file_id is not None and is_file_id(file_id) and reader.read(row) is None:
+            source = file_source(str(file_id))
+            group = groups.get(source)
+            if group is None:
+                group = groups[source] = _Group(_file_title(row), UserFileTarget(str(file_id)))
+            return group
+        # `row_label`: the first label cell that is not blank.
         for column in LABEL_COLUMNS:
             cell = row.get(column)
-            if not isinstance(cell, str):
-                continue
-            if cell not in by_cell:
-                label = cell.strip()
-                group = None
-                if label:
-                    source = account_source(label)
-                    group = groups.get(source)
-                    if group is None:
-                        group = groups[source] = _Group(source, label)
-                by_cell[cell] = group
-            if (group := by_cell[cell]) is not None:
-                return group
+            if isinstance(cell, str):
+                group = by_cell[cell] if cell in by_cell else label_group(cell)
+                if group is not None:
+                    return group
         groups.setdefault(PORTFOLIO_SOURCE, portfolio)
         return portfolio
 
+    def label_group(cell: str) -> _Group | None:
+        # `account_source`, each distinct cell stripped and slugged once; None when blank.
+        label = cell.strip()
+        group = None
+        if label:
+            source = account_source(label)
+            group = groups.get(source)
+            if group is None:
+                group = groups[source] = _Group(label)
+        by_cell[cell] = group
+        return group
+
     for row in rows:
-        file_id = row.get(FILE_ID_COLUMN)
-        if file_id is not None and is_file_id(file_id) and reader.read(row) is None:
-            # A file's own row: it names no account, so the file is its source.
-            fid = str(file_id)
-            if fid not in files:
-                files[fid] = groups[file_source(fid)] = _Group(
-                    file_source(fid), _file_title(row), typed=False
-                )
-            files[fid].rows.append(row)
-            continue
-        # Inline, the common rows: a first label cell seen before, or no label column at all
-        # (rows of holdings: one test instead of five lookups).
+        # Inline, the common rows: a label cell seen before in a row of no file, or once the
+        # portfolio has a row, a row with no label or file column (holdings).
         cell = row.get(_FIRST_LABEL)
-        group = by_cell.get(cell) if isinstance(cell, str) else None
-        if group is None:
-            no_label = cell is None and PORTFOLIO_SOURCE in groups and _OTHER_LABELS.isdisjoint(row)
-            group = portfolio if no_label else group_of(row)
+        if cell is None:
+            if portfolio.rows and _NOT_PORTFOLIO.isdisjoint(row):
+                portfolio.rows.append(row)
+                continue
+            group = group_of(row)
+        elif cell.__class__ is str and row.get(FILE_ID_COLUMN) is None:
+            known = by_cell.get(cell)  # None for a new cell, and for a blank one.
+            group = known or (cell not in by_cell and label_group(cell)) or group_of(row)
+        else:
+            group = group_of(row)
         group.rows.append(row)
-        if not group.typed:
-            continue
         said = row.get("source_account_id")
         source = row.get("source")
         if said == group.said and source == group.said_with:
             continue  # Most often: the account the group's first row named.
+        if not group.typed or group.fixed is not _UNSEEN:
+            continue
         seen = group.seen
         if seen is None or said.__class__ is not str or seen.get(said, _UNSEEN) != source:
-            group.read(row, said, reader)
-    file_targets = {id(group): UserFileTarget(fid) for fid, group in files.items()}
-
-    def target(group: _Group) -> CitationTarget | None:
-        if group is portfolio:
-            return PortfolioTarget()
-        return file_targets.get(id(group)) or group.target()
-
-    return [SqlGroup(g.source, g.title, tuple(g.rows), target(g)) for g in groups.values()]
+            group.read(row, said, source, reader)
+    # Each group let go as its SqlGroup is made (last first, then turned round): the garbage
+    # collector's passes, set off by what is made here, never walk both.
+    by_cell.clear()
+    cited = []
+    while groups:
+        source, group = groups.popitem()
+        cited.append(SqlGroup(source, group.title, tuple(group.rows), group.target()))
+    cited.reverse()
+    return cited
 
 
 def target_for_source(

@@ -7,29 +7,34 @@ so "prioritise", "prioritising" and "priority" are one word. Which open answer t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from . import lexicon
 from .ask import Question
 from .cite import Block, number
 from .figures import Row
-from .words import bare_amounts, money, percent, stem
+from .words import bare_amounts, join_words, money, percent, stem
 
 _ADVICE = lexicon.table("advice")
 
 
-def _stemmed(text: str) -> str:
+def stem_phrase(text: str) -> str:
+    """A padded phrase with each word stemmed: " prioritis my card "."""
     return " " + " ".join(stem(w) for w in text.split()) + " "
 
 
+_stemmed = stem_phrase
 _MARKERS = tuple(_stemmed(m).strip() for m in _ADVICE["markers"])
+# "pay my card off", "pay the amex off": the words between are what is paid.
+_PAY_OFF = re.compile(r" (pay|paying|paid) ((?:\S+ ){1,3})off ")
 
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
     kind: str
     groups: tuple[tuple[str, ...], ...]
-    needs: str = ""  # "ticker", "amount", "debt": what the question must also name
+    needs: str = ""  # "ticker", "amount", "debt", "own": what the question must also name
     markers: tuple[str, ...] = ()  # the rule's own words of judgement, if not the common ones
 
 
@@ -45,6 +50,7 @@ _RULES = tuple(
 
 
 _DEBT_WORDS = tuple(_stemmed(w).strip() for w in _ADVICE["debt_words"])
+_OWN_WORDS = tuple(_stemmed(w).strip() for w in _ADVICE["own_words"])
 
 
 def _needs(need: str, said: str, question: Question) -> bool:
@@ -56,13 +62,15 @@ def _needs(need: str, said: str, question: Question) -> bool:
         return bool({"credit", "loan", "mortgage"} & set(question.kinds)) or (
             "debts" in question.intents or lexicon.has_phrase(said, _DEBT_WORDS)
         )
+    if need == "own":  # the user's own cash: an account kind, or "what I have"
+        return bool(question.kinds) or lexicon.has_phrase(said, _OWN_WORDS)
     return True
 
 
 def advice_kind(phrase: str, question: Question) -> str | None:
     """Return which advice a padded phrase asks for ("payoff", "afford", "sell", "plan",
     "cushion", "allocate"), or None when it asks for no judgement."""
-    said = _stemmed(phrase.strip())
+    said = _stemmed(_PAY_OFF.sub(r" \1 off \2", phrase).strip())
     if not lexicon.has_phrase(said, _MARKERS):
         return None
     for rule in _RULES:
@@ -73,11 +81,37 @@ def advice_kind(phrase: str, question: Question) -> str | None:
     return None
 
 
+def advice_after(phrase: str, question: Question, earlier: Question) -> str | None:
+    """The advice a follow-up asks of what the earlier question was about ("which one makes
+    the most sense?" after "how much do I owe on my cards?"): its debts, holding or amount."""
+    kept = replace(
+        question,
+        intents=question.intents + earlier.intents,
+        kinds=question.kinds + earlier.kinds,
+        tickers=question.tickers or earlier.tickers,
+        amounts=question.amounts or earlier.amounts,
+    )
+    return advice_kind(phrase, kept)
+
+
 def allocate(rows: list[Row], guidance: list[Block]) -> list[Block]:
     """How to invest: not personal advice, the mix the user holds, and the guide's rule."""
     held = [r for r in rows if r.get("ticker")]
+    cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
     if not held:
-        return [("You have no investment holdings linked, so there is no mix to look at.", [])]
+        start: list[Block] = [
+            ("You have no investment holdings linked, so there is no mix to look at yet.", [])
+        ]
+        if cash:
+            start.append(
+                (
+                    " The cash you could start from is "
+                    + join_words([f"the {r.amount()} in {r.label}" for r in cash])
+                    + ". An emergency fund usually comes before investing any of it.",
+                    [r.cite for r in cash],
+                )
+            )
+        return start + guidance
     total = sum(number(r.get("market_value")) or 0.0 for r in held)
     ranked = sorted(held, key=lambda r: -(number(r.get("market_value")) or 0.0))
     blocks: list[Block] = [

@@ -12,50 +12,37 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from datetime import date
+from typing import Protocol, cast
 
-from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
+from ...tool_registry import EXECUTE_SQL
 from ...tools.python.market import MarketData
 from . import lexicon
-from .advice import allocate
+from .advice import advice_after
 from .ask import Extreme, Question, understand
 from .cite import Block, Result
 from .compute import computation_queries, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
 from .library import DocHit, Library
-from .overview import (
-    GUIDES,
-    Open,
-    afford,
-    cushion,
-    guidance,
-    overview,
-    payoff,
-    plan,
-    read_open,
-    sell,
-    uncovered,
-)
-from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
+from .open_task import open_calls, open_write
+from .overview import Open, asks_budget, read_open
+from .plan import ToolCall
 from .plan import plan as tool_calls
 from .scope import missing_document, padded, scope_reply
 from .sides import Computation, Op
 from .tally import points_back
 from .words import bare_amounts, join_words
-from .write import direct_reply, write_answer
+from .write import NOT_FOUND, OUT_OF_SCOPE, direct_reply, write_answer
 
-ALL_ACCOUNTS = (
-    f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
-    " ORDER BY account_name, institution_name"
-)
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
 _COVERS = re.compile(
     r"\b(my|our) .*\b(cover|covers|pay for|stretch to|be enough for|enough for) (that|it|this)\b",
     re.IGNORECASE,
 )
 _POINTERS = lexicon.phrases("follow_up", "pronouns")
-ALL_HOLDINGS = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
+# A remark's first word that points back at the question before: "that's most of my checking".
+_POINTING = ("that", "thats", "it", "its", "this", "feels", "seems", "since", "because")
 
 
 class Task(Protocol):
@@ -76,6 +63,7 @@ class Context:
     earlier: tuple[str, ...] = ()
     first: bool = True
     own: bool = False  # an earlier part of the message was about the user's own figures
+    today: date | None = None  # the day "last month" counts from (the day's date if None)
 
 
 @dataclass(frozen=True)
@@ -131,42 +119,18 @@ class Computed:
 
 @dataclass(frozen=True)
 class Opened:
-    """An open question answered from the user's figures."""
+    """An open question answered from the user's figures (`open_task.py`)."""
 
     kind: Open
     question: Question
     reply: str = ""
+    today: date | None = None
 
     def calls(self) -> list[ToolCall]:
-        query = ALL_HOLDINGS if self.kind in ("sell", "uncovered", "allocate") else ALL_ACCOUNTS
-        calls = [ToolCall(EXECUTE_SQL, {"query": query})]
-        if self.kind == "payoff" and self.question.institutions:
-            # "my amex": only the debts it names, so that their citations are theirs alone
-            named = replace(self.question, intents=("debts",))
-            cash = replace(self.question, intents=("cash",), kinds=(), names=(), institutions=())
-            calls = [ToolCall(EXECUTE_SQL, {"query": account_query(q)}) for q in (named, cash)]
-        if self.kind in GUIDES:  # the bundled page the answer quotes
-            code = article_code([GUIDES[self.kind]["title"]])
-            calls.append(ToolCall(EXECUTE_PYTHON, {"code": code}))
-        return calls
+        return open_calls(self.kind, self.question, self.today or date.today())
 
     def write(self, results: list[Result]) -> list[Block]:
-        rows = rows_of(results)
-        if self.kind == "overview":
-            return overview(rows)
-        if self.kind == "afford":
-            return afford(self.question, rows)
-        if self.kind == "payoff":
-            return payoff(self.question, rows)
-        if self.kind == "plan":
-            return plan(self.question, rows)
-        if self.kind == "cushion":
-            return cushion(rows, results)
-        if self.kind == "sell":
-            return sell(self.question, rows)
-        if self.kind == "allocate":
-            return allocate(rows, guidance("allocate", results))
-        return uncovered(self.reply, self.question, rows)
+        return open_write(self.kind, self.question, self.reply, results)
 
 
 def _scope(text: str, context: Context) -> Task | None:
@@ -187,7 +151,7 @@ def _follow_up(text: str, context: Context) -> Task | None:
         end: Extreme = "most" if op == "highest" else "least"
         if end != last.extreme:  # "What's my biggest debt?", "and the smallest?"
             return Figures(replace(last, text=text, extreme=end), [], context, "")
-    again = _open_again(text, context)
+    again = _open_again(text, context) or _advice_again(text, context)
     if again:
         return again
     found = combined(text, context.earlier) or follow_up(text, last)
@@ -216,7 +180,30 @@ def _open_again(text: str, context: Context) -> Task | None:
         kept = replace(before, text=text, amounts=current.amounts or tuple(bare_amounts(text)))
     else:
         return None
-    return Opened(found[0], kept, found[1])
+    return Opened(found[0], kept, found[1], context.today)
+
+
+def _advice_again(text: str, context: Context) -> Task | None:
+    """Advice asked of what the last question was about ("if I can only clear one of them,
+    which one?" after "how much do I owe on my cards?"), which this one points back at."""
+    phrase = padded(text)
+    if not lexicon.has_phrase(phrase, lexicon.phrases("follow_up", "pronouns")):
+        return None
+    current, last = understand(text), previous_question(context.earlier)
+    if last is None or read_open(phrase, current):
+        return None
+    kind = advice_after(phrase, current, last)
+    if kind is None:
+        return None
+    kept = replace(last, text=text, amounts=current.amounts or last.amounts)
+    return Opened(cast(Open, kind), kept, "", context.today)
+
+
+def _budget(text: str, context: Context) -> Task | None:
+    """A budget asked for ("help me put a budget together"), before "put" reads as a transfer."""
+    if not asks_budget(padded(text)):
+        return None
+    return Opened("budget", understand(text, own=context.own), "", context.today)
 
 
 def _open(text: str, context: Context) -> Task | None:
@@ -224,7 +211,7 @@ def _open(text: str, context: Context) -> Task | None:
     if not question.amounts and bare_amounts(text):
         question = replace(question, amounts=tuple(bare_amounts(text)))  # "afford 800 on a phone"
     found = read_open(padded(text), question)
-    return Opened(found[0], question, found[1]) if found else None
+    return Opened(found[0], question, found[1], context.today) if found else None
 
 
 def _computed(text: str, context: Context) -> Task | None:
@@ -280,11 +267,46 @@ def figures(text: str, context: Context) -> Task:
 
 READERS: list[Callable[[str, Context], Task | None]] = [
     _what_if,
+    _budget,
     _scope,
     _follow_up,
     _open,
     _computed,
 ]
+
+
+def _remark(part: str, task: Task, before: Task | None) -> Opened | None:
+    """The open question a part goes with, when the part adds to it rather than asking
+    anew: a remark that asks nothing of its own ("feels like too much riding on one
+    company", "that's most of my checking"), or the same open question again ("and is what
+    I've got enough?"), or an amount-less "can I afford it" after advice. The question is
+    read again with the remark, which may name the account meant."""
+    if not isinstance(before, Opened):
+        return None
+    asked = before.question
+    again = understand(f"{asked.text} {part}")
+    joined = replace(
+        before,
+        question=replace(
+            again,
+            kinds=tuple(dict.fromkeys(asked.kinds + again.kinds)),
+            tickers=asked.tickers or again.tickers,
+            amounts=asked.amounts or again.amounts,
+        ),
+    )
+    if isinstance(task, Opened):
+        same = task.kind == before.kind
+        return joined if same or (task.kind == "afford" and not task.question.amounts) else None
+    if part.rstrip().endswith("?"):
+        return None
+    if lexicon.has_phrase(padded(part.split()[0]), _POINTING):
+        return joined
+    if not isinstance(task, Figures):
+        return None
+    if not task.calls() and task.direct() in (NOT_FOUND, OUT_OF_SCOPE):
+        return joined
+    named = task.question.kinds or task.question.institutions or task.question.tickers
+    return joined if not (named or task.question.amounts) else None
 
 
 def tasks(text: str, context: Context) -> list[Task]:
@@ -298,6 +320,10 @@ def tasks(text: str, context: Context) -> list[Task]:
             here = replace(here, first=True, earlier=(*context.earlier, *parts[:number]))
         task = next((t for read in READERS if (t := read(part, here)) is not None), None)
         task = task or figures(part, here)
+        joined = _remark(part, task, found[-1] if found else None)
+        if joined is not None:
+            found[-1] = joined
+            continue
         found.append(task)
         if isinstance(task, Figures) and task.question.about_data:
             context = replace(context, own=True)

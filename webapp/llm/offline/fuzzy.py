@@ -49,7 +49,27 @@ def _targets() -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def _known() -> frozenset[str]:
-    return library().vocabulary | STOPWORDS | frozenset(_targets()) | lexicon.words_of("small_talk")
+    advice = lexicon.table("advice")  # the advice rules' words, and plain words, are no typos
+    said = [*advice["markers"], *advice["debt_words"], str(advice["plain"])]
+    said += [w for rule in advice["rule"] for group in rule.get("groups", ()) for w in group]
+    plain = frozenset(w for phrase in said for w in words(phrase))
+    return (
+        library().vocabulary
+        | STOPWORDS
+        | frozenset(_targets())
+        | lexicon.words_of("small_talk")
+        | plain
+    )
+
+
+def _may_stand_for(word: str, target: str) -> bool:
+    """A short target (an abbreviation: "boa", "ira") is a typo's only when the word is it with
+    a letter doubled ("irra"): "boat" is a word of its own, not "boa" mistyped."""
+    if len(target) >= MIN_LENGTH:
+        return True
+    return any(
+        word[:i] + word[i + 1 :] == target for i in range(1, len(word)) if word[i] == word[i - 1]
+    )
 
 
 def correct_word(word: str) -> str:
@@ -64,7 +84,7 @@ def correct_word(word: str) -> str:
         return word  # "double" is no typo of "doubles": a word whose plural is known is known
     found = process.extractOne(
         lowered,
-        [t for t in _targets() if t[0] == lowered[0]],
+        [t for t in _targets() if t[0] == lowered[0] and _may_stand_for(lowered, t)],
         scorer=fuzz.ratio,
         score_cutoff=MIN_RATIO,
     )

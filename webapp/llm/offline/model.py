@@ -25,6 +25,7 @@ from .conversation import FOLLOW_UP_DEPTH, earlier_questions, split_parts
 from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
 from .library import library
+from .overview import asks_budget
 from .plan import ToolCall
 from .scope import padded
 from .spending import follow_spending, read_spending, spending_answer, spending_calls
@@ -177,7 +178,8 @@ def _paragraph(blocks: list[Block]) -> list[Block]:
 def _advice(text: str) -> bool:
     """Tell whether a question asks for a judgement the advice answers give."""
     mended = correct(text)
-    return advice_kind(padded(mended), understand(mended)) is not None
+    said = padded(mended)
+    return advice_kind(said, understand(mended)) is not None or asks_budget(said)
 
 
 def _besides_spending(text: str, today: date) -> tuple[str, bool]:
@@ -225,10 +227,10 @@ class OfflineModel:
             spending, note = followed
         if spending is None or spending.kind == "overview":
             # "How am I doing (this month)?": the month's money and where the user stands.
-            found = tasks(mended, Context(library(), self._market, earlier))
+            found = tasks(mended, Context(library(), self._market, earlier, today=today))
         elif rest:  # "what's my utilization, and how much did rent cost me last month?"
             spending = read_spending(_spending_part(mended, today), today) or spending
-            found = tasks(rest, Context(library(), self._market, earlier))
+            found = tasks(rest, Context(library(), self._market, earlier, today=today))
         calls, _ = merged_calls(found)
         money = spending_calls(spending, today) if spending is not None else []
         if turn.rounds == 0 and (calls or money):

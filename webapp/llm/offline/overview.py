@@ -1,6 +1,9 @@
-"""Open questions answered from the user's own figures: "how am I doing" (net worth, cash,
-debts, utilization), "can I afford $2,000", "which card should I pay off first", and "should I
-sell my Apple stock" (what they hold, and plainly that the choice is theirs). Each figure
+"""Open questions answered from the user's own figures: which open question a phrase asks
+(`read_open`: "how am I doing" in any words, a budget, advice by meaning), and the answers
+from balances and holdings alone: the overview (net worth, what is owned and owed account by
+account, cash, utilization), "which card should I pay off first", and "should I sell my Apple
+stock" (what they hold, against the whole mix when asked, and plainly that the choice is
+theirs). Answers that weigh cash against the user's bills are `cash_advice.py`'s. Each figure
 cites its rows; nothing here cites a document it didn't read for the question.
 """
 
@@ -10,17 +13,40 @@ import re
 from typing import Literal, TypeAlias, cast
 
 from . import lexicon
-from .advice import advice_kind
+from .advice import advice_kind, stem_phrase
 from .ask import Question
 from .cite import Block, Result, cite, number
 from .figures import Row
 from .words import count_of, money, percent
 
 Open: TypeAlias = Literal[
-    "overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion", "allocate"
+    "overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion", "allocate", "budget"
 ]
 GUIDES: dict[str, dict[str, str]] = lexicon.table("open_guides")
 _UNCOVERED = lexicon.rules("uncovered")
+_INDEX_FUNDS = ("index fund", "index funds")
+_WHOLE = tuple(stem_phrase(p).strip() for p in lexicon.phrases("open_overview", "whole"))
+_MONEY = tuple(stem_phrase(p).strip() for p in lexicon.phrases("open_overview", "money"))
+_BUDGET = lexicon.phrases("open_overview", "budget")
+_PERSONAL = (" i ", " me ", " my ", " we ", " our ", " us ", " im ", " u ")
+_DEFINITION = re.compile(lexicon.table("implied_own")["definition"])
+
+
+def asks_budget(phrase: str) -> bool:
+    """Tell whether a padded phrase asks for the user's budget ("can u help me budget"), not
+    what a budget is."""
+    return (
+        lexicon.has_phrase(phrase, _BUDGET)
+        and any(p in phrase for p in _PERSONAL)
+        and not _DEFINITION.search(phrase)
+    )
+
+
+def asks_overview(phrase: str) -> bool:
+    """Tell whether a padded phrase asks for the whole picture in other words ("health check
+    on my money", "a rundown of where I stand"): a word of each group, compared by stem."""
+    said = stem_phrase(phrase)
+    return lexicon.has_phrase(said, _WHOLE) and lexicon.has_phrase(said, _MONEY)
 
 
 def read_open(phrase: str, question: Question) -> tuple[Open, str] | None:
@@ -36,7 +62,15 @@ def read_open(phrase: str, question: Question) -> tuple[Open, str] | None:
         if lexicon.has_phrase(phrase, lexicon.phrases("open", kind)):
             return kind, ""
     found = advice_kind(phrase, question)
-    return (cast(Open, found), "") if found else None
+    if found:
+        return cast(Open, found), ""
+    if asks_budget(phrase):
+        return "budget", ""
+    if asks_overview(phrase):
+        return "overview", ""
+    if "holdings" in question.intents and any(f" {w} " in phrase for w in _INDEX_FUNDS):
+        return "allocate", ""  # "i have zero investments ... just buy an index fund"
+    return None
 
 
 def _total(rows: list[Row]) -> float:
@@ -44,7 +78,8 @@ def _total(rows: list[Row]) -> float:
 
 
 def overview(rows: list[Row]) -> list[Block]:
-    """Where the user stands: net worth, cash, debts and credit utilization, each cited."""
+    """Where the user stands: net worth, what they own and owe account by account, cash and
+    credit utilization, each cited."""
     known = [r for r in rows if r.balance is not None]
     if not known:
         return [("You have no accounts linked yet, so there is nothing to sum up.", [])]
@@ -60,18 +95,17 @@ def overview(rows: list[Row]) -> list[Block]:
             [r.cite for r in known],
         ),
     ]
+    for title, group in (("What you own", assets), ("What you owe", owed)):
+        if group:
+            blocks.append((f"\n{title}, {money(_total(group))} in all:\n", [r.cite for r in group]))
+            ranked = sorted(group, key=lambda r: -abs(r.balance or 0.0))
+            blocks += [(f"- {r.title}: {money(abs(r.balance or 0.0))}\n", [r.cite]) for r in ranked]
+    blocks.append(("\n", []))
     if cash:
         blocks.append(
             (
-                f"- Cash: {money(_total(cash))} in {count_of(len(cash), 'bank account')}\n",
+                f"Your cash is {money(_total(cash))} in {count_of(len(cash), 'bank account')}. ",
                 [r.cite for r in cash],
-            )
-        )
-    if owed:
-        blocks.append(
-            (
-                f"- Debts: {money(_total(owed))} on {count_of(len(owed), 'account')}\n",
-                [r.cite for r in owed],
             )
         )
     if cards:
@@ -79,51 +113,15 @@ def overview(rows: list[Row]) -> list[Block]:
         limits = sum(number(r.get("credit_limit")) or 0.0 for r in cards)
         blocks.append(
             (
-                f"- Credit utilization: {percent(used, limits)} of {money(limits)} in "
-                "credit limits\n",
+                f"Your credit utilization is {percent(used, limits)}: {money(used)} of "
+                f"{money(limits)} in credit limits. ",
                 [r.cite for r in cards],
             )
         )
     blocks.append(
         (
-            "These are balances, not a budget: I can't see whether this month's spending is "
-            "above or below your usual from balances alone.",
-            [],
-        )
-    )
-    return blocks
-
-
-def afford(question: Question, rows: list[Row]) -> list[Block]:
-    """Set an amount against the cash the user has, and what they owe."""
-    cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
-    owed = [r for r in rows if r.owed and r.balance is not None]
-    if not question.amounts:
-        return [
-            ("How much would it cost? Ask with the amount, and I'll set it against your cash.", [])
-        ]
-    asked = question.amounts[0]
-    have = _total(cash)
-    blocks: list[Block] = [
-        (
-            f"You have {money(have)} in cash across {count_of(len(cash), 'bank account')}; "
-            + (
-                f"after spending {money(asked)} you would have {money(have - asked)}."
-                if have >= asked
-                else f"{money(asked)} is {money(asked - have)} more than that: you would be "
-                f"{money(asked - have)} short."
-            ),
-            [r.cite for r in cash],
-        )
-    ]
-    if owed:
-        blocks.append(
-            (f"You also owe {money(_total(owed))} on your cards and loans.", [r.cite for r in owed])
-        )
-    blocks.append(
-        (
-            "Whether it's wise depends on your budget and on keeping an emergency fund "
-            "(often three to six months of expenses) untouched.",
+            "These are today's balances: they don't show how your spending compares with "
+            "your usual month.",
             [],
         )
     )
@@ -144,7 +142,7 @@ def guidance(kind: str, results: list[Result]) -> list[Block]:
     return []
 
 
-def _cash_lines(cash: list[Row]) -> list[Block]:
+def cash_lines(cash: list[Row]) -> list[Block]:
     blocks: list[Block] = [(f"- {r.title}: {money(r.balance or 0.0)}\n", [r.cite]) for r in cash]
     for subtype in dict.fromkeys(r.get("account_subtype") for r in cash):
         same = [r for r in cash if r.get("account_subtype") == subtype]
@@ -154,22 +152,6 @@ def _cash_lines(cash: list[Row]) -> list[Block]:
     if len(cash) > 1:
         blocks.append((f"- Cash in all: {money(_total(cash))}\n", [r.cite for r in cash]))
     return blocks
-
-
-def cushion(rows: list[Row], results: list[Result]) -> list[Block]:
-    """Cash set aside: what the user keeps where, and the emergency-fund guidance, cited."""
-    cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
-    if not cash:
-        return [("You have no bank accounts linked, so I can't see any cash set aside.", [])]
-    blocks: list[Block] = [
-        (
-            "Whether that is enough, or too much, depends on your monthly expenses, which "
-            "balances alone don't show. Here is the cash you keep in each account:\n",
-            [],
-        ),
-        *_cash_lines(cash),
-    ]
-    return blocks + guidance("cushion", results)
 
 
 def payoff(question: Question, rows: list[Row]) -> list[Block]:
@@ -196,7 +178,7 @@ def payoff(question: Question, rows: list[Row]) -> list[Block]:
     cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
     if cash:
         blocks.append(("The cash you could pay it from:\n", []))
-        blocks += _cash_lines(cash)
+        blocks += cash_lines(cash)
         left = _total(cash) - _total(cards)
         blocks.append(
             (
@@ -214,10 +196,13 @@ def _names(question: Question, row: Row) -> bool:
     return bool(said & set(place.split()))
 
 
-def sell(question: Question, rows: list[Row]) -> list[Block]:
-    """What the user holds of a ticker, its share of the portfolio, and whose choice it is."""
+def sell(question: Question, rows: list[Row], whole: bool = False) -> list[Block]:
+    """What the user holds of a ticker, its share of the portfolio (with the rest of the mix
+    when the question weighs it against the whole), and whose choice it is."""
     held = [r for r in rows if r.get("ticker")]
     wanted = [r for r in held if r.get("ticker") in question.tickers] or held
+    if whole:
+        wanted = wanted + [r for r in held if r not in wanted]
     total = sum(number(r.get("market_value")) or 0.0 for r in held)
     blocks: list[Block] = [
         (

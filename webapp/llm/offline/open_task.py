@@ -1,0 +1,108 @@
+"""What an open question (`overview.py`'s kinds) asks the tools for, and its answer from
+their results: the user's accounts or holdings, their regular outgoings when the answer
+weighs cash against them (`bills.py`), and the bundled guide page the answer quotes, chosen
+by what the question raises (a card's interest, an emergency fund, a budget, one holding
+weighing too much in the mix, index funds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+
+from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
+from . import lexicon
+from .advice import allocate
+from .ask import Question
+from .bills import bills_queries
+from .cash_advice import afford, budget, cushion, mentions_cushion
+from .cite import Block, Result
+from .figures import Row, rows_of
+from .overview import GUIDES, Open, guidance, overview, payoff, plan, sell, uncovered
+from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
+from .scope import padded
+
+ALL_ACCOUNTS = (
+    f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
+    " ORDER BY account_name, institution_name"
+)
+ALL_HOLDINGS = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
+_CONCENTRATION = lexicon.phrases("open_overview", "concentration")
+_INDEX_FUND = (" index fund", " index funds", " etf", " etfs")
+_OUTGOINGS: tuple[Open, ...] = ("afford", "cushion", "budget")
+_PAYOFF_WHEN = lexicon.phrases("open_guides", "payoff", "when")
+
+
+def concentrated(question: Question) -> bool:
+    """Tell whether a question about a holding speaks of its weight in the whole mix."""
+    return lexicon.has_phrase(padded(question.text), _CONCENTRATION)
+
+
+def guides(kind: Open, question: Question) -> tuple[str, ...]:
+    """The bundled pages (keys of `[open_guides]`) an open question's answer may quote."""
+    said = padded(question.text)
+    index = any(f"{w} " in said for w in _INDEX_FUND)
+    if kind == "sell":
+        return ("diversify", "index_fund") if concentrated(question) or index else ()
+    if kind == "allocate":
+        return ("index_fund",) if index else ("allocate",)
+    if kind == "afford":
+        return ("cushion",) if mentions_cushion(question.text) else ()
+    if kind == "payoff":
+        return ("payoff",) if lexicon.has_phrase(said, _PAYOFF_WHEN) else ()
+    return (kind,) if kind in GUIDES else ()
+
+
+def open_calls(kind: Open, question: Question, today: date) -> list[ToolCall]:
+    """The calls an open question makes: its rows, its outgoings, the guide pages."""
+    holdings = kind in ("sell", "uncovered", "allocate")
+    calls = [ToolCall(EXECUTE_SQL, {"query": ALL_HOLDINGS if holdings else ALL_ACCOUNTS})]
+    if kind == "allocate":
+        calls.append(ToolCall(EXECUTE_SQL, {"query": ALL_ACCOUNTS}))  # the cash, if no holdings
+    if kind == "payoff" and question.institutions:
+        # "my amex": only the debts it names, so that their citations are theirs alone
+        named = replace(question, intents=("debts",))
+        cash = replace(question, intents=("cash",), kinds=(), names=(), institutions=())
+        calls = [ToolCall(EXECUTE_SQL, {"query": account_query(q)}) for q in (named, cash)]
+    if kind in _OUTGOINGS:
+        calls += [ToolCall(EXECUTE_SQL, {"query": q}) for q in bills_queries(today)]
+    titles = list(dict.fromkeys(GUIDES[g]["title"] for g in guides(kind, question)))
+    if titles:
+        calls.append(ToolCall(EXECUTE_PYTHON, {"code": article_code(titles)}))
+    return calls
+
+
+def _fund(rows: list[Row], question: Question) -> bool:
+    """Tell whether the holding asked about is a fund (its page is the index fund's)."""
+    named = [r for r in rows if r.get("ticker") in question.tickers]
+    return any(r.get("security_type") in ("etf", "mutual_fund") for r in named)
+
+
+def _quoted(kind: Open, question: Question, rows: list[Row], results: list[Result]) -> list[Block]:
+    keys = guides(kind, question)
+    if kind == "sell" and keys:
+        keys = ("index_fund",) if _fund(rows, question) else ("diversify",)
+    return [b for key in keys[:1] for b in guidance(key, results)]
+
+
+def open_write(kind: Open, question: Question, reply: str, results: list[Result]) -> list[Block]:
+    """The answer to an open question from its calls' results."""
+    rows = rows_of(results)
+    guide = _quoted(kind, question, rows, results)
+    if kind == "overview":
+        return overview(rows)
+    if kind == "afford":
+        return afford(question, rows, guide)
+    if kind == "cushion":
+        return cushion(question, rows, guide or guidance("cushion", results))
+    if kind == "budget":
+        return budget(question, rows, guide)
+    if kind == "payoff":
+        return payoff(question, rows) + guide
+    if kind == "plan":
+        return plan(question, rows)
+    if kind == "sell":
+        return sell(question, rows, whole=concentrated(question)) + guide
+    if kind == "allocate":
+        return allocate(rows, guide)
+    return uncovered(reply, question, rows)
