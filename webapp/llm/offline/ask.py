@@ -62,6 +62,8 @@ _SPENDING = re.compile(
     r" (expense|expenses|spend|spending|spent|transactions?|purchases|"
     r"bought|income|paycheck|salary|bills) | did (i|we) (make|earn) | (i|we) (made|earned) "
 )
+# "how much can I still spend on it": the credit left, not what was spent
+CAN_SPEND = re.compile(r"\b(can|could|may) (i|we) (still |yet )?spend\b|\bleft to spend\b")
 _HOW_MUCH_HAVE = re.compile(
     r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) |"
     r" do (i|we) (have|own|hold) (?!to )"
@@ -187,7 +189,7 @@ def _kinds(phrase: str) -> list[Kind]:
 
 def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     intents: list[Intent] = []
-    if own and _SPENDING.search(phrase):
+    if own and _SPENDING.search(phrase) and not CAN_SPEND.search(phrase):
         return ["spending"]  # there are no transactions to answer from: say so
     for intent, cues in _CUES:
         if own and any(_has(phrase, cue) for cue in cues):
@@ -257,9 +259,25 @@ def excluding(phrase: str) -> tuple[str, str]:
     return phrase[: at + 1], " " + phrase[at + len(word) + 2 :]
 
 
+_CLAUSE = re.compile(
+    r"^(?P<clause>[^,;:\u2013\u2014]+?)\s*(?:[,;:\u2013\u2014]|\s-+)\s+(?P<rest>\S.*)$"
+)
+
+
+def exclusion_last(text: str) -> str:
+    """Put a leading clause that leaves something out after the question it qualifies:
+    "Not counting the house, which account holds the most?" -> "which account holds the most
+    not counting the house" (what is left out runs to the end of the question)."""
+    found = _CLAUSE.match(text.strip())
+    if not found or not any(_phrase(found["clause"]).startswith(f" {w} ") for w in _EXCLUDING):
+        return text
+    return f"{found['rest'].rstrip(' ?.!')} {found['clause']}"
+
+
 def understand(text: str, own: bool = False) -> Question:
     """Read a question: its intents (none: a document or nothing) and its entities; `own`:
     it is about the user's own figures even without saying "my" (a later part of a message)."""
+    text = exclusion_last(text)
     if is_small_talk(text):
         return Question(text, ("small_talk",))
     phrase, left_out = excluding(_phrase(text))
@@ -287,6 +305,7 @@ def understand(text: str, own: bool = False) -> Question:
     names = [w for w in phrase.split() if w not in skip and w not in kind_words and not w.isdigit()]
     names = [n for n in dict.fromkeys(names) if n not in _TOGETHER]
     lowered = phrase.split()
+    left_names = tuple(w for w in left_out.split() if w not in skip and w not in kind_words)
     extreme: Extreme | None = None
     if {"highest", "largest", "biggest", "most"} & set(lowered):
         extreme = "most"
@@ -297,7 +316,7 @@ def understand(text: str, own: bool = False) -> Question:
         tuple(intents),
         tuple(kinds),
         tuple(dict.fromkeys(names)),
-        tuple(institutions_in(text)),
+        tuple(i for i in institutions_in(text) if not left_out or _has(phrase, i)),
         tuple(tickers),
         tuple(amounts(text)),
         tuple(years(text)),
@@ -305,7 +324,8 @@ def understand(text: str, own: bool = False) -> Question:
         own,
         modal and bool(intents),
         maybe_accounts and bool(kinds or names),
-        excluded=tuple(w for w in left_out.split() if w not in skip and w not in kind_words),
-        excluded_kinds=tuple(k for k in _kinds(left_out) if k not in kinds),
+        excluded=left_names,
+        # "leaving the Chase card out": that card, not every card
+        excluded_kinds=() if left_names else tuple(k for k in _kinds(left_out) if k not in kinds),
         together=bool(_TOGETHER & set(lowered)) and len(names) > 1,
     )

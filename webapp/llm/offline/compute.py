@@ -7,23 +7,34 @@ forgiven), and every figure cites the rows it was computed from.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Literal, TypeAlias, cast
-
-from rapidfuzz import fuzz
+from dataclasses import replace
+from typing import cast
 
 from . import lexicon
-from .ask import ALIASES, COMPANIES, Question, tickers_in, understand
-from .cite import Block, number
+from .ask import Question, exclusion_last, tickers_in
+from .cite import Block
 from .figures import Row
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
+from .sides import (
+    HOLDING_WORDS,
+    Computation,
+    Measure,
+    Op,
+    about_accounts,
+    describe,
+    distinct,
+    figure,
+    held,
+    measure_of,
+    resolve,
+    shown,
+    side,
+    side_query,
+    value,
+)
+from .tally import read_tally, write_tally
 from .words import count_of, join_words, money, percent, sentence, words
 
-Op: TypeAlias = Literal["highest", "lowest", "difference", "share", "count", "ratio"]
-Over: TypeAlias = Literal["accounts", "holdings"]
-Measure: TypeAlias = Literal["balance", "limit", "available", "utilization"]
-NAME_RATIO = 85.0
 _OPS = lexicon.table("operations")
 _SHARE = (
     re.compile(
@@ -31,12 +42,16 @@ _SHARE = (
         r" (?:is|are|comes? from|sits? in|is in) (?P<part>.+)"
     ),
     re.compile(r"(?P<part>.+?) as an? (?:share|percent|percentage|portion) of (?P<whole>.+)"),
+    # "VTI makes up what share of my Robinhood account?"
+    re.compile(
+        r"(?P<part>.+?) (?:makes? up|accounts? for|represents?|is|are) (?:what|which|how much)"
+        r" (?:share|percent|percentage|portion|fraction|proportion|part|of) (?:of )?(?P<whole>.+)"
+    ),
 )
 _RATIO = (
     re.compile(r"ratio (?:of|between) (?P<a>.+?) (?:to|and|vs|versus) (?P<b>.+)"),
     re.compile(r"how many times (?:bigger |larger |more )?(?:is )?(?P<a>.+?) than (?P<b>.+)"),
 )
-_HOLDING_WORDS = frozenset(lexicon.phrases("holding_words"))
 _DIFFERENCE = (
     re.compile(r"difference between (?P<a>.+?) and (?P<b>.+)"),
     re.compile(
@@ -50,24 +65,7 @@ _DIFFERENCE = (
         r"which is (?:bigger|larger|greater|more|higher|smaller|lower|less) (?P<a>.+?) or (?P<b>.+)"
     ),
     re.compile(r"(?P<a>.+?) (?:vs|versus|compared to|compared with) (?P<b>.+)"),
-    # "what would I have left if I paid off my card from checking": checking minus the card
-    re.compile(
-        r"left (?:over )?(?:if|after|once) (?:i )?(?:paid|pay|paying|cleared|clear) off"
-        r" (?P<b>.+?) (?:from|with|using|out of) (?P<a>.+)"
-    ),
-    # "if I paid the Amex off out of my Chase checking, what would be left in checking?"
-    re.compile(
-        r"^(?=.* (?:left|remain|remaining|leftover)\b)(?:.*? )?(?:if|after|once) (?:i )?"
-        r"(?:paid|pay|paying|cleared|clear|settled|settle) (?:off )?(?P<b>.+?)(?: off)?"
-        r" (?:from|with|using|out of) (?P<a>.+?)(?= (?:what|how|would|will)\b|$)"
-    ),
 )
-_KIND_TEST: dict[str, Callable[[Row], bool]] = {
-    "checking": lambda r: r.get("account_subtype") == "checking",
-    "savings": lambda r: r.get("account_subtype") == "savings",
-    "retirement": lambda r: r.get("account_subtype") in ("401k", "403b", "ira", "roth"),
-    "mortgage": lambda r: r.get("account_subtype") == "mortgage",
-}
 _NOUNS = {
     "credit": "credit cards",
     "checking": "checking accounts",
@@ -78,42 +76,8 @@ _NOUNS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Computation:
-    """What to compute, over which sides (one for highest, lowest and count; none: all)."""
-
-    op: Op
-    sides: tuple[Question, ...]
-    measure: Measure = "balance"
-    over: Over = "accounts"
-
-
-def _side(text: str) -> Question:
-    return understand("my " + text.strip(" ?.!"), own=True)
-
-
-# A side that names a measure over every account rather than an account.
-_WHOLE = {
-    "assets": "assets",
-    "asset": "assets",
-    "everything": "assets",
-    "debt": "debts",
-    "debts": "debts",
-    "cash": "cash",
-}
-
-
-def _whole(side: Question) -> str | None:
-    return next((_WHOLE[w] for w in words(side.text) if w in _WHOLE), None)
-
-
-def _about_accounts(side: Question) -> bool:
-    """A side names the user's accounts: a kind, an institution, a measure over them, or
-    words after "my" ("an ETF and a mutual fund" are not accounts)."""
-    said = words(side.text)[1:]  # without the "my" `_side` puts first
-    mine = bool({"my", "mine", "our"} & set(said)) and bool(side.names or side.about_data)
-    named = side.kinds or side.institutions or _whole(side) or mine
-    return bool(named) and not side.tickers
+# "the most I can put into a Roth IRA": what is allowed, not one of the user's accounts
+_CAN = re.compile(r" (can|could|may|should) (i|we) | (i|we) (can|could|may|am allowed to) ")
 
 
 def _borrowed(a: Question, b: Question) -> tuple[Question, Question]:
@@ -127,7 +91,8 @@ def _borrowed(a: Question, b: Question) -> tuple[Question, Question]:
 
 
 def _over_holdings(text: str, phrase: str) -> Computation | None:
-    """A share, difference, ratio or count over the user's holdings (tickers, the portfolio)."""
+    """A share, difference, ratio or count over the user's holdings (tickers, the portfolio);
+    a side may be an account ("VTI makes up what share of my Robinhood account")."""
     for op, patterns, a, b in (
         ("share", _SHARE, "part", "whole"),
         ("ratio", _RATIO, "a", "b"),
@@ -136,41 +101,62 @@ def _over_holdings(text: str, phrase: str) -> Computation | None:
         for pattern in patterns:
             found = pattern.search(phrase.strip())
             if found:
-                sides = (_side(found[a]), _side(found[b]))
-                held = [bool(s.tickers) or bool(_HOLDING_WORDS & set(words(s.text))) for s in sides]
-                if all(held) and any(s.tickers for s in sides):
+                sides = (side(found[a]), side(found[b]))
+                if all(held(s) or about_accounts(s) for s in sides) and any(
+                    s.tickers for s in sides
+                ):
                     return Computation(cast(Op, op), sides, over="holdings")
     counted = lexicon.has_phrase(phrase, tuple(_OPS["count"])) and "shares" not in phrase.split()
     if counted and not tickers_in(text):
-        return Computation("count", (_side(text),), over="holdings")
+        return Computation("count", (side(text),), over="holdings")
+    return None
+
+
+def _share(phrase: str) -> Computation | None:
+    """ "what share of my credit line is unused": a part of the whole it names, or the whole
+    measured another way ("unused": its available credit, "uninvested cash": its cash)."""
+    for pattern in _SHARE:
+        found = pattern.search(phrase.strip())
+        if found and lexicon.has_phrase(phrase, tuple(_OPS["share"]) + ("how much of",)):
+            part, whole = side(found["part"]), side(found["whole"])
+            measures = (measure_of(part), measure_of(whole))
+            # the part says what of the whole ("is still unused"), not which account ("the
+            # Sapphire's limit"): no kind or institution of its own, no article or "my"
+            predicate = not re.match(r"my (my|the|our|your|a|an) ", part.text)
+            own = not part.institutions and (not part.kinds or measures[0] == "cash")
+            if about_accounts(whole) and measures[0] != "balance" and predicate and own:
+                return Computation("share", (whole, whole), measures=measures)
+            # The part may be named by the account's own name alone ("the Sapphire Preferred").
+            if about_accounts(whole) and (about_accounts(part) or part.names):
+                return Computation("share", (part, whole), measures=measures)
     return None
 
 
 def read_computation(text: str) -> Computation | None:
     """Return what a question asks to compute over the user's accounts, or None."""
+    text = exclusion_last(text)
     phrase = " " + " ".join(words(text)) + " "
     if set(words(text)) & {"price", "prices", "trading", "quote"}:
         return None
-    if _HOLDING_WORDS & set(words(text)) or tickers_in(text):
+    tally = read_tally(text, phrase)
+    if tally:
+        return tally
+    if HOLDING_WORDS & set(words(text)) or tickers_in(text):
         return _over_holdings(text, phrase)
     for pattern in _RATIO:
         found = pattern.search(phrase.strip())
         if found:
-            sides = (_side(found["a"]), _side(found["b"]))
-            if all(map(_about_accounts, sides)):
+            sides = (side(found["a"]), side(found["b"]))
+            if all(map(about_accounts, sides)):
                 return Computation("ratio", sides)
-    for pattern in _SHARE:
-        found = pattern.search(phrase.strip())
-        if found and lexicon.has_phrase(phrase, tuple(_OPS["share"]) + ("how much of",)):
-            sides = (_side(found["part"]), _side(found["whole"]))
-            # The part may be named by the account's own name alone ("the Sapphire Preferred").
-            if _about_accounts(sides[1]) and (_about_accounts(sides[0]) or sides[0].names):
-                return Computation("share", sides)
+    share = _share(phrase)
+    if share:
+        return share
     for pattern in _DIFFERENCE:
         found = pattern.search(phrase.strip())
         if found:
-            sides = _borrowed(_side(found["a"]), _side(found["b"]))
-            about = [_about_accounts(side) for side in sides]
+            sides = _borrowed(side(found["a"]), side(found["b"]))
+            about = [about_accounts(s) for s in sides]
             # a side may be named by the account's own name when the other is plainly one
             # of the user's accounts ("do I owe on the sapphire than the citi")
             named = all(a or s.names for a, s in zip(about, sides, strict=True))
@@ -178,162 +164,105 @@ def read_computation(text: str) -> Computation | None:
             if all(about) or (any(about) and named and own):
                 return Computation("difference", sides)
     said = set(phrase.split())
-    measure: Measure = (
-        "utilization"
-        if said & {"utilization", "utilisation", "utilized", "used"}
-        else "available"
-        if "available" in said
-        else "limit"
-        if said & {"limit", "limits"}
-        else "balance"
-    )
-    whole = _side(text)
+    whole = side(text)
+    measure = measure_of(whole)
     accounts = bool(said & {"account", "accounts", "card", "cards"} or whole.kinds)
-    if accounts and not whole.tickers:
+    if accounts and not whole.tickers and not _CAN.search(phrase):
         for op in ("highest", "lowest"):
             if lexicon.has_phrase(phrase, tuple(_OPS[op])):
-                return Computation(op, (whole,), measure)
+                return Computation(op, (whole,), "balance" if measure == "cash" else measure)
         if lexicon.has_phrase(phrase, tuple(_OPS["count"])) and not said & {"much", "shares"}:
             return Computation("count", (whole,))
     return None
 
 
-def computation_query(computation: Computation) -> str:
-    """Return the one SELECT over `account_details` (or `holding_details`) it reads."""
+def computation_queries(computation: Computation) -> list[str]:
+    """Return the SELECTs over `account_details` (or `holding_details`) it reads: every
+    account it may need, and each side's own (and an end's own account), for their citations."""
     if computation.over == "holdings":
-        return f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
-    kinds = [k for side in computation.sides for k in side.kinds]
-    every = all(side.kinds for side in computation.sides) and computation.sides
+        own = [side_query(s) for s in computation.sides if not held(s)]
+        return [
+            f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
+        ] + own
+    kinds = [k for s in computation.sides for k in s.kinds]
+    every = all(s.kinds for s in computation.sides) and computation.sides
     where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds)) if every else ""
-    return (
-        f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
+    queries = [
+        f"SELECT {ACCOUNT_COLUMNS}, credit_limit, available_balance FROM account_details"
         + (f" WHERE {where}" if where else "")
         + " ORDER BY account_name, institution_name"
-    )
+    ]
+    if computation.op not in ("highest", "lowest", "count"):
+        # Only each side's own accounts: a label the turn shows twice is cited as one source.
+        queries = [side_query(s) for s in computation.sides]
+    return list(dict.fromkeys(queries))
 
 
-def _is_kind(row: Row, kind: str) -> bool:
-    test = _KIND_TEST.get(kind)
-    return test(row) if test else row.kind == kind
-
-
-def _name_score(side: Question, row: Row) -> int:
-    def near(word: str, column: str) -> bool:
-        return any(fuzz.ratio(word, w) >= NAME_RATIO for w in words(row.get(column) or ""))
-
-    return sum(2 * near(w, "institution_name") + near(w, "account_name") for w in side.names)
-
-
-def resolve(side: Question, rows: list[Row]) -> list[Row]:
-    """Return the user's rows a side names: its kinds, then its best-matching names (a
-    holding: its tickers, or every holding for "my portfolio")."""
-    if any(r.get("ticker") for r in rows):
-        held = [r for r in rows if r.get("ticker")]
-        return [r for r in held if r.get("ticker") in side.tickers] if side.tickers else held
-    pool = [r for r in rows if r.balance is not None]
-    if side.kinds:
-        pool = [r for r in pool if any(_is_kind(r, k) for k in side.kinds)]
-    elif "debts" in side.intents or _whole(side) == "debts":
-        pool = [r for r in pool if r.owed]
-    elif "cash" in side.intents or _whole(side) == "cash":
-        pool = [r for r in pool if r.kind == "depository"]
-    elif _whole(side) == "assets":
-        pool = [r for r in pool if not r.owed]
-    if side.names:
-        scores = {id(r): _name_score(side, r) for r in pool}
-        best = max(scores.values(), default=0)
-        if best or side.institutions:
-            pool = [r for r in pool if best and scores[id(r)] == best]
-    return pool
-
-
-def _end(side: Question, rows: list[Row]) -> list[Row]:
+def _end(one: Question, rows: list[Row]) -> list[Row]:
     """A side that names an end ("my biggest card balance"): that one account."""
-    if not side.extreme or len(rows) < 2:
+    if not one.extreme or len(rows) < 2:
         return rows
-    pick = max if side.extreme == "most" else min
-    return [pick(rows, key=lambda r: value(side, [r]))]
+    pick = max if one.extreme == "most" else min
+    return [pick(rows, key=lambda r: value(one, [r]))]
 
 
-def value(side: Question, rows: list[Row]) -> float:
-    """What a side comes to: net worth is assets minus debts; else each balance (owed as
-    a positive amount)."""
-    if any(r.get("ticker") for r in rows):
-        return sum(number(r.get("market_value")) or 0.0 for r in rows)
-    if "net_worth" in side.intents and not side.kinds:
-        return sum((-abs(r.balance or 0.0) if r.owed else r.balance or 0.0) for r in rows)
-    return sum(abs(r.balance or 0.0) if r.owed else r.balance or 0.0 for r in rows)
+_WHAT = {
+    "balance": "the balance",
+    "limit": "the credit limit",
+    "available": "the unused credit",
+    "utilization": "the utilization",
+    "cash": "the uninvested cash",
+}
 
 
-def describe(side: Question) -> str:
-    """Name a side in the person's own words: "my credit card debt" -> "your credit card debt"."""
-    said = [w for w in words(side.text) if w not in ("the", "a", "in", "on", "of", "than")]
-    mine = [i for i, w in enumerate(said) if w in ("my", "mine")]
-    said = said[mine[-1] :] if mine else said  # "do i owe on my sapphire" -> "my sapphire"
-    names = set(side.names)
+def _counts(row: Row, measure: Measure) -> bool:
+    """A row counts for a measure it has ("unused credit": a card, not a checking account)."""
+    return measure in ("balance", "cash") or figure(row, measure) is not None
 
-    def shown(word: str) -> str:
-        if word in ("my", "mine"):
-            return "your"
-        if word.upper() in side.tickers:
-            return word.upper()
-        if word in COMPANIES:
-            return word.title()
-        if word in ALIASES:
-            return ALIASES[word].title()  # "amex" -> "American Express"
-        return word.title() if word in names else word
 
-    return " ".join(shown(w) for w in said)
+def _name(one: Question, rows: list[Row]) -> str:
+    """Name a side by what it resolved to: "your Chase checking account", "your VTI", "your
+    net worth"; in the person's own words when it is many accounts ("your card debt")."""
+    if "net_worth" in one.intents and not one.kinds:
+        return "your net worth"
+    tickers = list(dict.fromkeys(str(r.get("ticker")) for r in rows if r.get("ticker")))
+    if tickers:
+        return "your " + join_words(tickers) if len(tickers) <= 2 else "your holdings"
+    return join_words([r.label for r in rows]) if len(rows) <= 2 else describe(one)
 
 
 def _first_up(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _figure(row: Row, measure: Measure) -> float | None:
-    limit = number(row.get("credit_limit"))
-    owed = abs(row.balance or 0.0)
-    if measure == "balance":
-        return owed if row.owed else row.balance
-    if not limit:
-        return None
-    return {"limit": limit, "available": limit - owed, "utilization": owed / limit}[measure]
-
-
-def _shown(row: Row, measure: Measure) -> str:
-    figure = _figure(row, measure)
-    if figure is None:
-        return "no credit limit on record"
-    if measure == "utilization":
-        return percent(figure, 1.0)
-    return money(figure, row.currency)
-
-
 def _extreme(c: Computation, rows: list[Row]) -> list[Block]:
-    (side,) = c.sides
-    pool = [r for r in resolve(side, rows) if _figure(r, c.measure) is not None]
+    (one,) = c.sides
+    pool = [r for r in resolve(one, rows) if figure(r, c.measure) is not None]
     if not pool:
         return [("None of your linked accounts has that on record.", [])]
-    ranked = sorted(pool, key=lambda r: _figure(r, c.measure) or 0.0, reverse=c.op == "highest")
+    ranked = sorted(pool, key=lambda r: figure(r, c.measure) or 0.0, reverse=c.op == "highest")
     top = ranked[0]
-    noun = join_words([_NOUNS.get(k, k) for k in side.kinds]) or "accounts"
+    noun = join_words([_NOUNS.get(k, k) for k in one.kinds]) or "accounts"
     what = {"balance": "balance", "limit": "credit limit", "available": "available credit"}.get(
         c.measure, "utilization"
     )
     blocks: list[Block] = [
         (
             sentence(
-                f"{top.label} has the {c.op} {what} of your {noun}: {_shown(top, c.measure)}.\n"
+                f"{top.label} has the {c.op} {what} of your {noun}: {shown(top, c.measure)}.\n"
             ),
             [top.cite],
         )
     ]
-    blocks += [(f"- {r.title}: {_shown(r, c.measure)}\n", [r.cite]) for r in ranked]
+    blocks += [(f"- {r.title}: {shown(r, c.measure)}\n", [r.cite]) for r in ranked]
     return blocks
 
 
-def write_computation(c: Computation, rows: list[Row]) -> list[Block]:
+def write_computation(c: Computation, found: list[Row]) -> list[Block]:
     """Write the computed answer, each figure citing the rows behind it."""
+    rows = distinct(found)
+    if c.op in ("total", "left", "minus"):
+        return write_tally(c, rows)
     if c.op in ("highest", "lowest"):
         return _extreme(c, rows)
     if c.op == "count" and c.over == "holdings":
@@ -346,44 +275,52 @@ def write_computation(c: Computation, rows: list[Row]) -> list[Block]:
             (f"You have {count_of(len(tickers), 'holding')}: {listed}.", [r.cite for r in held])
         ]
     if c.op == "count":
-        (side,) = c.sides
-        found = resolve(side, rows)
-        noun = join_words([_NOUNS.get(k, k) for k in side.kinds]) or "accounts"
-        names = join_words([r.label for r in found])
-        count = count_of(len(found), noun.rstrip("s") if len(found) == 1 else noun, noun)
-        return [(f"You have {count}{': ' + names if names else ''}.", [r.cite for r in found])]
+        (one,) = c.sides
+        counted = resolve(one, rows)
+        noun = join_words([_NOUNS.get(k, k) for k in one.kinds]) or "accounts"
+        names = join_words([r.label for r in counted])
+        count = count_of(len(counted), noun.rstrip("s") if len(counted) == 1 else noun, noun)
+        return [(f"You have {count}{': ' + names if names else ''}.", [r.cite for r in counted])]
     a, b = c.sides
-    rows_a, rows_b = _end(a, resolve(a, rows)), _end(b, resolve(b, rows))
+    rows_a, rows_b = (
+        _end(s, [r for r in resolve(s, rows) if _counts(r, c.measured(i))])
+        for i, s in enumerate((a, b))
+    )
     if not rows_a or not rows_b:
         missing = describe(a if not rows_a else b)
         return [(f"I couldn't find {missing} among your linked accounts.", [])]
-    va, vb = value(a, rows_a), value(b, rows_b)
+    va, vb = value(a, rows_a, c.measured(0)), value(b, rows_b, c.measured(1))
     cites_a, cites_b = [r.cite for r in rows_a], [r.cite for r in rows_b]
+    name_a, name_b = _name(a, rows_a), _name(b, rows_b)
     blocks: list[Block] = [
-        (f"- {_first_up(describe(a))}: {money(va)}\n", cites_a),
-        (f"- {_first_up(describe(b))}: {money(vb)}\n", cites_b),
+        (f"- {_first_up(name_a)}: {money(va)}\n", cites_a),
+        (f"- {_first_up(name_b)}: {money(vb)}\n", cites_b),
     ]
     if c.op == "ratio":
         times = f"{va / vb:,.2f}" if vb else "no multiple (the second is zero)"
         return [
             (
-                f"{_first_up(describe(a))} is {times} times {describe(b)}.\n",
+                f"{_first_up(name_a)} is {times} times {name_b}.\n",
                 cites_a + cites_b,
             ),
             *blocks,
         ]
     if c.op == "share":
+        part, of = name_a, name_b
+        if a == b:  # the whole measured two ways: "your credit line ... unused"
+            part = f"{_WHAT[c.measured(0)]} on {of}"
+            of = "its " + _WHAT[c.measured(1)].removeprefix("the ")
         return [
             (
-                f"{_first_up(describe(a))}, {money(va)}, is {percent(va, vb)} of "
-                f"{describe(b)}, {money(vb)}.",
-                cites_a + cites_b,
+                f"{_first_up(part)}, {money(va)}, {'are' if len(rows_a) > 1 else 'is'}"
+                f" {percent(va, vb)} of {of}, {money(vb)}.",
+                cites_a + cites_b if a != b else cites_a,
             )
         ]
-    more, less = (a, b) if va >= vb else (b, a)
+    more, less = (name_a, name_b) if va >= vb else (name_b, name_a)
     return [
         (
-            f"{_first_up(describe(more))} is {money(abs(va - vb))} more than {describe(less)}.\n",
+            f"{_first_up(more)} is {money(abs(va - vb))} more than {less}.\n",
             cites_a + cites_b,
         ),
         *blocks,

@@ -138,7 +138,8 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
     padded = _padded(text)
     pointed = understand("my " + text, own=True) if lexicon.has_phrase(padded, _PRONOUNS) else None
     named = before.names or before.institutions or before.tickers
-    if pointed and pointed.intents and before.about_data and named:
+    # "is my chase savings insured? how much is in it": an account named, if not asked about
+    if pointed and pointed.intents and (before.about_data or before.kinds) and named:
         new = current.kinds or current.institutions or current.tickers or current.amounts
         if not new and not pointed.kinds and not pointed.institutions:
             # "what's its credit limit?", "what's that worth?": the new measure, of what the
@@ -158,6 +159,17 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
                 tickers=before.tickers,
             )
             return kept, f"Taking that as about {shown}, as before:"
+    if lexicon.has_phrase(_padded(text), _EXCEPT) and not current.intents and before.about_data:
+        # "and without the house?": the same question, leaving that out
+        left = understand("my " + text, own=True)
+        if not (left.excluded_kinds or left.excluded):
+            return None
+        measure = join_words([_MEASURES.get(i, i) for i in before.intents if i in _MEASURES])
+        gone = join_words([_NOUNS.get(k, k) for k in left.excluded_kinds] + list(left.excluded))
+        kept = replace(
+            before, text=text, excluded_kinds=left.excluded_kinds, excluded=left.excluded
+        )
+        return kept, f"Taking that as the same question, {measure}, leaving out {gone}:"
     opens = any(padded.startswith(f" {o} ") for o in _OPENERS)
     if not (opens or len(words(text)) <= 4):
         return None
@@ -172,17 +184,6 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
         return None
     if not before.about_data:
         return None
-    if lexicon.has_phrase(_padded(text), _EXCEPT):
-        # "and without the house?": the same question, leaving that out
-        left = understand("my " + text, own=True)
-        if not (left.excluded_kinds or left.excluded):
-            return None
-        measure = join_words([_MEASURES.get(i, i) for i in before.intents if i in _MEASURES])
-        gone = join_words([_NOUNS.get(k, k) for k in left.excluded_kinds] + list(left.excluded))
-        kept = replace(
-            before, text=text, excluded_kinds=left.excluded_kinds, excluded=left.excluded
-        )
-        return kept, f"Taking that as the same question, {measure}, leaving out {gone}:"
     other = lexicon.has_phrase(padded, _OTHER)
     entities = understand("my " + text, own=True)
     measures = set(entities.intents) & set(_MEASURES)

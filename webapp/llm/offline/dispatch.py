@@ -9,6 +9,7 @@ reader, ahead of the fallback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
@@ -20,7 +21,7 @@ from . import lexicon
 from .advice import advice_after
 from .ask import Extreme, Question, understand
 from .cite import Block, Result
-from .compute import Computation, Op, computation_query, read_computation, write_computation
+from .compute import computation_queries, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
 from .figures import rows_of
 from .guidance import Guided, read_guided, read_guided_after
@@ -30,10 +31,17 @@ from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
 from .plan import plan as tool_calls
 from .scope import missing_document, padded, scope_reply
-from .words import bare_amounts
+from .sides import Computation, Op
+from .tally import points_back
+from .words import bare_amounts, join_words
 from .write import NOT_FOUND, OUT_OF_SCOPE, direct_reply, write_answer
 
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
+_COVERS = re.compile(
+    r"\b(my|our) .*\b(cover|covers|pay for|stretch to|be enough for|enough for) (that|it|this)\b",
+    re.IGNORECASE,
+)
+_POINTERS = lexicon.phrases("follow_up", "pronouns")
 # A remark's first word that points back at the question before: "that's most of my checking".
 _POINTING = ("that", "thats", "it", "its", "this", "feels", "seems", "since", "because")
 
@@ -103,7 +111,8 @@ class Computed:
     computation: Computation
 
     def calls(self) -> list[ToolCall]:
-        return [ToolCall(EXECUTE_SQL, {"query": computation_query(self.computation)})]
+        queries = computation_queries(self.computation)
+        return [ToolCall(EXECUTE_SQL, {"query": query}) for query in queries]
 
     def write(self, results: list[Result]) -> list[Block]:
         return write_computation(self.computation, rows_of(results))
@@ -157,7 +166,7 @@ def _follow_up(text: str, context: Context) -> Task | None:
     if before and before.op in ("highest", "lowest") and op and len(text.split()) <= 5:
         return Computed(replace(before, op=op))  # "and the lowest?": the same, other end
     last = previous_question(context.earlier)
-    if last and last.extreme and last.about_data and op and len(text.split()) <= 5:
+    if last and last.about_data and op and len(text.split()) <= 6:
         end: Extreme = "most" if op == "highest" else "least"
         if end != last.extreme:  # "What's my biggest debt?", "and the smallest?"
             return Figures(replace(last, text=text, extreme=end), [], context, "")
@@ -226,14 +235,47 @@ def _open(text: str, context: Context) -> Task | None:
 
 def _computed(text: str, context: Context) -> Task | None:
     computation = read_computation(text)
+    if computation and any(map(points_back, computation.sides)):
+        return _pointed(computation, context)
     return Computed(computation) if computation else None
+
+
+def _what_if(text: str, context: Context) -> Task | None:
+    """ "If I paid my visa off from checking, what would be left?": a sum, not a forecast."""
+    computation = read_computation(text)
+    if computation is None or computation.op not in ("left", "minus", "total"):
+        return None
+    return _computed(text, context)
+
+
+def _pointed(computation: Computation, context: Context) -> Task | None:
+    """A side that points back ("if I paid it off from checking") is the last question's."""
+    last = previous_question(context.earlier) if context.earlier else None
+    if last is None or not (last.kinds or last.institutions or last.names):
+        return None
+    sides = tuple(
+        replace(last, text="my " + " ".join(last.names) if last.names else last.text)
+        if points_back(s)
+        else s
+        for s in computation.sides
+    )
+    nouns = {"credit": "credit card", "checking": "checking account", "savings": "savings account"}
+    named = join_words([n.title() for n in last.institutions]) or join_words(
+        [nouns.get(k, k) for k in last.kinds] or [n.title() for n in last.names]
+    )
+    note = f'Taking "it" as your {named}, from your last question:'
+
+    return Computed(replace(computation, sides=sides, note=note))
 
 
 def figures(text: str, context: Context) -> Task:
     """The general task: figures the question names, a quote, or the documents it asks."""
     question = understand(text, own=context.own)
-    if question.names_account:
-        question = replace(question, intents=("balances",))  # "my Chase checking?"
+    if question.names_account or (
+        not question.intents and (question.kinds or question.institutions) and _COVERS.search(text)
+    ):
+        # "my Chase checking?"; "...and would my savings cover that?": what it holds
+        question = replace(question, intents=("balances",))
     books = context.books
     hits = [] if question.intents and not question.advice else books.rank(text)
     if not question.intents and not hits and question.maybe_accounts:
@@ -244,6 +286,7 @@ def figures(text: str, context: Context) -> Task:
 
 READERS: list[Callable[[str, Context], Task | None]] = [
     _guided,
+    _what_if,
     _budget,
     _scope,
     _follow_up,
@@ -292,8 +335,12 @@ def tasks(text: str, context: Context) -> list[Task]:
     if isinstance(whole, Guided) and all(whole.covers(p) for p in split_parts(text)):
         return [whole]  # "how much can I put in i bonds, and what would that leave me?"
     found: list[Task] = []
-    for number, part in enumerate(split_parts(text)):
+    parts = split_parts(text)
+    for number, part in enumerate(parts):
         here = replace(context, first=number == 0)
+        if number and lexicon.has_phrase(padded(part), _POINTERS):
+            # "amex balance? and how much credit have i got left on it": the earlier part's
+            here = replace(here, first=True, earlier=(*context.earlier, *parts[:number]))
         task = next((t for read in READERS if (t := read(part, here)) is not None), None)
         task = task or figures(part, here)
         joined = _remark(part, task, found[-1] if found else None)

@@ -16,6 +16,8 @@ from rapidfuzz.distance import OSA
 
 from . import lexicon
 from .library import library
+from .spending_ask import CATEGORY_WORDS
+from .tally import TALLY_WORDS
 from .words import STOPWORDS, singular, words
 
 MIN_RATIO = 84.0  # of 100: "wels" -> "wells" is 88.9, "acount" -> "account" 92.3
@@ -35,6 +37,7 @@ def _targets() -> tuple[str, ...]:
         found.update(w for phrase in lexicon.phrases(key) for w in words(phrase))
     found.update(w for cue, _ in lexicon.pairs("kind_phrases") for w in words(cue))
     found.update(lexicon.words_of("generic"))
+    found.update(CATEGORY_WORDS | TALLY_WORDS)
     found.update(lexicon.table("aliases"))
     found.update(w for name in lexicon.table("companies") for w in words(name))
     for cues in lexicon.table("cues").values():

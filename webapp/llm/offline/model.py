@@ -21,7 +21,7 @@ from ..base import ModelRequest
 from .advice import advice_kind
 from .ask import understand
 from .cite import Block, Result
-from .conversation import FOLLOW_UP_DEPTH, earlier_questions
+from .conversation import FOLLOW_UP_DEPTH, earlier_questions, split_parts
 from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
 from .guidance import read_guided
@@ -29,7 +29,7 @@ from .library import library
 from .overview import asks_budget
 from .plan import ToolCall
 from .scope import padded
-from .spending import read_spending, spending_answer, spending_calls
+from .spending import follow_spending, read_spending, spending_answer, spending_calls
 from .write import NOT_FOUND, join_sections
 
 
@@ -184,6 +184,21 @@ def _advice(text: str) -> bool:
     return guided or advice_kind(said, understand(mended)) is not None or asks_budget(said)
 
 
+def _besides_spending(text: str, today: date) -> tuple[str, bool]:
+    """The parts of a message that are not about spending (none: ""), and whether the
+    spending part comes first."""
+    parts = split_parts(text)
+    spent = [read_spending(p, today) is not None for p in parts]
+    if len(parts) < 2 or all(spent) or not any(spent):
+        return "", True
+    rest = [p.rstrip(" ?,") + "?" for p, s in zip(parts, spent, strict=True) if not s]
+    return " ".join(rest), spent[0]
+
+
+def _spending_part(text: str, today: date) -> str:
+    return next((p for p in split_parts(text) if read_spending(p, today) is not None), text)
+
+
 class OfflineModel:
     """Answer deterministically from the tools, citing what they returned; `market` is the
     market data its quote tool reads (the bundled snapshot unless given)."""
@@ -199,18 +214,25 @@ class OfflineModel:
         """Yield tool calls for a new question, then an answer citing the results."""
         turn = _read_turn(request.messages)
         today = self._today()
-        spending = read_spending(turn.question, today)
+        mended = correct(turn.question)
+        spending = read_spending(mended, today)
         if spending is not None and spending.kind != "overview" and _advice(turn.question):
             spending = None  # "is it ok to keep all my money in checking?": the advice answers
         # Only what a follow-up is read against: the chat's latest questions, typos mended.
         latest = earlier_questions(request.messages)[-FOLLOW_UP_DEPTH:]
         earlier = tuple(correct(q) for q in latest)
         found: list[Task] = []
+        rest, first = _besides_spending(mended, today) if spending is not None else ("", True)
+        followed = follow_spending(mended, earlier[-1], today) if earlier and not spending else None
+        note = ""
+        if followed is not None:  # "and hulu?" after a question about rent
+            spending, note = followed
         if spending is None or spending.kind == "overview":
             # "How am I doing (this month)?": the month's money and where the user stands.
-            found = tasks(
-                correct(turn.question), Context(library(), self._market, earlier, today=today)
-            )
+            found = tasks(mended, Context(library(), self._market, earlier, today=today))
+        elif rest:  # "what's my utilization, and how much did rent cost me last month?"
+            spending = read_spending(_spending_part(mended, today), today) or spending
+            found = tasks(rest, Context(library(), self._market, earlier, today=today))
         calls, _ = merged_calls(found)
         money = spending_calls(spending, today) if spending is not None else []
         if turn.rounds == 0 and (calls or money):
@@ -221,7 +243,10 @@ class OfflineModel:
         blocks = join_sections(answer(found, results)) if found else []
         if spending is not None:
             mine = [r for r in results if r.call >= len(calls)]
-            blocks = [*spending_answer(spending, mine), *_paragraph(blocks)]
+            spent = spending_answer(spending, mine)
+            if followed is not None:
+                spent = [(note + "\n", []), *spent]
+            blocks = [*spent, *_paragraph(blocks)] if first else [*blocks, *_paragraph(spent)]
         yield from _events_for_text(blocks or [(NOT_FOUND, [])])
 
     def close(self) -> None:

@@ -105,7 +105,8 @@ def account_query(question: Question) -> str:
             for w in words
         )
         where = f"({where or '1 = 1'}) AND NOT ({left_out})"
-    if question.excluded_kinds:  # "cash outside of my savings", "without the house"
+    if question.excluded_kinds and "net_worth" not in question.intents:
+        # "cash outside of my savings"; net worth "without the house" names what it left out
         left_out = " OR ".join(KIND_FILTERS[k] for k in question.excluded_kinds)
         where = f"({where or '1 = 1'}) AND NOT ({left_out})"
     source = "account_details" + (f" WHERE {where}" if where else "")

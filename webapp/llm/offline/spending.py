@@ -9,18 +9,34 @@ citations are exactly the rows, and so the accounts or the file, it added up.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 from ...tool_registry import EXECUTE_SQL
+from .ask import ALIASES, GENERIC, INSTITUTIONS
 from .cite import Block, Result
 from .figures import Row, rows_of
 from .plan import ToolCall
-from .spending_ask import SpendingAsk, read_spending, spending_queries
+from .spending_ask import (
+    _NOT_MERCHANT,
+    SpendingAsk,
+    _category,
+    _period,
+    read_spending,
+    spending_queries,
+)
 from .words import count_of, money
 
-__all__ = ["SpendingAsk", "read_spending", "spending_answer", "spending_calls"]
+__all__ = [
+    "SpendingAsk",
+    "follow_spending",
+    "read_spending",
+    "spending_answer",
+    "spending_calls",
+]
 
 
 def spending_calls(ask: SpendingAsk, today: date) -> list[ToolCall]:
@@ -109,6 +125,11 @@ def _spend(
             cites(sums),
         )
     ]
+    refunds = [r for r in rows if _amount(r) < 0]
+    if ask.merchant and refunds:  # "once the refund came through": what it was, net
+        charged = money(sum(_amount(r) for r in rows if _amount(r) > 0), currency)
+        back = money(-sum(_amount(r) for r in refunds), currency)
+        blocks.append((f"That is {charged} charged less {back} refunded.\n\n", _cites(rows)))
     if by_category:
         groups: dict[str, list[Row]] = {}
         for row in sums:
@@ -231,3 +252,31 @@ def spending_answer(ask: SpendingAsk, results: list[Result]) -> list[Block]:
     listed = [r for r in rows if r.get("transaction_id") is not None]
     sums = [r for r in rows if r.get("transaction_id") is None and r.get("total") is not None]
     return _spend(ask, listed, sums, by_category=ask.kind == "categories")
+
+
+_FOLLOW = re.compile(
+    r"^(?:and|what about|how about|same for|same thing for|also|then)\s+(?P<rest>.+)$"
+)
+
+
+def follow_spending(question: str, before: str, today: date) -> tuple[SpendingAsk, str] | None:
+    """ "and hulu?" after "what did I pay in rent last month?": the same question, of the
+    payee or category it names instead, with the sentence that says what was assumed."""
+    text = " ".join(re.findall(r"[a-z0-9&']+", question.lower()))
+    found = _FOLLOW.match(text)
+    asked = read_spending(before, today)
+    if not found or asked is None or asked.kind != "spend" or len(text.split()) > 6:
+        return None
+    rest = " " + found["rest"] + " "
+    category = _category(rest)
+    if category is not None:
+        ask = replace(asked, category=category, merchant=None)
+    else:
+        named = [w for w in rest.split() if w not in _NOT_MERCHANT and w not in GENERIC]
+        banks = [ALIASES.get(w, w) for w in named]
+        if not named or _period(rest, today) or any(b in i for b in banks for i in INSTITUTIONS):
+            return None
+        ask = replace(asked, category=None, merchant=" ".join(named))
+    what = category[1] if category else ask.merchant.title() if ask.merchant else ""
+    when = f", {asked.period.label}" if asked.period else ""
+    return ask, f"Taking that as the same question{when}, for {what}:"

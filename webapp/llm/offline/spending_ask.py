@@ -19,6 +19,7 @@ from typing import Literal, TypeAlias
 
 # What counts as spending: one rule for the answers and the pages' charts.
 from ...store.spending import SPENDING
+from .ask import CAN_SPEND, GENERIC, INSTITUTIONS
 
 SpendingKind: TypeAlias = Literal[
     "spend", "categories", "compare", "cash_flow", "recurring", "largest", "overview"
@@ -88,6 +89,26 @@ _CATEGORIES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("shopping", "merchandise"), "category = 'GENERAL_MERCHANDISE'", "shopping"),
     (("gym", "fitness"), "subcategory = 'PERSONAL_CARE_GYMS_AND_FITNESS_CENTERS'", "the gym"),
 )
+# The words that name a category: what a typo of one is read as (`fuzzy.py`).
+CATEGORY_WORDS = frozenset(w for words, _, _ in _CATEGORIES for p in words for w in p.split()) | {
+    "cost",
+    "costs",
+    "costing",
+    "spend",
+    "spent",
+    "spending",
+    "paid",
+    "expenses",
+    "purchases",
+    "refund",
+    "refunds",
+    "refunded",
+    "charged",
+    "charges",
+    "month",
+    "months",
+    "weeks",
+}
 _NOT_MERCHANT = frozenset(
     {"the", "a", "my", "all", "last", "this", "past", "average", "least", "most", "in", "for"}
     | set(_MONTHS)
@@ -191,6 +212,26 @@ def _merchant(text: str) -> str | None:
     return None
 
 
+_CAPITAL = re.compile(r"(?<=[a-z,] )[A-Z][a-z'&]+(?: [A-Z][a-z'&]+)*")
+
+
+_COST_ME = re.compile(r"\b(cost|costs|costing|charged?|set) (me|us)\b|\b(did|do) (i|we) pay\b")
+
+
+def _named_payee(question: str) -> str | None:
+    """A payee named with capitals inside the sentence ("that Seattle Hilton stay"), not an
+    institution, a kind of account or a month."""
+    for match in _CAPITAL.finditer(question):
+        kept = [
+            w
+            for w in match[0].lower().split()
+            if w not in _NOT_MERCHANT and w not in GENERIC and not any(w in i for i in INSTITUTIONS)
+        ]
+        if kept and all(len(w) >= 3 for w in kept):
+            return " ".join(kept)
+    return None
+
+
 _SPEND_WORD = r"\b(spend|spent|spending|expenses?)\b"
 # Each kind of question and what says it, tried in this order.
 _KINDS: tuple[tuple[SpendingKind, str], ...] = (
@@ -218,7 +259,12 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
         "categories",
         r"\b(by category|categories|breakdown|where did my money go|where my money went)\b",
     ),
-    ("spend", r"\b(spend|spent|spending|expenses?|cost|paid|pay for|purchases?|transactions?)\b"),
+    (
+        "spend",
+        r"\b(spend|spent|spending|expenses?|cost|costs|costing|paid|pay for|purchases?"
+        r"|transactions?)\b"
+        r"|\b(did|do) (i|we) pay\b|\b(went|go|goes|gone) on\b|\bset (me|us) back\b",
+    ),
 )
 _PERSONAL = re.compile(r"\b(i|i'm|i've|my|me|mine|we|our|us)\b")
 _FILES = re.compile(r"\b(file|files|statement|statements|csv|upload|uploaded)\b")
@@ -232,17 +278,24 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     """Read `question` as a question about spending over time, or None when it is not one."""
     text = " " + re.sub(r"\s+", " ", question.lower()) + " "
     kind = _kind(text)
+    if CAN_SPEND.search(text):
+        return None  # "how much can I still spend on my card": its available credit
     if kind is None or not (_PERSONAL.search(text) or _period(text, today)):
         return None  # "What is cash flow?" asks what a word means, not about their money
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
     category = _category(text)
-    vague = kind == "spend" and category is None and period is None and not files_only
-    if vague and not re.search(r"\b(spend|spent|spending)\b", text):
-        return None  # "what did I pay for the house?" is not this engine's to answer
     merchant = None if category else _merchant(text)
+    payee = None if category or merchant else _named_payee(question)
+    if payee and _COST_ME.search(text):
+        merchant = payee  # "what did that Seattle Hilton stay cost me"
+    vague = kind == "spend" and category is None and period is None and not files_only
+    named = merchant is not None and merchant == payee  # a payee's cost, whenever it was
+    if vague and not named and not re.search(r"\b(spend|spent|spending)\b", text):
+        return None  # "what did I pay for the house?" is not this engine's to answer
     if (
         period is None
+        and not merchant  # "that Hilton stay": whenever it was
         and not files_only
         and kind in ("spend", "categories", "largest", "cash_flow")
     ):
@@ -258,8 +311,8 @@ def _filters(ask: SpendingAsk, period: Period | None) -> list[str]:
         where.append("file_id IS NOT NULL")
     if ask.category is not None:
         where.append(ask.category[0])
-    if ask.merchant:
-        pattern = "'%" + ask.merchant.replace("'", "''") + "%'"
+    for word in (ask.merchant or "").split():  # "seattle hilton": "HILTON SEATTLE" too
+        pattern = "'%" + word.replace("'", "''") + "%'"
         where.append(f"(lower(description) LIKE {pattern} OR lower(merchant_name) LIKE {pattern})")
     return where
 

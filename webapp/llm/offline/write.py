@@ -7,11 +7,12 @@ from ...tool_registry import EXECUTE_PYTHON, SEARCH_WEB
 from ...tools.python.market import MarketData
 from .ask import GENERIC, Question, documentish
 from .cite import Block, Result
-from .figures import balances, cash, debts, net_worth, rows_of, utilization
+from .figures import Row, balances, cash, debts, net_worth, rows_of, utilization
 from .library import DocHit, Library
 from .markets import holdings, no_data, quote, without_data
 from .prose import Source, document_answer
-from .words import words
+from .sides import is_kind
+from .words import join_words, words
 
 CAN_DO = (
     "your own accounts (balances, debts, net worth, cash, credit utilization and "
@@ -110,6 +111,18 @@ def join_sections(sections: list[list[Block]]) -> list[Block]:
     return out
 
 
+def _net_worth_without(question: Question, rows: list[Row]) -> list[Block]:
+    """Net worth leaving out what the question says ("without the house"), saying what that
+    was and what it is worth."""
+    left = [r for r in rows if any(is_kind(r, k) for k in question.excluded_kinds)]
+    kept = [r for r in rows if all(r is not o for o in left) and "ticker" not in r.values]
+    blocks = net_worth(question, kept)
+    if left:
+        said = join_words([f"{r.label} ({r.amount(abs(r.balance or 0.0))})" for r in left])
+        blocks = [*blocks, (f"That leaves out {said}.", [r.cite for r in left])]
+    return blocks
+
+
 def write_answer(
     question: Question,
     results: list[Result],
@@ -123,7 +136,9 @@ def write_answer(
     rows = rows_of(cited)
     sections: list[list[Block]] = []
     for intent in question.intents:
-        if intent in _FIGURES:
+        if intent == "net_worth" and question.excluded_kinds:
+            sections.append(_net_worth_without(question, rows))
+        elif intent in _FIGURES:
             sections.append(
                 _FIGURES[intent](question, [r for r in rows if "ticker" not in r.values])
             )
