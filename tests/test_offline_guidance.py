@@ -246,3 +246,12 @@ def test_a_message_part_of_its_own_is_answered_on_its_own() -> None:
         Context(books, None),
     )
     assert isinstance(one, Guided) and isinstance(other, Guided)
+
+
+def test_a_part_that_speaks_of_a_figure_the_topic_reads_belongs_to_it() -> None:
+    # "could I handle 10% of each paycheck" asks about pay, a figure a 401(k) limit reads.
+    (task,) = tasks(
+        "my employer offers a 401k. what's the 2025 max, and could i manage 8% of each paycheck?",
+        Context(library(), None),
+    )
+    assert isinstance(task, Guided)

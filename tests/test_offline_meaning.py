@@ -120,3 +120,16 @@ def test_accounts_left_out_and_taken_together() -> None:
     merged = combined("add them together", ("What's my Citi balance?", "and my Amex?"))
     assert merged is not None
     assert {"citi", "american express"} <= set(merged[0].institutions)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "should i leave my robinhood account alone to let it grow?",
+        "stripping it back, what's my checking balance?",
+    ],
+)
+def test_leave_and_strip_leave_nothing_out_without_their_particle(text: str) -> None:
+    assert understand(text).excluded == ()
+    left = understand("what's my net worth if you leave the house out of it")
+    assert left.excluded_kinds or left.excluded

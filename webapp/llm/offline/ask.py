@@ -245,6 +245,10 @@ def _implied_own(text: str, phrase: str) -> bool:
 
 
 _EXCLUDING = lexicon.phrases("excluding")
+# "leave" and "strip" leave something out only with their particle: "leave the house out of
+# it", "strip the house out", not "leave my brokerage alone to grow".
+_LEAVE_OUT = frozenset({"leave", "leaving", "strip", "stripping"})
+_OUT = re.compile(r" (out|aside|off)( |$)")
 _CONTENTS = re.compile(str(lexicon.table("implied_own")["contents"]))
 _TOGETHER = lexicon.words_of("together")
 
@@ -252,7 +256,12 @@ _TOGETHER = lexicon.words_of("together")
 def excluding(phrase: str) -> tuple[str, str]:
     """Split a padded phrase at the words that leave something out ("outside of", "without",
     "except"): what is asked about, and what is left out (empty when nothing is)."""
-    cuts = [(phrase.find(f" {w} "), w) for w in _EXCLUDING if f" {w} " in phrase]
+    cuts = [
+        (at, w)
+        for w in _EXCLUDING
+        if (at := phrase.find(f" {w} ")) >= 0
+        and (w not in _LEAVE_OUT or _OUT.search(phrase, at + len(w) + 1))
+    ]
     if not cuts:
         return phrase, ""
     at, word = min(cuts)

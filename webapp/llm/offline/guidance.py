@@ -232,7 +232,8 @@ class Guided:
     def covers(self, part: str) -> bool:
         """Tell whether a part of the message belongs to this question: it asks nothing of
         the user's figures, names the topic, points back at it ("how much would that leave
-        me?") or names a kind of account a bearing figure reads ("my mortgage")."""
+        me?"), names a kind of account a bearing figure reads ("my mortgage") or speaks of such a
+        figure itself ("could I handle 10% of each paycheck?")."""
         question = understand(part)
         said = stemmed(part)
         kinds = {k for f in self._bearing() for k in FIGURES[f].kinds}
@@ -241,6 +242,7 @@ class Guided:
             or any(topic.named_in(said) for topic, _ in self.topics)
             or lexicon.has_phrase(padded(part), _POINTING)
             or bool(kinds & set(question.kinds))
+            or any(FIGURES[f].spoken_of(said, question) for f in self._bearing())
         )
 
     def calls(self) -> list[ToolCall]:
