@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+import _hog
+
 from webapp.citations.account_ids import account_ref_from_row
 from webapp.citations.citable import from_sql
 from webapp.citations.sources import (
@@ -148,7 +150,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--counts", default="10000,100000")
     parser.add_argument("--rounds", type=int, default=5)
+    _hog.add_flag(parser)
     args = parser.parse_args(argv)
+    with _hog.beside(args.hog):
+        _table(args)
+
+
+def _table(args: argparse.Namespace) -> None:
     counts = [int(c) for c in args.counts.split(",") if c]
     print(
         "targets_for_sql beside the grouped floor, an id-only loop and the rules row by row"
