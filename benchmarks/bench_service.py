@@ -307,8 +307,8 @@ def parser() -> argparse.ArgumentParser:
     return main_parser
 
 
-def main() -> int:
-    args = parser().parse_args()
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     raise_fd_limit(2 * max(getattr(args, "streams", [0])) + 2048)
     logs = Path(tempfile.mkdtemp(prefix="bench_service_logs_"))
     try:
