@@ -194,3 +194,17 @@ def test_sandbox_limits_each_limit_trips(capsys: pytest.CaptureFixture[str]) -> 
         ("recursive CTE -> SQL deadline 0.5 s", "was stopped"),
     ):
         assert outcome in lines[case], (case, lines[case])
+
+
+def test_the_hog_runs_a_busy_loop_per_core_and_stops_each(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    hog = load("_hog")
+    with hog.beside(True, count=2) as pids:
+        assert len(pids) == 2
+        for pid in pids:  # each one the busy loop, alive
+            assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[-2] == hog.LOOP.encode()
+    assert all(not Path(f"/proc/{pid}").exists() for pid in pids)  # killed and reaped
+    assert "beside a CPU hog: 2 busy loops" in capsys.readouterr().out
+    with hog.beside(False) as none:
+        assert none == []
