@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import math
+import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -325,6 +326,12 @@ def ratio(app: float | None, floor: float | None) -> str:
     if app is None or floor is None or floor <= 0:
         return "-"
     return f"{app / floor:.1f}x"
+
+
+def median_ratio(pairs: Sequence[tuple[float | None, float | None]]) -> str:
+    """Format the median over rounds of each round's app ÷ floor; '-' when no round has both."""
+    ratios = [a / f for a, f in pairs if a is not None and f is not None and f > 0]
+    return "-" if not ratios else f"{statistics.median(ratios):.1f}x"
 
 
 def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -52,6 +52,7 @@ class IdleResult:
     restarts: int = 0
     log_errors: Counter[str] = field(default_factory=Counter)
     error: str | None = None
+    round: int = 0
 
 
 class Streams:
@@ -261,7 +262,7 @@ def users_for(counts: list[int], per_answer: int) -> int:
 
 def _row(r: IdleResult) -> list[str]:
     if r.error:
-        return [str(r.n), r.side, f"error: {r.error}"] + [""] * 7
+        return [str(r.n), str(r.round), r.side, f"error: {r.error}"] + [""] * 7
     notes = []
     if r.asked is not None:
         notes.append(f"{r.asked} turns, {r.silent} silent at Claude")
@@ -280,6 +281,7 @@ def _row(r: IdleResult) -> list[str]:
     sent = len(r.probes) + sum(r.probe_failures.values())
     return [
         str(r.n),
+        str(r.round),
         r.side,
         f"{len(r.opened)}/{r.n}",
         client.secs(client.percentile(r.opened, 50)),
@@ -292,31 +294,40 @@ def _row(r: IdleResult) -> list[str]:
     ]
 
 
+def _figures(r: IdleResult) -> list[float | None]:
+    p = client.percentile
+    return [p(r.probes, 50), p(r.probes, 99), r.cpu_percent, r.rss_per_stream]
+
+
+def _ratio_row(n: str, label: str, cells: list[str]) -> list[str]:
+    p50, p99, cpu, rss = cells
+    return [n, "", label, "", "", p50, p99, "", cpu, rss, ""]
+
+
 def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -> str:
+    """Each round's floor, app and app ÷ floor, then for each N the median of its ratios."""
     rows: list[list[str]] = []
-    for floor, app in results:
+    by_n: dict[int, list[list[tuple[float | None, float | None]]]] = {}
+    for i, (floor, app) in enumerate(results):
         rows += [_row(floor), _row(app)]
         if not (floor.error or app.error):
+            pairs = list(zip(_figures(app), _figures(floor), strict=True))
+            by_n.setdefault(app.n, []).append(pairs)
+            rows.append(_ratio_row("", "app÷floor", [client.ratio(a, f) for a, f in pairs]))
+        last = i == len(results) - 1 or results[i + 1][0].n != app.n
+        if last and app.n in by_n:
+            measured = by_n[app.n]
+            columns = [[pairs[i] for pairs in measured] for i in range(4)]
             rows.append(
-                [
-                    "",
-                    "app÷floor",
-                    "",
-                    "",
-                    client.ratio(
-                        client.percentile(app.probes, 50), client.percentile(floor.probes, 50)
-                    ),
-                    client.ratio(
-                        client.percentile(app.probes, 99), client.percentile(floor.probes, 99)
-                    ),
-                    "",
-                    client.ratio(app.cpu_percent, floor.cpu_percent),
-                    client.ratio(app.rss_per_stream, floor.rss_per_stream),
-                    "",
-                ]
+                _ratio_row(
+                    str(app.n),
+                    f"median of {len(measured)}",
+                    [client.median_ratio(column) for column in columns],
+                )
             )
     headers = [
         "N",
+        "round",
         "side",
         "open",
         "headers p50",
@@ -329,6 +340,7 @@ def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -
     ]
     title = (
         f"(a) idle open streams: {options.probes} sequential GET /login probes, worker CPU "
-        f"over {options.window:g} s (% of one core), workers' RSS growth / N"
+        f"over {options.window:g} s (% of one core), workers' RSS growth / N; floor and app "
+        "rounds interleaved"
     )
     return client.table(title, headers, rows)

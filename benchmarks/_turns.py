@@ -2,7 +2,8 @@
 
 Every turn is `POST .../messages` then its stream read to `done`, all at once, spread over
 users (at most 3 running turns each). The first turn, asked alone before the clock starts,
-is kept frame by frame: the floor replays exactly those frames.
+is kept frame by frame: the floor replays exactly those frames. Both servers stay up for the
+whole part, and its rounds alternate between them (floor then app, then app then floor, ...).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import math
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +45,7 @@ class TurnsResult:
     log_errors: Counter[str] = field(default_factory=Counter)
     restarts: int = 0
     error: str | None = None
+    round: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,64 +126,84 @@ def synthetic_frames(count: int = 46) -> list[str]:
     return [*frames, f'id: {count}\nevent: done\ndata: {{"status": "complete"}}\n\n']
 
 
-async def run_app(
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One side's running server, kept up for every round: the app or the floor."""
+
+    name: str
+    server: service.Server
+    owners: list[str]  # the token of each turn's user
+    frames: int  # per answer
+
+
+async def start_app(
     ctx: service.Context,
     template: databases.Database,
     tokens: list[str],
     options: TurnsOptions,
     frames_file: Path,
-) -> TurnsResult:
-    result = TurnsResult("app", options.turns)
-    with service.cleanup() as undo:
-        database = template.copy()
-        undo(database.drop)
-        server = service.Server.start(
-            "app-turns", ctx.web, {"DATABASE_URL": database.url}, ctx.logs
+    undo: Callable[[Callable[[], None]], None],
+) -> Side:
+    """Start the app on a fresh copy of `template`; ask one turn alone (a warm-up), whose
+    frames, as received, are written to `frames_file` for the floor to replay."""
+    database = template.copy()
+    undo(database.drop)
+    server = service.Server.start("app-turns", ctx.web, {"DATABASE_URL": database.url}, ctx.logs)
+    undo(server.stop)
+    await server.wait_ready()
+    session = await client.create_session(server.port, tokens[-1])
+    capture = await asyncio.wait_for(
+        one_turn(server.port, tokens[-1], session, options.question), options.timeout
+    )
+    frames = 0
+    if capture.error is None and capture.frames:
+        frames_file.write_text(json.dumps(capture.frames))
+        frames = len(capture.frames)
+    else:
+        print(
+            f"  (b) capturing an answer failed ({capture.error}); the floor replays "
+            "46 synthetic frames"
         )
-        undo(server.stop)
-        await server.wait_ready()
-        owners = [tokens[i // TURNS_PER_USER] for i in range(options.turns)]
-        sessions = await client.limited(
-            options.turns + 1,
-            16,
-            lambda i: client.create_session(
-                server.port, owners[i] if i < options.turns else tokens[-1]
-            ),
-        )
-        # One turn alone first: it warms the workers up, and its frames are the floor's.
-        capture = await asyncio.wait_for(
-            one_turn(server.port, tokens[-1], sessions[-1], options.question), options.timeout
-        )
-        if capture.error is None and capture.frames:
-            frames_file.write_text(json.dumps(capture.frames))
-            result.frames = len(capture.frames)
-        else:
-            print(
-                f"  (b) capturing an answer failed ({capture.error}); the floor replays "
-                "46 synthetic frames"
-            )
-        await run_all(server, owners, sessions[:-1], options, result)
-    return result
+    owners = [tokens[i // TURNS_PER_USER] for i in range(options.turns)]
+    return Side("app", server, owners, frames)
 
 
-async def run_floor(ctx: service.Context, options: TurnsOptions, frames_file: Path) -> TurnsResult:
-    result = TurnsResult("floor", options.turns)
+async def start_floor(
+    ctx: service.Context,
+    options: TurnsOptions,
+    frames_file: Path,
+    undo: Callable[[Callable[[], None]], None],
+) -> Side:
+    """Start the floor replaying `frames_file` (synthetic frames if the app gave none)."""
     if not frames_file.exists():
         frames_file.write_text(json.dumps(synthetic_frames()))
-    result.frames = len(json.loads(frames_file.read_text()))
-    with service.cleanup() as undo:
-        server = service.Server.start(
-            "floor-turns",
-            ctx.web,
-            {"BENCH_FLOOR_MODE": "replay", "BENCH_FLOOR_FRAMES": str(frames_file)},
-            ctx.logs,
-            floor=True,
+    frames = len(json.loads(frames_file.read_text()))
+    server = service.Server.start(
+        "floor-turns",
+        ctx.web,
+        {"BENCH_FLOOR_MODE": "replay", "BENCH_FLOOR_FRAMES": str(frames_file)},
+        ctx.logs,
+        floor=True,
+    )
+    undo(server.stop)
+    await server.wait_ready()
+    await one_turn(server.port, "floor", "warm-up", options.question)
+    return Side("floor", server, ["floor"] * options.turns, frames)
+
+
+async def run_round(side: Side, options: TurnsOptions, round_: int) -> TurnsResult:
+    """All turns at once on `side`'s server, each in a new chat."""
+    result = TurnsResult(side.name, options.turns, frames=side.frames, round=round_)
+    port = side.server.port
+    if side.name == "app":
+        sessions = await client.limited(
+            options.turns, 16, lambda i: client.create_session(port, side.owners[i])
         )
-        undo(server.stop)
-        await server.wait_ready()
-        await one_turn(server.port, "floor", "warm-up", options.question)
-        sessions = [f"s{i}" for i in range(options.turns)]
-        await run_all(server, ["floor"] * options.turns, sessions, options, result)
+    else:
+        sessions = [f"r{round_}s{i}" for i in range(options.turns)]
+    before = side.server.log_errors()
+    await run_all(side.server, side.owners, sessions, options, result)
+    result.log_errors -= before  # this round's problems only
     return result
 
 
@@ -190,13 +213,14 @@ def users_for(options: TurnsOptions) -> int:
 
 def _row(r: TurnsResult) -> list[str]:
     if r.error:
-        return [r.side, f"error: {r.error}"] + [""] * 7
+        return [str(r.round), r.side, f"error: {r.error}"] + [""] * 7
     notes = [f"{count}x {reason}" for reason, count in r.errors.most_common(2)]
     if r.restarts:
         notes.append(f"{r.restarts} worker restarts")
     if r.log_errors:
         notes.append(service.log_note(r.log_errors))
     return [
+        str(r.round),
         r.side,
         str(r.frames),
         str(sum(r.errors.values())),
@@ -209,24 +233,30 @@ def _row(r: TurnsResult) -> list[str]:
     ]
 
 
-def report(floor: TurnsResult, app: TurnsResult, options: TurnsOptions) -> str:
-    rows = [_row(floor), _row(app)]
-    if not (floor.error or app.error):
-        p = client.percentile
+def _figures(r: TurnsResult) -> list[float | None]:
+    p = client.percentile
+    return [p(r.first, 50), p(r.first, 99), p(r.done, 50), p(r.done, 99), r.wall]
+
+
+def report(rounds: list[tuple[TurnsResult, TurnsResult]], options: TurnsOptions) -> str:
+    """Each round's floor, app and app ÷ floor, then the median of the rounds' ratios."""
+    rows: list[list[str]] = []
+    measured = []
+    for floor, app in rounds:
+        rows += [_row(floor), _row(app)]
+        if not (floor.error or app.error):
+            pairs = list(zip(_figures(app), _figures(floor), strict=True))
+            measured.append(pairs)
+            rows.append(["", "app÷floor", "", ""] + [client.ratio(a, f) for a, f in pairs] + [""])
+    if measured:
+        columns = [[pairs[i] for pairs in measured] for i in range(5)]
         rows.append(
-            [
-                "app÷floor",
-                "",
-                "",
-                client.ratio(p(app.first, 50), p(floor.first, 50)),
-                client.ratio(p(app.first, 99), p(floor.first, 99)),
-                client.ratio(p(app.done, 50), p(floor.done, 50)),
-                client.ratio(p(app.done, 99), p(floor.done, 99)),
-                client.ratio(app.wall, floor.wall),
-                "",
-            ]
+            ["all", f"median of {len(measured)}", "", ""]
+            + [client.median_ratio(column) for column in columns]
+            + [""]
         )
     headers = [
+        "round",
         "side",
         "frames",
         "errors",
@@ -239,6 +269,6 @@ def report(floor: TurnsResult, app: TurnsResult, options: TurnsOptions) -> str:
     ]
     title = (
         f"(b) {options.turns} concurrent turns on the offline engine "
-        f"({options.question!r}); times from the POST"
+        f"({options.question!r}); times from the POST; floor and app rounds interleaved"
     )
     return client.table(title, headers, rows)

@@ -69,6 +69,7 @@ class WakeupResult:
     failures: list[str] = field(default_factory=list)
     log_errors: Counter[str] = field(default_factory=Counter)
     error: str | None = None
+    rounds: list[dict[str, ClassStats]] = field(default_factory=list)  # each turn's own
 
 
 @dataclass
@@ -145,6 +146,8 @@ async def one_round(
     await asyncio.gather(*tasks, return_exceptions=True)
     sent: set[float] = set().union(*(r.stamps for r in readers))
     result.sent += len(sent)
+    this: dict[str, ClassStats] = {}
+    result.rounds.append(this)
     for r in readers:
         if r.error:
             result.failures.append(r.error)
@@ -156,11 +159,15 @@ async def one_round(
             name = UNKNOWN
         else:
             name = SAME if r.owner == turn else OTHER
-        stats = result.classes.setdefault(name, ClassStats())
-        stats.streams += 1
         expected = {s for s in sent if s >= r.requested_at}
-        stats.latencies += [r.stamps[s] - s for s in expected if s in r.stamps]
-        stats.missed += len(expected - r.stamps.keys())
+        latencies = [r.stamps[s] - s for s in expected if s in r.stamps]
+        for stats in (
+            result.classes.setdefault(name, ClassStats()),
+            this.setdefault(name, ClassStats()),
+        ):
+            stats.streams += 1
+            stats.latencies += latencies
+            stats.missed += len(expected - r.stamps.keys())
 
 
 async def run_config(ctx: service.Context, config: Config, options: WakeupOptions) -> WakeupResult:
@@ -211,6 +218,27 @@ async def run_config(ctx: service.Context, config: Config, options: WakeupOption
     return result
 
 
+def _round_rows(r: WakeupResult) -> list[list[str]]:
+    """Each turn's p50/p99 ratios against its own worker's, then the median over the turns."""
+    p = client.percentile
+    rows: list[list[str]] = []
+    for name in (OTHER, REMOTE):
+        pairs: list[tuple[list[tuple[float | None, float | None]], int]] = []
+        for i, classes in enumerate(r.rounds, 1):
+            base, stats = classes.get(SAME), classes.get(name)
+            if base is None or stats is None or not stats.latencies:
+                continue
+            pair = [(p(stats.latencies, q), p(base.latencies, q)) for q in (50, 99)]
+            pairs.append((pair, i))
+            cells = [client.ratio(a, f) for a, f in pair]
+            rows.append([r.config.label, f"  turn {i}: {name}", "", "", "", "", "", *cells])
+        if pairs:
+            medians = [client.median_ratio([pair[k] for pair, _ in pairs]) for k in (0, 1)]
+            label = f"  median of {len(pairs)} turns: {name}"
+            rows.append([r.config.label, label, "", "", "", "", "", *medians])
+    return rows
+
+
 def report(results: list[WakeupResult], options: WakeupOptions) -> str:
     rows: list[list[str]] = []
     p = client.percentile
@@ -245,6 +273,7 @@ def report(results: list[WakeupResult], options: WakeupOptions) -> str:
                     ),
                 ]
             )
+        rows += _round_rows(r)
         notes = []
         if r.failures:
             notes.append(f"{len(r.failures)} stream failures (first: {r.failures[0]})")

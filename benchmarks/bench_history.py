@@ -29,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _hog  # noqa: E402
 from flask import Flask  # noqa: E402
 from werkzeug.test import TestResponse  # noqa: E402
 
@@ -190,5 +191,7 @@ if __name__ == "__main__":
         "--sizes", default="10,1000,10000", help="messages per chat, smallest first"
     )
     parser.add_argument("--rounds", type=int, default=5)
+    _hog.add_flag(parser)
     args = parser.parse_args()
-    main(tuple(int(n) for n in args.sizes.split(",")), args.rounds)
+    with _hog.beside(args.hog):
+        main(tuple(int(n) for n in args.sizes.split(",")), args.rounds)

@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its helpers, when loaded by a test
 
+import _hog  # noqa: E402
 from _databases import scratch  # noqa: E402
 from flask import Flask  # noqa: E402
 from flask.testing import FlaskClient  # noqa: E402
@@ -130,5 +131,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--admin-url", default="")
+    _hog.add_flag(parser)
     args = parser.parse_args()
-    main([int(n) for n in args.sizes.split(",")], args.rounds, args.db, args.admin_url)
+    with _hog.beside(args.hog):
+        main([int(n) for n in args.sizes.split(",")], args.rounds, args.db, args.admin_url)

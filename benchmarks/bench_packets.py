@@ -17,6 +17,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import _hog
+
 from webapp.packets.state import PacketStream, create_initial_state, process_packets
 
 
@@ -106,7 +108,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deltas", default="50,500,2000,5000")
     parser.add_argument("--rounds", type=int, default=20)
+    _hog.add_flag(parser)
     args = parser.parse_args(argv)
+    with _hog.beside(args.hog):
+        _table(args)
+
+
+def _table(args: argparse.Namespace) -> None:
     print(f"fold ÷ JSON-decode floor (goal ≤ {GOAL:g}x), fastest of {args.rounds} rounds")
     for deltas in [int(d) for d in args.deltas.split(",") if d]:
         packets = answer_packets(deltas)

@@ -1,9 +1,10 @@
 """How soon each limit stops hostile code, next to the floor: a sandboxed `print(1)`.
 
 The containment tests check which limit trips, never how fast (a busy machine must not fail
-them); the speed lives here. Each case runs `--runs` times (default 3); the table gives the
-median seconds, the ratio to the floor, and, for the timeouts and the SQL deadline, how far
-past its limit the call returned. Run: `.venv/bin/python benchmarks/bench_sandbox_limits.py`.
+them); the speed lives here. Each of `--runs` rounds (default 3) runs every case once, the
+floor among them, so all see the same machine; the table gives the median seconds, the
+ratio to the floor, and, for the timeouts and the SQL deadline, how far past its limit the
+call returned. Run: `.venv/bin/python benchmarks/bench_sandbox_limits.py`.
 """
 
 from __future__ import annotations
@@ -40,21 +41,17 @@ def python_case(code: str, **limits: float | int) -> Callable[[], str | None]:
     return call
 
 
-def median_seconds(call: Callable[[], str | None], runs: int) -> tuple[float, str | None]:
-    """Return the median wall time of `runs` calls and the last call's outcome."""
-    times = []
-    outcome = None
-    for _ in range(runs):
-        started = time.perf_counter()
-        outcome = call()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), outcome
+def timed(call: Callable[[], str | None]) -> tuple[float, str | None]:
+    """Return the wall time of one call and its outcome."""
+    started = time.perf_counter()
+    outcome = call()
+    return time.perf_counter() - started, outcome
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     folder = Path(tempfile.mkdtemp(prefix="bench-limits-"))
     engine = create_store_engine(f"sqlite:///{folder / 'webapp.sqlite'}")
@@ -96,13 +93,19 @@ def main() -> None:
             0.5,
         ),
     ]
-    floor = None
+    times: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+    outcomes: dict[str, str | None] = {}
+    for _ in range(args.runs):  # every case once a round, the floor among them
+        for name, call, _ in cases:
+            seconds, outcomes[name] = timed(call)
+            times[name].append(seconds)
+    floor = statistics.median(times[cases[0][0]])
+    print(f"{args.runs} rounds, every case once a round; medians")
     print(f"{'case':40} {'median s':>9} {'x floor':>8} {'past limit':>11}  outcome")
-    for name, call, limit in cases:
-        seconds, outcome = median_seconds(call, args.runs)
-        floor = floor or seconds
+    for name, _, limit in cases:
+        seconds = statistics.median(times[name])
         past = "" if limit is None else f"{seconds - limit:+.2f} s"
-        print(f"{name:40} {seconds:9.2f} {seconds / floor:8.1f} {past:>11}  {outcome}")
+        print(f"{name:40} {seconds:9.2f} {seconds / floor:8.1f} {past:>11}  {outcomes[name]}")
     engine.dispose()
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import _databases as databases
+import _hog
 import _idle
 import _service as service
 import _turns
@@ -59,7 +60,7 @@ def _set_error(
     result.error = reason
 
 
-async def idle_part(ctx: service.Context, options: _idle.IdleOptions) -> bool:
+async def idle_part(ctx: service.Context, options: _idle.IdleOptions, rounds: int) -> bool:
     results = []
     with service.cleanup() as undo:
         users = _idle.users_for(options.counts, options.per_answer)
@@ -72,23 +73,27 @@ async def idle_part(ctx: service.Context, options: _idle.IdleOptions) -> bool:
             print(f"(a) idle open streams: could not prepare the database: {exc}")
             return False
         for n in options.counts:
-            log(f"(a) N={n}: floor")
-            floor = await attempt(
-                _idle.run_floor(ctx, n, options), _idle.IdleResult("floor", n), _set_error
-            )
-            log(f"(a) N={n}: app")
-            app = await attempt(
-                _idle.run_app(ctx, database, tokens, n, options),
-                _idle.IdleResult("app", n),
-                _set_error,
-            )
-            results.append((floor, app))
+            for round_ in range(1, rounds + 1):
+                measured: dict[str, _idle.IdleResult] = {}
+                for side in ("floor", "app") if round_ % 2 else ("app", "floor"):
+                    log(f"(a) N={n}, round {round_}: {side}")
+                    run = (
+                        _idle.run_floor(ctx, n, options)
+                        if side == "floor"
+                        else _idle.run_app(ctx, database, tokens, n, options)
+                    )
+                    measured[side] = await attempt(
+                        run, _idle.IdleResult(side, n, round=round_), _set_error
+                    )
+                    measured[side].round = round_
+                results.append((measured["floor"], measured["app"]))
     print(_idle.report(results, options), flush=True)
     print()
     return not any(f.error or a.error for f, a in results)
 
 
-async def turns_part(ctx: service.Context, options: _turns.TurnsOptions) -> bool:
+async def turns_part(ctx: service.Context, options: _turns.TurnsOptions, rounds: int) -> bool:
+    results: list[tuple[_turns.TurnsResult, _turns.TurnsResult]] = []
     with service.cleanup() as undo:
         users = _turns.users_for(options)
         log(f"(b) preparing a {ctx.db} database with {users} users")
@@ -100,21 +105,34 @@ async def turns_part(ctx: service.Context, options: _turns.TurnsOptions) -> bool
             print(f"(b) concurrent turns: could not prepare the database: {exc}")
             return False
         frames = ctx.logs / "floor-frames.json"
-        log(f"(b) {options.turns} turns: app")
-        app = await attempt(
-            _turns.run_app(ctx, database, tokens, options, frames),
-            _turns.TurnsResult("app", options.turns),
-            _set_error,
-        )
-        log(f"(b) {options.turns} turns: floor")
-        floor = await attempt(
-            _turns.run_floor(ctx, options, frames),
-            _turns.TurnsResult("floor", options.turns),
-            _set_error,
-        )
-    print(_turns.report(floor, app, options), flush=True)
+        sides: dict[str, _turns.Side | str] = {}
+        for name in ("app", "floor"):  # the app first: its warm-up turn is the floor's frames
+            log(f"(b) starting the {name}")
+            try:
+                sides[name] = await (
+                    _turns.start_app(ctx, database, tokens, options, frames, undo)
+                    if name == "app"
+                    else _turns.start_floor(ctx, options, frames, undo)
+                )
+            except Exception as exc:  # its rounds say so; the other side's still run
+                sides[name] = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+                log(f"  failed: {sides[name]}")
+        for round_ in range(1, rounds + 1):
+            measured: dict[str, _turns.TurnsResult] = {}
+            for name in ("floor", "app") if round_ % 2 else ("app", "floor"):
+                side, failed = sides[name], _turns.TurnsResult(name, options.turns, round=round_)
+                log(f"(b) round {round_}: {options.turns} turns on the {name}")
+                if isinstance(side, str):
+                    failed.error = side
+                    measured[name] = failed
+                else:
+                    measured[name] = await attempt(
+                        _turns.run_round(side, options, round_), failed, _set_error
+                    )
+            results.append((measured["floor"], measured["app"]))
+    print(_turns.report(results, options), flush=True)
     print()
-    return not (floor.error or app.error)
+    return not any(f.error or a.error for f, a in results)
 
 
 async def wakeup_part(ctx: service.Context, options: _wakeup.WakeupOptions) -> bool:
@@ -157,6 +175,7 @@ async def run(args: argparse.Namespace, ctx: service.Context) -> bool:
                 ping=args.ping,
                 per_answer=args.per_answer,
             ),
+            args.rounds,
         )
     if args.part in ("turns", "all"):
         ok &= await turns_part(
@@ -164,6 +183,7 @@ async def run(args: argparse.Namespace, ctx: service.Context) -> bool:
             _turns.TurnsOptions(
                 turns=args.turns, question=args.question, timeout=args.turn_timeout
             ),
+            args.rounds,
         )
     if args.part in ("wakeup", "all"):
         ok &= await wakeup_part(
@@ -185,6 +205,13 @@ def _counts(text: str) -> list[int]:
     if not counts or min(counts) < 1:
         raise argparse.ArgumentTypeError("a comma-separated list of positive numbers")
     return counts
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("a positive number")
+    return value
 
 
 def _configs(text: str) -> list[str]:
@@ -215,6 +242,14 @@ def parser() -> argparse.ArgumentParser:
         help="stop everything after this long (default: 3600)",
     )
     common.add_argument("--keep-logs", action="store_true", help="keep the servers' logs")
+    common.add_argument(
+        "--rounds",
+        type=_positive,
+        default=3,
+        help="rounds of each measure, floor and app alternating; (f): turns per config "
+        "(default: 3)",
+    )
+    _hog.add_flag(common)
     idle = argparse.ArgumentParser(add_help=False)
     idle.add_argument(
         "--streams",
@@ -254,7 +289,6 @@ def parser() -> argparse.ArgumentParser:
         default=list(_wakeup.CONFIGS),
         help=f"from {','.join(_wakeup.CONFIGS)} (default: all)",
     )
-    wakeup.add_argument("--rounds", type=int, default=3, help="turns per config")
     wakeup.add_argument("--deltas", type=int, default=60, help="text deltas per turn")
     wakeup.add_argument("--interval", type=float, default=0.05, help="seconds between deltas")
     wakeup.add_argument(
@@ -273,8 +307,8 @@ def parser() -> argparse.ArgumentParser:
     return main_parser
 
 
-def main() -> int:
-    args = parser().parse_args()
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     raise_fd_limit(2 * max(getattr(args, "streams", [0])) + 2048)
     logs = Path(tempfile.mkdtemp(prefix="bench_service_logs_"))
     try:
@@ -292,7 +326,8 @@ def main() -> int:
     print(flush=True)
     ok = False
     try:
-        ok = asyncio.run(asyncio.wait_for(run(args, ctx), args.max_seconds))
+        with _hog.beside(args.hog):
+            ok = asyncio.run(asyncio.wait_for(run(args, ctx), args.max_seconds))
     except TimeoutError:
         print(f"stopped: the run took longer than --max-seconds {args.max_seconds:g}")
     except (KeyboardInterrupt, asyncio.CancelledError):

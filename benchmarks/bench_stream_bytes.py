@@ -17,6 +17,7 @@ Run: `.venv/bin/python benchmarks/bench_stream_bytes.py`.
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import time
@@ -24,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import _hog
 from flask import render_template
 
 from webapp import create_app
@@ -226,4 +228,7 @@ def _table(sizes: tuple[int, ...], paces: tuple[int, ...]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _hog.add_flag(parser)
+    with _hog.beside(parser.parse_args().hog):
+        main()

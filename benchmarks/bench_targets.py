@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import cast
 
+import _hog
+
 from webapp.citations.account_ids import account_ref_from_row, is_account_id
 from webapp.citations.citable import from_sql
 from webapp.citations.sources import (
@@ -244,7 +246,13 @@ def main(argv: list[str] | None = None) -> None:
     # `cpu`: this process's CPU time (the collector's included), not the time it waited for
     # a core; on a busy shared machine the wall clock also counts the other work's turns.
     parser.add_argument("--clock", choices=CLOCKS, default="wall")
+    _hog.add_flag(parser)
     args = parser.parse_args(argv)
+    with _hog.beside(args.hog):
+        _table(args)
+
+
+def _table(args: argparse.Namespace) -> None:
     clock = CLOCKS[args.clock]
     counts = [int(c) for c in args.counts.split(",") if c]
     print(

@@ -8,7 +8,9 @@ processes: the wake-up comes through PostgreSQL `LISTEN/NOTIFY`, Redis pub/sub, 
 the commit, the wake-up, the reader's query and the HTTP hop. Side by side, the same reader
 woken in the writer's own process (no cross-process hop) is the floor.
 
-Run: `.venv/bin/python benchmarks/bench_wakeup.py [--events 200] [--interval 0.02]`
+Run: `.venv/bin/python benchmarks/bench_wakeup.py [--events 200] [--interval 0.02] [--rounds 3]
+[--configs postgres,postgres-redis,sqlite] [--hog]`; each round runs the floor and the
+cross-process reader of every config, in turn (the floor first in odd rounds).
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ import httpx
 from sqlalchemy.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its helpers, when loaded by a test
 
+import _hog  # noqa: E402
 from _databases import scratch  # noqa: E402
 
 from tests.support.gunicorn import gunicorn  # noqa: E402
@@ -144,37 +148,70 @@ def in_process(url: str, events: int, interval: float) -> list[float]:
     return latencies
 
 
-def main() -> None:
+CONFIGS = {
+    "postgres": ("PostgreSQL, LISTEN/NOTIFY", "postgres", False),
+    "postgres-redis": ("PostgreSQL + Redis pub/sub", "postgres", True),
+    "sqlite": ("SQLite, data_version poll", "sqlite", False),
+}
+
+
+def measure(
+    configs: list[str], rounds: int, events: int, interval: float, admin_url: str
+) -> list[tuple[str, list[float], list[float]]]:
+    """Return each config's latencies across processes and its floor's, pooled over the
+    rounds; in each round every config runs both, the floor first in odd rounds."""
+    crossed: dict[str, list[float]] = {name: [] for name in configs}
+    floors: dict[str, list[float]] = {name: [] for name in configs}
+    with tempfile.TemporaryDirectory() as logs:
+        for round_ in range(rounds):
+            for name in configs:
+                _, backend, redis = CONFIGS[name]
+                sides = ["floor", "crossed"] if round_ % 2 == 0 else ["crossed", "floor"]
+                for side in sides:
+                    with scratch(backend, admin_url) as url:
+                        if side == "floor":
+                            floors[name] += in_process(url, events, interval)
+                        else:
+                            crossed[name] += over_http(url, redis, events, interval, Path(logs))
+    return [(CONFIGS[name][0], crossed[name], floors[name]) for name in configs]
+
+
+def _configs(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names or any(name not in CONFIGS for name in names):
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(CONFIGS)}")
+    return names
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.02)
+    parser.add_argument("--rounds", type=int, default=3, help="floor and product, each round")
+    parser.add_argument("--configs", type=_configs, default=list(CONFIGS))
     parser.add_argument(
         "--admin-url",
         default=os.environ.get("TEST_DATABASE_URL") or "postgresql://postgres@127.0.0.1:5432/test",
     )
-    args = parser.parse_args()
-    rows: list[tuple[str, list[float], list[float]]] = []
-    with tempfile.TemporaryDirectory() as logs:
-        for name, backend, redis in (
-            ("PostgreSQL, LISTEN/NOTIFY", "postgres", False),
-            ("PostgreSQL + Redis pub/sub", "postgres", True),
-            ("SQLite, data_version poll", "sqlite", False),
-        ):
-            with scratch(backend, args.admin_url) as url:
-                floor = in_process(url, args.events, args.interval)
-            with scratch(backend, args.admin_url) as url:
-                crossed = over_http(url, redis, args.events, args.interval, Path(logs))
-            rows.append((name, crossed, floor))
+    _hog.add_flag(parser)
+    args = parser.parse_args(argv)
+    with _hog.beside(args.hog):
+        rows = measure(args.configs, args.rounds, args.events, args.interval, args.admin_url)
     print(
         f"write → client, {args.events} events {args.interval * 1000:g} ms apart, "
-        "read through the Procfile's gunicorn (another process) vs in the writer's process"
+        "read through the Procfile's gunicorn (another process) vs in the writer's process, "
+        f"{args.rounds} rounds interleaved, pooled"
     )
-    print(f"{'wake-up':<28} {'p50':>8} {'p99':>8} {'floor p50':>10} {'floor p99':>10}")
+    print(
+        f"{'wake-up':<28} {'events':>6} {'p50':>8} {'p99':>8} {'floor p50':>10} {'floor p99':>10}"
+        f" {'p99 ÷ floor':>12}"
+    )
     for name, crossed, floor in rows:
         print(
-            f"{name:<28} {percentile(crossed, 50) * 1000:>6.1f}ms "
+            f"{name:<28} {len(crossed):>6} {percentile(crossed, 50) * 1000:>6.1f}ms "
             f"{percentile(crossed, 99) * 1000:>6.1f}ms {percentile(floor, 50) * 1000:>8.1f}ms "
             f"{percentile(floor, 99) * 1000:>8.1f}ms"
+            f" {percentile(crossed, 99) / percentile(floor, 99):>11.1f}x"
         )
 
 
