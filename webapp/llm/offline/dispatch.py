@@ -38,7 +38,7 @@ from .overview import (
 )
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
 from .plan import plan as tool_calls
-from .scope import missing_document, padded, scope_reply
+from .scope import out_of_scope, padded
 from .words import bare_amounts
 from .write import direct_reply, write_answer
 
@@ -161,7 +161,7 @@ class Opened:
 
 
 def _scope(text: str, context: Context) -> Task | None:
-    said = scope_reply(text) or missing_document(text, context.books)
+    said = out_of_scope(text, context.books)
     return Reply(said) if said else None
 
 
@@ -239,10 +239,32 @@ def figures(text: str, context: Context) -> Task:
 READERS: list[Callable[[str, Context], Task | None]] = [_scope, _follow_up, _open, _computed]
 
 
+_ASIDES = frozenset(str(lexicon.table("parts")["asides"]).split())
+_ELABORATIONS = lexicon.phrases("parts", "elaborations")
+
+
+def questions_of(text: str) -> list[str]:
+    """Return the message's questions: a part that only says "ok" is dropped, and one that
+    isn't a question and elaborates the one before ("Wondering when ...") joins it."""
+    parts = split_parts(text)
+    kept: list[str] = []
+    for part in parts:
+        lead = padded(part)
+        if (
+            kept
+            and not part.rstrip().endswith("?")
+            and any(lead.startswith(f" {e} ") for e in _ELABORATIONS)
+        ):
+            kept[-1] = f"{kept[-1]} {part}"
+        elif len(parts) == 1 or not set(lead.split()) <= _ASIDES:
+            kept.append(part)
+    return kept or parts
+
+
 def tasks(text: str, context: Context) -> list[Task]:
     """Return one task per question of the message, in order."""
     found: list[Task] = []
-    for number, part in enumerate(split_parts(text)):
+    for number, part in enumerate(questions_of(text)):
         here = replace(context, first=number == 0)
         task = next((t for read in READERS if (t := read(part, here)) is not None), None)
         task = task or figures(part, here)
