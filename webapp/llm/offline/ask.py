@@ -200,6 +200,9 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
         strong = {"balance", "balances", "holdings", "portfolio"} & set(phrase.split())
         if not strong:
             intents = []
+    kinds = _kinds(phrase)
+    if "utilization" in intents and kinds and "credit" not in kinds and not _has(phrase, "credit"):
+        intents.remove("utilization")  # "more than the limit into my IRA": a contribution limit
     said = set(phrase.split())
     if (
         "debts" in intents

@@ -39,7 +39,7 @@ from .overview import (
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
 from .plan import plan as tool_calls
 from .scope import out_of_scope, padded
-from .words import bare_amounts
+from .words import STOPWORDS, bare_amounts
 from .write import direct_reply, write_answer
 
 ALL_ACCOUNTS = (
@@ -245,16 +245,16 @@ _ELABORATIONS = lexicon.phrases("parts", "elaborations")
 
 def questions_of(text: str) -> list[str]:
     """Return the message's questions: a part that only says "ok" is dropped, and one that
-    isn't a question and elaborates the one before ("Wondering when ...") joins it."""
+    elaborates the one before joins it: not a question and opening "Wondering when ...", or
+    a question with no topic of its own ("how much?")."""
     parts = split_parts(text)
     kept: list[str] = []
     for part in parts:
         lead = padded(part)
-        if (
-            kept
-            and not part.rstrip().endswith("?")
-            and any(lead.startswith(f" {e} ") for e in _ELABORATIONS)
-        ):
+        elaborates = not part.rstrip().endswith("?") and any(
+            lead.startswith(f" {e} ") for e in _ELABORATIONS
+        )
+        if kept and (elaborates or set(lead.split()) <= STOPWORDS):
             kept[-1] = f"{kept[-1]} {part}"
         elif len(parts) == 1 or not set(lead.split()) <= _ASIDES:
             kept.append(part)

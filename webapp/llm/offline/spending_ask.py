@@ -207,7 +207,7 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
         + _SPEND_WORD
         + "|"
         + _SPEND_WORD
-        + r".*\b(earn|earned|income|made)\b|\bmoney (in|coming in)\b",
+        + r".*\b(earn|earned|income|made)\b|\bmoney (in|coming in)\b(?! (my|the|your|an?|this) )",
     ),
     (
         "compare",
@@ -221,6 +221,11 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
     ("spend", r"\b(spend|spent|spending|expenses?|cost|paid|pay for|purchases?|transactions?)\b"),
 )
 _PERSONAL = re.compile(r"\b(i|i'm|i've|my|me|mine|we|our|us)\b")
+# Someone other than the user paying: "will the sapphire preferred pay for", "does it cover".
+_PAYER = re.compile(
+    r"\b(will|would|does|do|can|could)\s+(?!(?:i|we|you)\b)(?:[\w']+\s+){1,3}"
+    r"(pay|pays|cover|covers|reimburse|reimburses)\b"
+)
 _FILES = re.compile(r"\b(file|files|statement|statements|csv|upload|uploaded)\b")
 
 
@@ -237,6 +242,8 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
     category = _category(text)
+    if kind == "spend" and _PAYER.search(text) and not re.search(_SPEND_WORD, text):
+        return None  # "will the sapphire pay for a hotel?": what a card covers, not spending
     vague = kind == "spend" and category is None and period is None and not files_only
     if vague and not re.search(r"\b(spend|spent|spending)\b", text):
         return None  # "what did I pay for the house?" is not this engine's to answer

@@ -1,0 +1,75 @@
+"""Documents by meaning in the offline engine (issue 19's fourth development set): the
+question's subject decides between a document and the user's figures, and the document
+ranked is the one about what was asked, in everyday words."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from webapp.llm.offline.ask import understand
+from webapp.llm.offline.dispatch import questions_of
+from webapp.llm.offline.library import library
+from webapp.llm.offline.spending_ask import read_spending
+
+TODAY = date(2026, 12, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "will the sapphire preferred pay for a hotel if my flight is delayed?",
+        "does my card cover the cost of a rental car?",
+        "would the amex reimburse me for lost bags",
+    ],
+)
+def test_what_a_card_pays_for_is_no_spending_question(text: str) -> None:
+    assert read_spending(text, TODAY) is None
+
+
+def test_what_the_user_paid_for_still_is() -> None:
+    assert read_spending("what did I pay for food last month", TODAY) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("i put more than the limit into my roth ira, what now?", False),
+        ("i went over the limit on my 401k this year", False),
+        ("how much of my credit limit am i using", True),
+        ("am i near the limit on my amex", True),
+    ],
+)
+def test_a_limit_is_a_card_limit_only_when_no_other_account_kind_is_named(
+    text: str, kept: bool
+) -> None:
+    assert ("utilization" in understand(text).intents) is kept
+
+
+def test_hold_is_a_holding_only_when_the_user_holds_it() -> None:
+    assert "holdings" not in understand("how much can my servicer hold in escrow").intents
+    assert "holdings" in understand("what do i hold in my brokerage").intents
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("how big an extra reserve can my servicer keep in escrow", "escrow-basics"),
+        ("is my lender allowed to keep extra money in my escrow account", "escrow-basics"),
+        ("oops, i think i put too much into my ira, what happens if i leave the extra", "590-a"),
+        ("will my card pay for food and a hotel if my trip is delayed overnight", "sapphire"),
+    ],
+)
+def test_the_document_about_what_was_asked_ranks_alone(text: str, path: str) -> None:
+    hits = library().rank(text)
+    assert hits and all(path in hit.doc.path for hit in hits)
+
+
+def test_a_question_with_no_topic_of_its_own_joins_the_one_before() -> None:
+    asked = "will the sapphire pay for a hotel if my flight is late? how much?"
+    assert questions_of(asked) == [asked]
+    assert questions_of("what's my amex balance? and citi?") == [
+        "what's my amex balance?",
+        "citi?",
+    ]
