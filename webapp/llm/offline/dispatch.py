@@ -268,6 +268,8 @@ def tasks(text: str, context: Context) -> list[Task]:
         here = replace(context, first=number == 0)
         task = next((t for read in READERS if (t := read(part, here)) is not None), None)
         task = task or figures(part, here)
+        if isinstance(task, Reply) and task in found:
+            continue  # "... off the IRS radar? I don't want to report them": one decline
         found.append(task)
         if isinstance(task, Figures) and task.question.about_data:
             context = replace(context, own=True)

@@ -53,6 +53,15 @@ RULES = tuple(
 )
 
 
+# Every word the rules use, so that the typo reader never "corrects" one ("crash").
+VOCABULARY = frozenset(
+    w
+    for rule in RULES
+    for text in (*(p for g in rule.groups for p in g), rule.pattern.pattern if rule.pattern else "")
+    for w in re.findall(r"[a-z]{3,}", text)
+)
+
+
 def joined(phrase: str) -> str:
     """Return a padded phrase with its contractions joined: " i don t " -> " i dont "."""
     while _CONTRACTION.search(phrase):

@@ -9,7 +9,7 @@ import re
 from . import lexicon
 from .ask import tickers_in
 from .library import Library
-from .refusal import joined, refusal
+from .refusal import VOCABULARY, joined, refusal
 from .words import STOPWORDS, join_words, stems, words
 
 _SCOPE = lexicon.rules("scope")
@@ -36,6 +36,23 @@ _FORECAST = lexicon.table("forecast")
 _CLAUSE = re.compile(r"[.!?;,:()\u2014\u2013]+|\s-+\s")
 
 
+def _vocabulary() -> frozenset[str]:
+    """Every word the scope rules read, so that the typo reader never "corrects" one."""
+    texts = [rule.pattern.pattern for rule in _SCOPE] + [str(_HOW_TO), str(_VALUE_WORDS)]
+    texts += [
+        str(v)
+        for action in _ACTIONS.values()
+        for k in ("verbs", "needs", "when")
+        for v in action.get(k, ())
+    ]
+    texts += [str(o) for held in _NOT_HELD.values() for o in held["objects"]]
+    texts += [str(w) for key in ("future", "subjects", "moves") for w in _FORECAST[key]]
+    return frozenset(w for text in texts for w in re.findall(r"[a-z]{3,}", text)) | VOCABULARY
+
+
+SCOPE_WORDS = _vocabulary()
+
+
 def scope_reply(text: str) -> str | None:
     """Return the plain reply to a request the product can't serve, or None."""
     phrase = padded(text)
@@ -45,9 +62,9 @@ def scope_reply(text: str) -> str | None:
     ticker = bool(tickers_in(text))
     for rule in _SCOPE:
         if rule.pattern.search(phrase) and _acts_on(rule.kind, phrase, ticker):
-            return rule.reply
+            return _forecast_reply(phrase, ticker) if rule.kind == "forecast" else rule.reply
     clauses = [padded(c) for c in _CLAUSE.split(text) if c.strip()]
-    acted = next((r for c in clauses if (r := _requested_action(c, ticker))), None)
+    acted = next((r for c in clauses if (r := _requested_action(c, ticker, phrase))), None)
     return acted or _forecast(phrase, ticker) or _not_held(phrase)
 
 
@@ -64,7 +81,14 @@ def _forecast(phrase: str, ticker: bool) -> str | None:
         return None
     if not (ticker or has(phrase, tuple(_FORECAST["subjects"]))):
         return None
-    return _REPLIES["forecast"] if has(phrase, tuple(_FORECAST["moves"])) else None
+    return _forecast_reply(phrase, ticker) if has(phrase, tuple(_FORECAST["moves"])) else None
+
+
+def _forecast_reply(phrase: str, ticker: bool) -> str:
+    """The forecast's reply: of rates, inflation or a currency, no market price to offer."""
+    if not ticker and lexicon.has_phrase(phrase, tuple(_FORECAST["economy"])):
+        return str(_FORECAST["economy_reply"])
+    return _REPLIES["forecast"]
 
 
 def _acts_on(kind: str, phrase: str, ticker: bool) -> bool:
@@ -78,7 +102,7 @@ def _acts_on(kind: str, phrase: str, ticker: bool) -> bool:
     return ticker or not needs or lexicon.has_phrase(phrase, needs)
 
 
-def _requested_action(phrase: str, ticker: bool) -> str | None:
+def _requested_action(phrase: str, ticker: bool, whole: str = "") -> str | None:
     """A request to act, read by its verb after any polite opener ("pls buy", "can you
     pay off my amex"), with what it acts on: the reply of that kind of action."""
     rest = phrase
@@ -86,8 +110,10 @@ def _requested_action(phrase: str, ticker: bool) -> str | None:
         rest = rest[len(opener) + 1 :]
     for kind, action in _ACTIONS.items():
         verb = next((v for v in action["verbs"] if rest.startswith(f" {v} ")), None)
+        if "when" in action and not lexicon.has_phrase(whole, tuple(action["when"])):
+            continue  # "lost": said anywhere in the message ("I left my Amex ... lock it")
         if verb and _acts_on(kind, rest[len(verb) + 1 :], ticker):
-            return _REPLIES[str(action.get("like", kind))]
+            return str(action.get("reply") or _REPLIES[str(action.get("like", kind))])
     return None
 
 
