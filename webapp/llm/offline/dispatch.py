@@ -17,7 +17,7 @@ from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
 from ...tools.python.market import MarketData
 from . import lexicon
 from .advice import allocate
-from .ask import Extreme, Question, understand
+from .ask import Extreme, Question, documentish, understand
 from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
@@ -220,7 +220,20 @@ def _open(text: str, context: Context) -> Task | None:
 
 def _computed(text: str, context: Context) -> Task | None:
     computation = read_computation(text)
-    return Computed(computation) if computation else None
+    if computation is None or _a_rule_counted(text, computation, context.books):
+        return None
+    return Computed(computation)
+
+
+def _a_rule_counted(text: str, computation: Computation, books: Library) -> bool:
+    """Tell a rule a document answers, counted in days or dollars, from a count or an
+    extreme over the user's accounts: "how many days before closing ...", "the most I'd
+    have to pay if my card is stolen" (no account or balance named, no figure asked)."""
+    if computation.op not in ("count", "highest", "lowest"):
+        return False
+    if {"account", "accounts", "balance", "balances"} & set(padded(text).split()):
+        return False
+    return not understand(text).intents and documentish(text) and bool(books.rank(text))
 
 
 def figures(text: str, context: Context) -> Task:

@@ -28,6 +28,7 @@ MIN_COVERAGE = 0.55  # of the question's topic (by rarity), found in one passage
 MIN_RELATIVE = 0.6  # of the best document's score
 MAX_DOCUMENTS = 3
 MAX_TERMS = 24
+SMALL_NUMBER = 120
 # The kinds of account a question may be about ("ira", "mortgage", "checking").
 _SUBJECTS = frozenset(cue for cue, _ in pairs("kind_phrases") if " " not in cue)
 _PARAGRAPHS = re.compile(r"\n\s*\n")
@@ -152,12 +153,20 @@ class Library:
     def rank(self, question: str) -> list[DocHit]:
         """Return the documents relevant to `question`, best first (none: nothing relevant)."""
         groups = _term_groups(question)
-        if not groups:
-            return []
-        expression = " OR ".join(f'"{term}"' for group in groups for term in group)
         weights = ", ".join(str(w) for w in WEIGHTS)
         with self._lock:
             matched = [self._matching(group) for group in groups]
+        # A small number no document holds is an age or a count ("if I'm 52"), no topic.
+        topical = [
+            k
+            for k, (group, found) in enumerate(zip(groups, matched, strict=True))
+            if found or not (group[0].isdigit() and int(group[0]) <= SMALL_NUMBER)
+        ]
+        groups, matched = [groups[k] for k in topical], [matched[k] for k in topical]
+        if not groups:
+            return []
+        expression = " OR ".join(f'"{term}"' for group in groups for term in group)
+        with self._lock:
             rows = self._db.execute(
                 f"SELECT rowid, doc, body, -bm25(passages, {weights}) AS score FROM passages "
                 "WHERE passages MATCH ? ORDER BY score DESC LIMIT 80",
