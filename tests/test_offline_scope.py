@@ -113,6 +113,12 @@ def test_a_question_is_not_taken_for_an_action_or_a_forecast(text: str) -> None:
         ("explain reg e's error resolution rules", "I don't have Regulation E"),
         ("what's the late fee in my Discover it card agreement", "the Discover It cardmember"),
         ("pull up section 1031 of the USC", "section 1031 of the US Code"),
+        ("what does the TILA say about card late fees", "I don't have the TILA"),
+        ("open the Truth in Savings rules for me", "the Truth in Savings Act among"),
+        (
+            "pull up my chase sapphire preferred cardmember agreement",
+            "Chase Sapphire Preferred card",
+        ),
         # a document named outranks the data it asks for
         ("the penalty APR in my bank of america travel rewards card agreement?", "Bank of America"),
     ],

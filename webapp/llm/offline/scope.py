@@ -98,6 +98,8 @@ def _acts_on(kind: str, phrase: str, ticker: bool) -> bool:
         return True
     if lexicon.has_phrase(phrase, _CHOICE):
         return False
+    if lexicon.has_phrase(phrase, tuple(_ACTIONS[kind].get("unless", ()))):
+        return False  # "open the Truth in Savings rules": a document, not an account
     needs = tuple(_ACTIONS[kind].get("needs", ()))
     return ticker or not needs or lexicon.has_phrase(phrase, needs)
 
@@ -196,7 +198,7 @@ def _named_document(text: str, books: Library) -> str | None:
         path = str(rule["held"]).format(name=name.lower())
         if any(path in doc.path.lower() for doc in books.docs if doc.tool):
             return None
-        label = str(rule["label"]).format(NAME=name.upper(), name=name, Name=name.title())
+        label = str(rule["label"]).format(NAME=name.upper(), name=name, Name=title_case(name))
         return _not_bundled(label, books, str(rule["offer"]))
     return _titled_document(text, books)
 
@@ -243,8 +245,10 @@ def _titled_document(text: str, books: Library) -> str | None:
                 continue
             offer = str(rule["offer"])
             folder = [k for k, doc in enumerate(books.docs) if doc.tool and offer in doc.path]
+            # the document of that kind: its title says the name and the kind ("Chase
+            # Sapphire Preferred: guide to card benefits" is no cardmember agreement)
             titled = rule.get("titled", False) and any(
-                stems(name) <= stems(books.docs[k].title) for k in folder
+                stems(f"{name} {kind}") <= stems(books.docs[k].title) for k in folder
             )
             if titled or books.mentions(f"{name} {kind}"):
                 return None
