@@ -74,6 +74,9 @@ def test_a_question_about_a_harm_is_not_declined(text: str) -> None:
         ("is the housing market going to crash", "can't predict"),
         ("what is the fed going to do with rates", "can't predict"),
         ("ok, move 500 to savings", "can't move money"),
+        ("can you pay it off now?", "can't make payments"),
+        ("buy me 10 more VTI", "can't place trades"),
+        ("lock my card?", "can't open, close or change"),
         ("Lost my Citi card on the bus, freeze it now", "can't lock or freeze a card"),
         ("ok, cancel my citi card", "can't open, close or change"),
         ("set up autopay on my amex from checking", "can't make payments"),
@@ -100,6 +103,9 @@ def test_an_action_a_forecast_or_data_not_held_is_said_so(text: str, says: str) 
         "help me put a budget together",
         "will my VTI shares be taxed when I sell",
         "take my savings and subtract my card debt",
+        "If I move 500 to savings, what's left in checking?",
+        "sell my apple shares?",
+        "my amex is at 1800, pay it off now?",
     ],
 )
 def test_a_question_is_not_taken_for_an_action_or_a_forecast(text: str) -> None:

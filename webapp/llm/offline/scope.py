@@ -33,7 +33,8 @@ _OWN = frozenset({"my", "our", "i", "im", "ive", "me"})
 _CHOICE = tuple(_ACTIONS.pop("choice")["words"])
 _VALUE_WORDS = re.compile(str(_NOT_HELD.pop("asks")))
 _FORECAST = lexicon.table("forecast")
-_CLAUSE = re.compile(r"[.!?;,:()\u2014\u2013]+|\s-+\s")
+_CLAUSE = re.compile(r"([.!?;,:()\u2014\u2013]+|\s-+\s)")
+_ASKING = frozenset(lexicon.phrases("actions", "polite", "asking"))
 
 
 def _vocabulary() -> frozenset[str]:
@@ -60,11 +61,21 @@ def scope_reply(text: str) -> str | None:
     if declined:
         return declined
     ticker = bool(tickers_in(text))
+    whether = text.rstrip().endswith("?") and not lexicon.has_phrase(phrase, _ASKING)
     for rule in _SCOPE:
+        if whether and _ACTIONS.get(rule.kind, {}).get("weighed"):
+            continue  # "sell my apple shares?": whether to, not a request (see below)
         if rule.pattern.search(phrase) and _acts_on(rule.kind, phrase, ticker):
             return _forecast_reply(phrase, ticker) if rule.kind == "forecast" else rule.reply
-    clauses = [padded(c) for c in _CLAUSE.split(text) if c.strip()]
-    acted = next((r for c in clauses if (r := _requested_action(c, ticker, phrase))), None)
+    pieces = _CLAUSE.split(text) + [""]
+    acted = next(
+        (
+            r
+            for c, end in zip(pieces[::2], pieces[1::2], strict=True)
+            if c.strip() and (r := _requested_action(padded(c), ticker, phrase, "?" in end))
+        ),
+        None,
+    )
     return acted or _forecast(phrase, ticker) or _not_held(phrase)
 
 
@@ -104,16 +115,24 @@ def _acts_on(kind: str, phrase: str, ticker: bool) -> bool:
     return ticker or not needs or lexicon.has_phrase(phrase, needs)
 
 
-def _requested_action(phrase: str, ticker: bool, whole: str = "") -> str | None:
+def _requested_action(
+    phrase: str, ticker: bool, whole: str = "", question: bool = False
+) -> str | None:
     """A request to act, read by its verb after any polite opener ("pls buy", "can you
-    pay off my amex"), with what it acts on: the reply of that kind of action."""
+    pay off my amex"), with what it acts on: the reply of that kind of action. A bare verb
+    of a choice (`weighed`: buy, sell, pay) asked as a question ("buy more vti?", "pay it off
+    now?") asks whether to, unless it asks the engine ("can you ...?", "please")."""
     rest = phrase
+    asking = lexicon.has_phrase(phrase, _ASKING)
     while opener := next((o for o in _POLITE if rest.startswith(f" {o} ")), None):
         rest = rest[len(opener) + 1 :]
+    weighed = question and not asking
     for kind, action in _ACTIONS.items():
         verb = next((v for v in action["verbs"] if rest.startswith(f" {v} ")), None)
         if "when" in action and not lexicon.has_phrase(whole, tuple(action["when"])):
             continue  # "lost": said anywhere in the message ("I left my Amex ... lock it")
+        if weighed and action.get("weighed"):
+            continue
         if verb and _acts_on(kind, rest[len(verb) + 1 :], ticker):
             return str(action.get("reply") or _REPLIES[str(action.get("like", kind))])
     return None
