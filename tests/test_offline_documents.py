@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from webapp.llm.offline.ask import understand
-from webapp.llm.offline.dispatch import Context, _computed, questions_of
+from webapp.llm.offline.dispatch import Context, Figures, _computed, figures, questions_of
 from webapp.llm.offline.library import library
 from webapp.llm.offline.spending_ask import read_spending
 
@@ -99,3 +99,8 @@ def test_a_question_with_no_topic_of_its_own_joins_the_one_before() -> None:
         "what's my amex balance?",
         "citi?",
     ]
+
+
+def test_a_question_of_the_users_own_with_no_topic_cites_no_document() -> None:
+    task = figures("how much credit have i got left on it", Context(library(), None))
+    assert isinstance(task, Figures) and task.hits == []

@@ -17,7 +17,7 @@ from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL
 from ...tools.python.market import MarketData
 from . import lexicon
 from .advice import allocate
-from .ask import Extreme, Question, documentish, understand
+from .ask import GENERIC, Extreme, Question, documentish, understand
 from .cite import Block, Result
 from .compute import Computation, Op, computation_query, read_computation, write_computation
 from .conversation import combined, follow_up, previous_question, split_parts
@@ -39,7 +39,7 @@ from .overview import (
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
 from .plan import plan as tool_calls
 from .scope import out_of_scope, padded
-from .words import STOPWORDS, bare_amounts
+from .words import STOPWORDS, bare_amounts, words
 from .write import direct_reply, write_answer
 
 ALL_ACCOUNTS = (
@@ -243,6 +243,8 @@ def figures(text: str, context: Context) -> Task:
         question = replace(question, intents=("balances",))  # "my Chase checking?"
     books = context.books
     hits = [] if question.intents and not question.advice else books.rank(text)
+    if question.own and not set(words(text)) - STOPWORDS - GENERIC:
+        hits = []  # "how much credit have I got left on it": the user's figures, no topic
     if not question.intents and not hits and question.maybe_accounts:
         # No document is about "my <something>": perhaps an account of that name.
         question = replace(question, intents=("balances",))
