@@ -8,10 +8,14 @@ from datetime import date
 
 import pytest
 
+from webapp.citations.citable import chunks
 from webapp.llm.offline.ask import understand
+from webapp.llm.offline.cite import Result
 from webapp.llm.offline.dispatch import Context, Figures, _computed, figures, questions_of
 from webapp.llm.offline.library import library
+from webapp.llm.offline.prose import Source, document_answer
 from webapp.llm.offline.spending_ask import read_spending
+from webapp.tools.readers import DocumentRead, read_document
 
 TODAY = date(2026, 12, 1)
 
@@ -104,3 +108,21 @@ def test_a_question_with_no_topic_of_its_own_joins_the_one_before() -> None:
 def test_a_question_of_the_users_own_with_no_topic_cites_no_document() -> None:
     task = figures("how much credit have i got left on it", Context(library(), None))
     assert isinstance(task, Figures) and task.hits == []
+
+
+def _bundled(tool: str, path: str, asked: str) -> Source:
+    """A bundled document as its reader tool returns it, in the tool's text blocks, with
+    the passages the library ranks best for the question, as the engine reads it."""
+    document = read_document(tool, path)
+    assert isinstance(document, DocumentRead)
+    content = [{"type": "text", "text": p} for p in chunks(document.text)]
+    result = Result(tool, 0, {"source": path, "title": document.title, "content": content})
+    hit = next((h for h in library().rank(asked) if h.doc.path == path), None)
+    return Source(result, 0, hit.passages if hit else ())
+
+
+def test_how_much_takes_the_dollar_figure_over_a_time() -> None:
+    asked = "how much profit from selling my house can i keep tax free if i'm single?"
+    source = _bundled("read_tax_authority", "usc/title-26/section-121.md", asked)
+    blocks = document_answer(asked, [source], library().rarity)
+    assert "$250,000" in " ".join(text for text, _ in blocks)
