@@ -20,7 +20,9 @@ def _tasks(text: str, *earlier: str) -> list[object]:
 
 
 def test_a_later_part_that_points_back_takes_the_earlier_parts_account() -> None:
-    first, second = _tasks("does the fdic cover my wells fargo checking? whats in it right now")
+    first, second = _tasks(
+        "what's the routing number of my wells fargo checking? whats in it right now"
+    )
     assert isinstance(second, Figures)
     assert second.question.institutions == ("wells fargo",)
     assert "balances" in second.question.intents

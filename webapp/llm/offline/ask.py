@@ -197,6 +197,14 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     if own and _HOW_MUCH_HAVE.search(phrase) and not intents:
         intents.append("holdings" if tickers else "balances")  # "how much ETH do I have"
     documentish = _documentish(phrase)
+    kinds = _kinds(phrase)
+    carded = "credit" in kinds or _has(phrase, "credit") or bool(institutions_in(phrase))
+    if "utilization" in intents and not carded and (kinds or documentish):
+        # "more than the limit into my IRA", "the limit on deducting cash I give to
+        # charities": a contribution or a deduction limit, not a card's
+        intents.remove("utilization")
+    if "cash" in intents and re.search(r" cash(ing)? (out|in|it|them) ", phrase):
+        intents.remove("cash")  # "cash out an I bond": a verb, not the user's cash
     if documentish and not {"net_worth", "utilization", "allocation"} & set(intents):
         # "Do I owe tax when I sell my home?" asks about a rule, not about an account.
         strong = {"balance", "balances", "holdings", "portfolio"} & set(phrase.split())

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import lexicon
 from .ask import Question, understand
-from .words import join_words, words
+from .words import STOPWORDS, join_words, words
 
 _OPENERS = lexicon.phrases("follow_up", "openers")
 _OTHER = lexicon.phrases("follow_up", "other")
@@ -78,6 +78,30 @@ def split_parts(text: str) -> list[str]:
 
 def _padded(text: str) -> str:
     return " " + " ".join(words(text)) + " "
+
+
+_ASIDES = frozenset(str(lexicon.table("parts")["asides"]).split())
+_ELABORATIONS = lexicon.phrases("parts", "elaborations")
+
+
+def questions_of(text: str) -> list[str]:
+    """Return the message's questions: a part that only says "ok" is dropped, and one that
+    elaborates the one before joins it: not a question and opening "Wondering when ...", or
+    a question with no topic of its own ("how much?"); one that points back ("what's in it
+    right now?") stays a question of its own, about what the earlier part named."""
+    parts = split_parts(text)
+    kept: list[str] = []
+    for part in parts:
+        lead = _padded(part)
+        elaborates = not part.rstrip().endswith("?") and any(
+            lead.startswith(f" {e} ") for e in _ELABORATIONS
+        )
+        bare = set(lead.split()) <= STOPWORDS and not lexicon.has_phrase(lead, _PRONOUNS)
+        if kept and (elaborates or bare):
+            kept[-1] = f"{kept[-1]} {part}"
+        elif len(parts) == 1 or not set(lead.split()) <= _ASIDES:
+            kept.append(part)
+    return kept or parts
 
 
 def standing(text: str) -> Question:

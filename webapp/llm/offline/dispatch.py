@@ -19,10 +19,10 @@ from ...tool_registry import EXECUTE_SQL
 from ...tools.python.market import MarketData
 from . import lexicon
 from .advice import advice_after
-from .ask import Extreme, Question, understand
+from .ask import GENERIC, Extreme, Question, documentish, understand
 from .cite import Block, Result
 from .compute import computation_queries, read_computation, write_computation
-from .conversation import combined, follow_up, previous_question, split_parts
+from .conversation import combined, follow_up, previous_question, questions_of, split_parts
 from .figures import rows_of
 from .guidance import Guided, read_guided, read_guided_after
 from .library import DocHit, Library
@@ -30,10 +30,10 @@ from .open_task import open_calls, open_write
 from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
 from .plan import plan as tool_calls
-from .scope import missing_document, padded, scope_reply
+from .scope import out_of_scope, padded
 from .sides import Computation, Op
 from .tally import points_back
-from .words import bare_amounts, join_words
+from .words import STOPWORDS, bare_amounts, join_words, words
 from .write import NOT_FOUND, OUT_OF_SCOPE, direct_reply, write_answer
 
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
@@ -143,7 +143,7 @@ _FORESEEN = frozenset(
 
 def _guided(text: str, context: Context) -> Task | None:
     """A bundled page's rule set against the user's own figures (`guidance.py`)."""
-    said = scope_reply(text) or missing_document(text, context.books)
+    said = out_of_scope(text, context.books)
     if said and said not in _FORESEEN:
         return None
     found = read_guided(text)
@@ -153,7 +153,7 @@ def _guided(text: str, context: Context) -> Task | None:
 
 
 def _scope(text: str, context: Context) -> Task | None:
-    said = scope_reply(text) or missing_document(text, context.books)
+    said = out_of_scope(text, context.books)
     return Reply(said) if said else None
 
 
@@ -235,9 +235,22 @@ def _open(text: str, context: Context) -> Task | None:
 
 def _computed(text: str, context: Context) -> Task | None:
     computation = read_computation(text)
-    if computation and any(map(points_back, computation.sides)):
+    if computation is None or _a_rule_counted(text, computation, context.books):
+        return None
+    if any(map(points_back, computation.sides)):
         return _pointed(computation, context)
-    return Computed(computation) if computation else None
+    return Computed(computation)
+
+
+def _a_rule_counted(text: str, computation: Computation, books: Library) -> bool:
+    """Tell a rule a document answers, counted in days or dollars, from a count or an
+    extreme over the user's accounts: "how many days before closing ...", "the most I'd
+    have to pay if my card is stolen" (no account or balance named, no figure asked)."""
+    if computation.op not in ("count", "highest", "lowest"):
+        return False
+    if {"account", "accounts", "balance", "balances"} & set(padded(text).split()):
+        return False
+    return not understand(text).intents and documentish(text) and bool(books.rank(text))
 
 
 def _what_if(text: str, context: Context) -> Task | None:
@@ -278,6 +291,8 @@ def figures(text: str, context: Context) -> Task:
         question = replace(question, intents=("balances",))
     books = context.books
     hits = [] if question.intents and not question.advice else books.rank(text)
+    if question.own and not set(words(text)) - STOPWORDS - GENERIC:
+        hits = []  # "how much credit have I got left on it": the user's figures, no topic
     if not question.intents and not hits and question.maybe_accounts:
         # No document is about "my <something>": perhaps an account of that name.
         question = replace(question, intents=("balances",))
@@ -335,7 +350,7 @@ def tasks(text: str, context: Context) -> list[Task]:
     if isinstance(whole, Guided) and all(whole.covers(p) for p in split_parts(text)):
         return [whole]  # "how much can I put in i bonds, and what would that leave me?"
     found: list[Task] = []
-    parts = split_parts(text)
+    parts = questions_of(text)
     for number, part in enumerate(parts):
         here = replace(context, first=number == 0)
         if number and lexicon.has_phrase(padded(part), _POINTERS):
@@ -343,6 +358,8 @@ def tasks(text: str, context: Context) -> list[Task]:
             here = replace(here, first=True, earlier=(*context.earlier, *parts[:number]))
         task = next((t for read in READERS if (t := read(part, here)) is not None), None)
         task = task or figures(part, here)
+        if isinstance(task, Reply) and task in found:
+            continue  # "... off the IRS radar? I don't want to report them": one decline
         joined = _remark(part, task, found[-1] if found else None)
         if joined is not None:
             found[-1] = joined

@@ -1,9 +1,10 @@
 """Tolerant reading: a word the engine doesn't know is read as the known word it is a typo
 of ("wels fargo acount" is "wells fargo account"), through RapidFuzz's edit-distance ratio.
 
-Only words found nowhere (not in the documents, the lexicon or the stopwords) are candidates,
-and only for the words a question about money uses: institutions, kinds of account, measures,
-operations, company names and the documents' titles, so a real word is never "corrected".
+Only words found nowhere (not in the documents, the lexicon, the scope rules or the
+stopwords) are candidates, and only for the words a question about money uses: institutions,
+kinds of account, measures, operations, company names and the documents' titles, so a real
+word is never "corrected".
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rapidfuzz.distance import OSA
 
 from . import lexicon
 from .library import library
+from .scope import SCOPE_WORDS
 from .spending_ask import CATEGORY_WORDS
 from .tally import TALLY_WORDS
 from .words import STOPWORDS, singular, words
@@ -59,6 +61,7 @@ def _known() -> frozenset[str]:
         | frozenset(_targets())
         | lexicon.words_of("small_talk")
         | plain
+        | SCOPE_WORDS
     )
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from ...lazy import once
 from ...tools.readers import READER_TOOLS, DocumentRead, FolderListing, read_document
 from ...tools.web_index import load_pages
-from .words import STOPWORDS, SYNONYMS, stems, words
+from .lexicon import pairs
+from .words import STOPWORDS, SYNONYMS, stem, stems, words
 
 # Column weights for bm25(): the document's title, the passage's heading, the passage.
 WEIGHTS = (5.0, 2.0, 1.0)
@@ -27,6 +28,9 @@ MIN_COVERAGE = 0.55  # of the question's topic (by rarity), found in one passage
 MIN_RELATIVE = 0.6  # of the best document's score
 MAX_DOCUMENTS = 3
 MAX_TERMS = 24
+SMALL_NUMBER = 120
+# The kinds of account a question may be about ("ira", "mortgage", "checking").
+_SUBJECTS = frozenset(cue for cue, _ in pairs("kind_phrases") if " " not in cue)
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _HEADING = re.compile(r"^#+\s+(.+?)\s*$")
 
@@ -149,12 +153,20 @@ class Library:
     def rank(self, question: str) -> list[DocHit]:
         """Return the documents relevant to `question`, best first (none: nothing relevant)."""
         groups = _term_groups(question)
-        if not groups:
-            return []
-        expression = " OR ".join(f'"{term}"' for group in groups for term in group)
         weights = ", ".join(str(w) for w in WEIGHTS)
         with self._lock:
             matched = [self._matching(group) for group in groups]
+        # A small number no document holds is an age or a count ("if I'm 52"), no topic.
+        topical = [
+            k
+            for k, (group, found) in enumerate(zip(groups, matched, strict=True))
+            if found or not (group[0].isdigit() and int(group[0]) <= SMALL_NUMBER)
+        ]
+        groups, matched = [groups[k] for k in topical], [matched[k] for k in topical]
+        if not groups:
+            return []
+        expression = " OR ".join(f'"{term}"' for group in groups for term in group)
+        with self._lock:
             rows = self._db.execute(
                 f"SELECT rowid, doc, body, -bm25(passages, {weights}) AS score FROM passages "
                 "WHERE passages MATCH ? ORDER BY score DESC LIMIT 80",
@@ -177,11 +189,15 @@ class Library:
         if not ranked:
             return []
         top = ranked[0].score
-        return [
-            hit
-            for hit in ranked
-            if hit.coverage >= MIN_COVERAGE and hit.score >= MIN_RELATIVE * top
-        ][:MAX_DOCUMENTS]
+        kept = [h for h in ranked if h.coverage >= MIN_COVERAGE and h.score >= MIN_RELATIVE * top]
+        for group in (g for g in groups if g[0] in _SUBJECTS):
+            # "...into my IRA": the kind of account asked about, when the best document
+            # speaks of it, leaves out documents that never do (charitable limits).
+            forms = {stem(w) for w in group}
+            about = [h for h in kept if forms & self.doc_stems[self.docs.index(h.doc)]]
+            if kept and about and about[0] is kept[0]:
+                kept = about
+        return kept[:MAX_DOCUMENTS]
 
     def web_query(self, question: str, pages: list[DocHit]) -> str | None:
         """Return search words that find exactly these pages among the web pages, or None.

@@ -200,6 +200,7 @@ class _Scorer:
         asked = set(words(question))
         self.amounts = bool(asked & (_AMOUNT_WORDS | _SIZE_WORDS))
         self.times = bool(asked & (_TIME_WORDS | _SIZE_WORDS))
+        self.timed = bool(asked & _TIME_WORDS)  # when, how long: not "how much"
         self.definition = bool(
             re.match(r"\s*(what's|whats|what\s+(is|are|goes|go))\b", question.lower())
         ) and not (self.amounts or self.times)
@@ -232,12 +233,15 @@ class _Scorer:
         around = 0.8 * (self.weight(section) - mine) + 0.3 * (
             self.weight(titled) - self.weight(section)
         )
-        asked = (self.amounts and _AMOUNT.search(unit.text)) or (
-            self.times and _TIME.search(unit.text)
-        )
+        money = bool(self.amounts and _AMOUNT.search(unit.text))
+        when = bool(self.times and _TIME.search(unit.text))
+        asked = money or when
         if not mine and not (around and asked):
             return 0.0
-        score = mine + around + (4.0 if asked else 0.0)
+        # "how much" asks an amount first: a figure in dollars or percent answers it a little
+        # better than a time ("five years"), unless the question asks when or how long
+        found = 4.0 + (1.0 if money and not self.timed else 0.0) if asked else 0.0
+        score = mine + around + found
         total = sum(w for _, w in self.groups)
         if (
             heading

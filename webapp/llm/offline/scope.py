@@ -9,10 +9,12 @@ import re
 from . import lexicon
 from .ask import tickers_in
 from .library import Library
+from .refusal import VOCABULARY, joined, refusal
 from .words import STOPWORDS, join_words, stems, words
 
 _SCOPE = lexicon.rules("scope")
 _PUBLICATION = re.compile(r"\b(?:publication|pub\.?)\s*(\d+[a-z]?(?:-[a-z])?)\b", re.IGNORECASE)
+_SECTION = re.compile(r"\bsection\s+\d|§\s*\d", re.IGNORECASE)
 _US_CODE = re.compile(r"\b(?:us|u\.s\.|united states)\s+code\b|\busc\b", re.IGNORECASE)
 _DOCUMENT_WORDS = lexicon.words_of("document_kind_words")
 
@@ -30,16 +32,74 @@ _HOW_TO = re.compile(str(_NOT_HELD.pop("how_to")))
 _OWN = frozenset({"my", "our", "i", "im", "ive", "me"})
 _CHOICE = tuple(_ACTIONS.pop("choice")["words"])
 _VALUE_WORDS = re.compile(str(_NOT_HELD.pop("asks")))
+_FORECAST = lexicon.table("forecast")
+_CLAUSE = re.compile(r"([.!?;,:()\u2014\u2013]+|\s-+\s)")
+_ASKING = frozenset(lexicon.phrases("actions", "polite", "asking"))
+
+
+def _vocabulary() -> frozenset[str]:
+    """Every word the scope rules read, so that the typo reader never "corrects" one."""
+    texts = [rule.pattern.pattern for rule in _SCOPE] + [str(_HOW_TO), str(_VALUE_WORDS)]
+    texts += [
+        str(v)
+        for action in _ACTIONS.values()
+        for k in ("verbs", "needs", "when")
+        for v in action.get(k, ())
+    ]
+    texts += [str(o) for held in _NOT_HELD.values() for o in held["objects"]]
+    texts += [str(w) for key in ("future", "subjects", "moves") for w in _FORECAST[key]]
+    return frozenset(w for text in texts for w in re.findall(r"[a-z]{3,}", text)) | VOCABULARY
+
+
+SCOPE_WORDS = _vocabulary()
 
 
 def scope_reply(text: str) -> str | None:
     """Return the plain reply to a request the product can't serve, or None."""
     phrase = padded(text)
+    declined = refusal(phrase)
+    if declined:
+        return declined
     ticker = bool(tickers_in(text))
+    whether = text.rstrip().endswith("?") and not lexicon.has_phrase(phrase, _ASKING)
     for rule in _SCOPE:
+        if whether and _ACTIONS.get(rule.kind, {}).get("weighed"):
+            continue  # "sell my apple shares?": whether to, not a request (see below)
         if rule.pattern.search(phrase) and _acts_on(rule.kind, phrase, ticker):
-            return rule.reply
-    return _requested_action(phrase, ticker) or _not_held(phrase)
+            return _forecast_reply(phrase, ticker) if rule.kind == "forecast" else rule.reply
+    pieces = _CLAUSE.split(text) + [""]
+    acted = next(
+        (
+            r
+            for c, end in zip(pieces[::2], pieces[1::2], strict=True)
+            if c.strip() and (r := _requested_action(padded(c), ticker, phrase, "?" in end))
+        ),
+        None,
+    )
+    return acted or _forecast(phrase, ticker) or _not_held(phrase)
+
+
+def _forecast(phrase: str, ticker: bool) -> str | None:
+    """A question about where a market, price or rate will be: said to be unknowable.
+
+    Read by meaning: a future ("will", "going to", "headed", "by christmas") of something
+    markets set (a ticker, the stock market, rates, inflation, a currency) and a level or a
+    move ("higher", "crash", "cut", "be"); not a what-if ("if rates rise ...") or a question
+    of what a change would mean for the user ("will a rate cut affect my mortgage?")."""
+    phrase = joined(phrase)
+    has = lexicon.has_phrase
+    if has(phrase, tuple(_FORECAST["unless"])) or not has(phrase, tuple(_FORECAST["future"])):
+        return None
+    if not (ticker or has(phrase, tuple(_FORECAST["subjects"]))):
+        return None
+    return _forecast_reply(phrase, ticker) if has(phrase, tuple(_FORECAST["moves"])) else None
+
+
+def _forecast_reply(phrase: str, ticker: bool) -> str:
+    """The forecast's reply: of rates, inflation or a currency, no market price to offer."""
+    if not ticker and lexicon.has_phrase(phrase, tuple(_FORECAST["economy"])):
+        return str(_FORECAST["economy_reply"])
+    return _REPLIES["forecast"]
 
 
 def _acts_on(kind: str, phrase: str, ticker: bool) -> bool:
@@ -49,20 +109,32 @@ def _acts_on(kind: str, phrase: str, ticker: bool) -> bool:
         return True
     if lexicon.has_phrase(phrase, _CHOICE):
         return False
+    if lexicon.has_phrase(phrase, tuple(_ACTIONS[kind].get("unless", ()))):
+        return False  # "open the Truth in Savings rules": a document, not an account
     needs = tuple(_ACTIONS[kind].get("needs", ()))
     return ticker or not needs or lexicon.has_phrase(phrase, needs)
 
 
-def _requested_action(phrase: str, ticker: bool) -> str | None:
+def _requested_action(
+    phrase: str, ticker: bool, whole: str = "", question: bool = False
+) -> str | None:
     """A request to act, read by its verb after any polite opener ("pls buy", "can you
-    pay off my amex"), with what it acts on: the reply of that kind of action."""
+    pay off my amex"), with what it acts on: the reply of that kind of action. A bare verb
+    of a choice (`weighed`: buy, sell, pay) asked as a question ("buy more vti?", "pay it off
+    now?") asks whether to, unless it asks the engine ("can you ...?", "please")."""
     rest = phrase
+    asking = lexicon.has_phrase(phrase, _ASKING)
     while opener := next((o for o in _POLITE if rest.startswith(f" {o} ")), None):
         rest = rest[len(opener) + 1 :]
+    weighed = question and not asking
     for kind, action in _ACTIONS.items():
         verb = next((v for v in action["verbs"] if rest.startswith(f" {v} ")), None)
+        if "when" in action and not lexicon.has_phrase(whole, tuple(action["when"])):
+            continue  # "lost": said anywhere in the message ("I left my Amex ... lock it")
+        if weighed and action.get("weighed"):
+            continue
         if verb and _acts_on(kind, rest[len(verb) + 1 :], ticker):
-            return _REPLIES[kind]
+            return str(action.get("reply") or _REPLIES[str(action.get("like", kind))])
     return None
 
 
@@ -77,6 +149,24 @@ def _not_held(phrase: str) -> str | None:
         if lexicon.has_phrase(phrase, tuple(held["objects"])):
             return str(held.get("reply") or _REPLIES[kind])
     return None
+
+
+_SMALL = frozenset({"of", "and", "the", "for", "to", "a", "an", "in", "on", "at"})
+
+
+def title_case(name: str) -> str:
+    """Return a name as a title is written: "bank of america" -> "Bank of America"."""
+    return " ".join(
+        w if w in _SMALL and i else w[:1].upper() + w[1:] for i, w in enumerate(name.split())
+    )
+
+
+def out_of_scope(text: str, books: Library) -> str | None:
+    """Return the plain answer to what the product won't or can't do, or None: a harmful
+    request first, then a document it doesn't hold (even when the question also asks for
+    data it doesn't hold: "the penalty APR in my card's agreement"), then the rest."""
+    declined = refusal(padded(text))
+    return declined or missing_document(text, books) or scope_reply(text)
 
 
 def _titles(books: Library, keep: str) -> list[str]:
@@ -96,7 +186,7 @@ def missing_document(text: str, books: Library) -> str | None:
                 f"what it says. The IRS publications I have are {join_words(held)}; "
                 "irs.gov has every publication."
             )
-    if _US_CODE.search(text):
+    if _US_CODE.search(text) and not _SECTION.search(text):
         topic = [w for w in words(text) if w not in STOPWORDS and w not in _DOCUMENT_WORDS]
         wanted = stems(" ".join(topic)) | ({"deduc"} if "deduction" in words(text) else set())
         sections = [k for k, doc in enumerate(books.docs) if doc.tool and "usc/" in doc.path]
@@ -127,7 +217,7 @@ def _named_document(text: str, books: Library) -> str | None:
         path = str(rule["held"]).format(name=name.lower())
         if any(path in doc.path.lower() for doc in books.docs if doc.tool):
             return None
-        label = str(rule["label"]).format(NAME=name.upper(), name=name, Name=name.title())
+        label = str(rule["label"]).format(NAME=name.upper(), name=name, Name=title_case(name))
         return _not_bundled(label, books, str(rule["offer"]))
     return _titled_document(text, books)
 
@@ -136,18 +226,26 @@ def _not_bundled(label: str, books: Library, offer: str) -> str:
     offered = _titles(books, offer)
     return (
         f"I don't have {' '.join(label.split())} among my documents, so I can't say what "
-        f"it says. The documents I have of that kind are {join_words(offered)}."
+        f"it says. {_related(offered)}"
     )
 
 
+def _related(titles: list[str]) -> str:
+    if len(titles) == 1:
+        return f"The related document I have is {titles[0]}."
+    return f"The related documents I have are {join_words(titles)}."
+
+
 _TITLED = lexicon.entries("titled_document")
+_NAME_STARTS = frozenset({"the", "my", "our", "your"})
 _LEADING = STOPWORDS | _DOCUMENT_WORDS | lexicon.words_of("request_words")
 
 
 def _titled_document(text: str, books: Library) -> str | None:
-    """A document named by the words before its kind: "the Fair Debt Collection Practices
-    Act", "the Amex Gold benefits guide"; held when a bundled document says the name and
-    kind, or one of the kind's folder is titled with the name's words."""
+    """A document named by the words before its kind (after the last "the" or "my"): "the
+    Fair Debt Collection Practices Act", "my Amex Gold benefits guide"; held when a bundled
+    document says the name and kind, or one of the kind's folder is titled with the name's
+    words."""
     said = words(text)
     for rule in _TITLED:
         for kind in (str(rule["kind"]), *map(str, rule.get("also", ()))):
@@ -156,8 +254,9 @@ def _titled_document(text: str, books: Library) -> str | None:
             if not at:
                 continue
             before = said[max(0, at - 6) : at]
-            if "the" in before:
-                before = before[len(before) - before[::-1].index("the") :]
+            starts = [i for i, w in enumerate(before) if w in _NAME_STARTS]
+            if starts:  # "the ...", "my ...": the name follows the last of them
+                before = before[starts[-1] + 1 :]
             while before and before[0] in _LEADING:
                 before = before[1:]
             name = " ".join(before)
@@ -165,10 +264,12 @@ def _titled_document(text: str, books: Library) -> str | None:
                 continue
             offer = str(rule["offer"])
             folder = [k for k, doc in enumerate(books.docs) if doc.tool and offer in doc.path]
+            # the document of that kind: its title says the name and the kind ("Chase
+            # Sapphire Preferred: guide to card benefits" is no cardmember agreement)
             titled = rule.get("titled", False) and any(
-                stems(name) <= stems(books.docs[k].title) for k in folder
+                stems(f"{name} {kind}") <= stems(books.docs[k].title) for k in folder
             )
             if titled or books.mentions(f"{name} {kind}"):
                 return None
-            return _not_bundled(str(rule["label"]).format(Name=name.title()), books, offer)
+            return _not_bundled(str(rule["label"]).format(Name=title_case(name)), books, offer)
     return None

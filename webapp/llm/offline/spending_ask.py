@@ -248,7 +248,7 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
         + _SPEND_WORD
         + "|"
         + _SPEND_WORD
-        + r".*\b(earn|earned|income|made)\b|\bmoney (in|coming in)\b",
+        + r".*\b(earn|earned|income|made)\b|\bmoney (in|coming in)\b(?! (my|the|your|an?|this) )",
     ),
     (
         "compare",
@@ -267,6 +267,11 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
     ),
 )
 _PERSONAL = re.compile(r"\b(i|i'm|i've|my|me|mine|we|our|us)\b")
+# Someone other than the user paying: "will the sapphire preferred pay for", "does it cover".
+_PAYER = re.compile(
+    r"\b(will|would|does|do|can|could)\s+(?!(?:i|we|you)\b)(?:[\w']+\s+){1,3}"
+    r"(pay|pays|cover|covers|reimburse|reimburses)\b"
+)
 _FILES = re.compile(r"\b(file|files|statement|statements|csv|upload|uploaded)\b")
 
 
@@ -285,6 +290,8 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
     category = _category(text)
+    if kind == "spend" and _PAYER.search(text) and not re.search(_SPEND_WORD, text):
+        return None  # "will the sapphire pay for a hotel?": what a card covers, not spending
     merchant = None if category else _merchant(text)
     payee = None if category or merchant else _named_payee(question)
     if payee and _COST_ME.search(text):

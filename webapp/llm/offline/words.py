@@ -37,7 +37,8 @@ don doesn isn aren didn wasn couldn shouldn wouldn haven hasn go goes going went
 big bigger large larger small long often many soon exactly roughly typically usually
 normally generally really actually also ever else best bad idea ok okay thing things
 way ways work works mean means meaning explain define definition happen happens basically
-example anything something someone anyone currently today year
+example anything something someone anyone currently today year think guess reckon oops honestly
+wondering hmm um uh
 """)
 
 # Everyday words and the words the documents use for the same thing (lexicon.toml).

@@ -1,0 +1,79 @@
+"""Requests the engine declines: help to break the law or to harm another person (hiding
+income from the IRS, structuring deposits, a fake pay stub, a phishing text, a keylogger,
+another person's accounts, a false dispute). Each kind is read by meaning, by the words of
+what is done and to what or whom (`refusal.toml`), never by whole phrasings; a question about
+the harm itself ("what happens if I don't report ...", "how do I spot a phishing text")
+is not a request and is answered as any other question."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .lexicon import has_phrase
+
+_DATA: dict[str, Any] = tomllib.loads(
+    Path(__file__).with_name("refusal.toml").read_text(encoding="utf-8")
+)
+_DEFENSIVE = tuple(str(p) for p in _DATA["defensive"])
+_CONTRACTION = re.compile(r" (\w+n) t ")  # "don t" (from "don't") -> "dont"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One kind of harmful request: every group must be said, and the pattern if any, and
+    none of `unless`."""
+
+    kind: str
+    groups: tuple[tuple[str, ...], ...]
+    reply: str
+    pattern: re.Pattern[str] | None = None
+    unless: tuple[str, ...] = ()
+
+    def asked(self, phrase: str) -> bool:
+        if self.pattern and not self.pattern.search(phrase):
+            return False
+        if has_phrase(phrase, self.unless):
+            return False
+        return all(has_phrase(phrase, group) for group in self.groups)
+
+
+RULES = tuple(
+    Refusal(
+        str(rule["kind"]),
+        tuple(tuple(str(p) for p in group) for group in rule["groups"]),
+        str(rule["reply"]),
+        re.compile(str(rule["pattern"])) if "pattern" in rule else None,
+        tuple(str(p) for p in rule.get("unless", ())),
+    )
+    for rule in _DATA["rule"]
+)
+
+
+# Every word the rules use, so that the typo reader never "corrects" one ("crash").
+VOCABULARY = frozenset(
+    w
+    for rule in RULES
+    for text in (*(p for g in rule.groups for p in g), rule.pattern.pattern if rule.pattern else "")
+    for w in re.findall(r"[a-z]{3,}", text)
+)
+
+
+def joined(phrase: str) -> str:
+    """Return a padded phrase with its contractions joined: " i don t " -> " i dont "."""
+    while _CONTRACTION.search(phrase):
+        phrase = _CONTRACTION.sub(r" \1t ", phrase)
+    return phrase
+
+
+def refusal(phrase: str) -> str | None:
+    """Return the plain decline of a request to break the law or harm someone, or None.
+
+    `phrase` is the question's words, padded (`scope.padded`)."""
+    phrase = joined(phrase)
+    if has_phrase(phrase, _DEFENSIVE):
+        return None
+    return next((rule.reply for rule in RULES if rule.asked(phrase)), None)
