@@ -11,6 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..store.engine import autocommit
 from ..store.writes import write
 from .conversations import short_title
 from .event_log import (
@@ -143,7 +144,7 @@ def running_message(engine: Engine, user_id: int, session_id: str) -> RunningAns
         ai_chat_logs.c.user_id == user_id,
         ai_chat_logs.c.status == "running",
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return RunningAnswer(str(row.id), aware(row.lease_until)) if row else None
 
@@ -157,7 +158,7 @@ def message_state(
         ai_chat_logs.c.session_id == session_id,
         ai_chat_logs.c.user_id == user_id,
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return (str(row.status), aware(row.lease_until)) if row else None
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..store.engine import autocommit
 from ..store.writes import write
 from .records import MESSAGE_COLUMNS, MessageRow, message_row
 from .tables import ai_chat_logs
@@ -33,7 +34,7 @@ def finished_answer(engine: Engine, message_id: str) -> tuple[int, MessageRow] |
         ai_chat_logs.c.role == "assistant",
         ai_chat_logs.c.status != "running",
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return (int(row.user_id), message_row(row)) if row else None
 
@@ -64,7 +65,7 @@ def load_snapshots(engine: Engine, user_id: int, message_ids: Sequence[str]) -> 
         ai_chat_logs.c.status != "running",
         ai_chat_logs.c.snapshot.is_not(None),
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         return {
             str(row.id): Snapshot(int(row.snapshot_version or 0), str(row.snapshot))
             for row in conn.execute(query)
