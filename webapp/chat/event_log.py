@@ -143,6 +143,13 @@ def replace_checkpoint(
     conn: sa.Connection, message_id: str, data: dict[str, Any], event_seq: int
 ) -> None:
     conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == message_id))
+    insert_checkpoint(conn, message_id, data, event_seq)
+
+
+def insert_checkpoint(
+    conn: sa.Connection, message_id: str, data: dict[str, Any], event_seq: int
+) -> None:
+    """Store the first checkpoint of a message that has none."""
     conn.execute(
         chat_checkpoints.insert().values(
             message_id=message_id, data=data, event_seq=event_seq, updated_at=now()

@@ -19,8 +19,8 @@ from .event_log import (
     announce,
     events_after_on,
     hold,
+    insert_checkpoint,
     insert_events,
-    replace_checkpoint,
     written_so_far,
 )
 from .notes import StoredEvent as StoredEvent  # where readers and writers import it
@@ -67,8 +67,8 @@ def start_message(
         )
         if max_running is not None and running_count(conn, user_id) > max_running:
             raise TooManyTurns
-        if checkpoint is not None:
-            replace_checkpoint(conn, answer_id, checkpoint, 0)
+        if checkpoint is not None:  # a new answer's first: nothing to replace
+            insert_checkpoint(conn, answer_id, checkpoint, 0)
 
     try:
         write(engine, work)
@@ -119,12 +119,11 @@ def insert_exchange(
             },
         ],
     )
-    title = short_title(question)
     update = chat_sessions.update().where(chat_sessions.c.id == session_id)
-    conn.execute(update.values(updated_at=at))
-    if title:
-        untitled = update.where(chat_sessions.c.title == "New chat")
-        if conn.execute(untitled.values(updated_at=at)).rowcount:  # this is its first question
+    was = conn.execute(update.values(updated_at=at).returning(chat_sessions.c.title)).first()
+    if was is not None and was.title == "New chat":  # its first question names it
+        title = short_title(question)
+        if title:
             conn.execute(update.values(title=distinct_title(conn, user_id, session_id, title)))
 
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ..store.writes import write
+from ..store.writes import write, write_one
 from .notes import StoredEvent as StoredEvent  # where readers and writers import it
 from .records import new_id, now
 from .tables import (
@@ -42,27 +42,21 @@ def open_stream(
                 chat_open_streams.c.user_id == user_id,
                 sa.or_(chat_open_streams.c.worker == worker, chat_open_streams.c.worker.in_(alive)),
             )
+            .scalar_subquery()
         )
-        if int(conn.execute(held).scalar() or 0) >= limit:
-            return None
-        conn.execute(
-            chat_open_streams.insert().values(
-                id=stream_id, user_id=user_id, worker=worker, opened_at=now()
-            )
-        )
-        return stream_id
+        # Counted and stored in one statement, after the lock: under the cap, or not at all.
+        values = {"id": stream_id, "user_id": user_id, "worker": worker, "opened_at": now()}
+        c = chat_open_streams.c
+        row = sa.select(*(sa.literal(v, c[k].type) for k, v in values.items())).where(held < limit)
+        inserted = conn.execute(chat_open_streams.insert().from_select(list(values), row))
+        return stream_id if inserted.rowcount else None
 
     return write(engine, work)
 
 
 def close_stream(engine: Engine, stream_id: str) -> None:
     """Stop counting a stream that ended."""
-    write(
-        engine,
-        lambda conn: conn.execute(
-            chat_open_streams.delete().where(chat_open_streams.c.id == stream_id)
-        ),
-    )
+    write_one(engine, chat_open_streams.delete().where(chat_open_streams.c.id == stream_id))
 
 
 def worker_seen(engine: Engine, worker: str) -> None:

@@ -90,20 +90,25 @@ class ChatService:
         """Store the question and start its turn.
 
         SessionBusy while the session is still answering; TooManyTurns past the user's cap.
+        The store's own refusal says the session is busy (no read before it, as a turn is
+        asked far more often than refused); only then is a dead runner's turn taken over.
         """
-        self._not_busy(user_id, session_id)
 
         def store_turn(owner: str, checkpoint: dict[str, Any]) -> str:
-            _, answer_id = leases.start_message(
-                self.engine,
-                user_id,
-                session_id,
-                question,
-                self.lease,
-                owner,
-                checkpoint,
-                max_running=self.max_turns_per_user,
-            )
+            try:
+                _, answer_id = leases.start_message(
+                    self.engine,
+                    user_id,
+                    session_id,
+                    question,
+                    self.lease,
+                    owner,
+                    checkpoint,
+                    max_running=self.max_turns_per_user,
+                )
+            except SessionBusy:
+                self._not_busy(user_id, session_id)  # takes a dead runner's turn over
+                raise
             return answer_id
 
         return self._begin(user_id, session_id, question, None, store_turn)

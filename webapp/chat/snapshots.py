@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.engine import autocommit
-from ..store.writes import write
+from ..store.writes import write_one
 from .records import MESSAGE_COLUMNS, MessageRow, message_row
 from .tables import ai_chat_logs
 
@@ -50,7 +50,7 @@ def save_snapshot(engine: Engine, message_id: str, version: int, data: str) -> b
         )
         .values(snapshot=data, snapshot_version=version)
     )
-    return bool(write(engine, lambda conn: conn.execute(update).rowcount))
+    return bool(write_one(engine, update))
 
 
 def load_snapshots(engine: Engine, user_id: int, message_ids: Sequence[str]) -> dict[str, Snapshot]:
