@@ -261,7 +261,7 @@ def users_for(counts: list[int], per_answer: int) -> int:
 
 def _row(r: IdleResult) -> list[str]:
     if r.error:
-        return [str(r.n), r.side, f"error: {r.error}"] + [""] * 7
+        return [str(r.n), r.side, f"error: {r.error}"] + [""] * 8
     notes = []
     if r.asked is not None:
         notes.append(f"{r.asked} turns, {r.silent} silent at Claude")
@@ -283,6 +283,7 @@ def _row(r: IdleResult) -> list[str]:
         r.side,
         f"{len(r.opened)}/{r.n}",
         client.secs(client.percentile(r.opened, 50)),
+        client.secs(client.percentile(r.opened, 99)),
         client.ms(client.percentile(r.probes, 50)),
         client.ms(client.percentile(r.probes, 99)),
         f"{sum(r.probe_failures.values())}/{sent}",
@@ -304,6 +305,9 @@ def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -
                     "",
                     "",
                     client.ratio(
+                        client.percentile(app.opened, 99), client.percentile(floor.opened, 99)
+                    ),
+                    client.ratio(
                         client.percentile(app.probes, 50), client.percentile(floor.probes, 50)
                     ),
                     client.ratio(
@@ -320,6 +324,7 @@ def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -
         "side",
         "open",
         "headers p50",
+        "headers p99",
         "/login p50",
         "/login p99",
         "probe fails",
