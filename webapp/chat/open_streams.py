@@ -29,9 +29,17 @@ def open_stream(
     Streams count while their worker's lease holds: a worker renews it (`worker_seen`) well
     within `lease`, so the streams of a worker that died stop counting once it lapses.
     """
-    stream_id = new_id()
+    return open_streams(engine, user_id, worker, limit, 1, lease)[0]
 
-    def work(conn: sa.Connection) -> str | None:
+
+def open_streams(
+    engine: Engine, user_id: int, worker: str, limit: int, wanted: int, lease: timedelta
+) -> list[str | None]:
+    """Count `wanted` new open streams of the user's at once, in one transaction: an id for
+    each while they stay under `limit`, None for the rest (see `open_stream`)."""
+    ids = [new_id() for _ in range(wanted)]
+
+    def work(conn: sa.Connection) -> list[str | None]:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
         alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - lease)
@@ -42,14 +50,23 @@ def open_stream(
                 chat_open_streams.c.user_id == user_id,
                 sa.or_(chat_open_streams.c.worker == worker, chat_open_streams.c.worker.in_(alive)),
             )
-            .scalar_subquery()
         )
-        # Counted and stored in one statement, after the lock: under the cap, or not at all.
-        values = {"id": stream_id, "user_id": user_id, "worker": worker, "opened_at": now()}
+        at = now()
+        if wanted > 1:
+            room = max(0, limit - int(conn.execute(held).scalar() or 0))
+            granted: list[str | None] = [*ids[:room], *[None] * (wanted - room)]
+            rows = [{"id": i, "user_id": user_id, "worker": worker, "opened_at": at} for i in ids]
+            if room:
+                conn.execute(chat_open_streams.insert(), rows[:room])
+            return granted
+        # One stream: counted and stored in one statement, after the lock.
+        values = {"id": ids[0], "user_id": user_id, "worker": worker, "opened_at": at}
         c = chat_open_streams.c
-        row = sa.select(*(sa.literal(v, c[k].type) for k, v in values.items())).where(held < limit)
+        row = sa.select(*(sa.literal(v, c[k].type) for k, v in values.items())).where(
+            held.scalar_subquery() < limit
+        )
         inserted = conn.execute(chat_open_streams.insert().from_select(list(values), row))
-        return stream_id if inserted.rowcount else None
+        return [ids[0] if inserted.rowcount else None]
 
     return write(engine, work)
 

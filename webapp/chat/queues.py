@@ -12,8 +12,11 @@ without a connection (a greenlet under gevent).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 
 class UserQueues:
@@ -44,3 +47,49 @@ class UserQueues:
         """How many users have a request in their queue (for tests)."""
         with self._guard:
             return len(self._locks)
+
+
+class _Wanted(Generic[T]):
+    __slots__ = ("done", "result")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.result: T | None = None
+
+
+class Batched(Generic[T]):
+    """A user's requests of one kind that queued together, served by one write.
+
+    `serve(user_id, wanted)` returns a result for each of `wanted` requests, in order. The
+    request first through the user's queue serves every one of that user's that queued
+    meanwhile; they find theirs done when their own turn comes.
+    """
+
+    def __init__(self, queues: UserQueues, serve: Callable[[int, int], list[T | None]]) -> None:
+        self._queues, self._serve = queues, serve
+        self._guard = threading.Lock()
+        self._waiting: dict[int, list[_Wanted[T]]] = {}
+
+    def get(self, user_id: int) -> T | None:
+        wanted: _Wanted[T] = _Wanted()
+        with self._guard:
+            self._waiting.setdefault(user_id, []).append(wanted)
+        with self._queues.turn(user_id):
+            if not wanted.done:
+                with self._guard:
+                    batch = self._waiting.pop(user_id, [])
+                try:
+                    results = self._serve(user_id, len(batch))
+                except BaseException:
+                    with self._guard:  # the others try again, each in its own turn
+                        others = [each for each in batch if each is not wanted]
+                        self._waiting.setdefault(user_id, []).extend(others)
+                    raise
+                for each, result in zip(batch, results, strict=True):
+                    each.result, each.done = result, True
+        return wanted.result
+
+    def waiting(self, user_id: int) -> int:
+        """How many of the user's requests wait to be served (for tests)."""
+        with self._guard:
+            return len(self._waiting.get(user_id, ()))

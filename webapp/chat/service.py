@@ -39,7 +39,7 @@ from . import conversations, leases, open_streams, records, versions
 from .event_log import LeaseLost
 from .leases import SessionBusy
 from .notes import StoredEvent
-from .queues import UserQueues
+from .queues import Batched, UserQueues
 from .reading import AnswerReader
 from .sink import DatabaseSink
 from .upkeep import Upkeep
@@ -76,6 +76,12 @@ class ChatService:
         self.worker_id = records.new_id()  # this process, for counting its open streams
         self.wakeups = Wakeups()
         self.user_queues = UserQueues()  # a user's lock-taking writes, one at a time here
+        self._streams: Batched[str] = Batched(
+            self.user_queues,
+            lambda user_id, wanted: open_streams.open_streams(
+                engine, user_id, self.worker_id, max_streams_per_user, wanted, self.lease
+            ),
+        )
         self.listener = listener
         # Told each answer that reached its end here (done, stopped, failed), once its row is
         # final: the web layer keeps what a page draws of it (webapp/web/snapshots.py).
@@ -224,10 +230,7 @@ class ChatService:
 
     def open_stream(self, user_id: int) -> str | None:
         """Count one more open stream of the user's; None when they have as many as allowed."""
-        with self.user_queues.turn(user_id):  # the count takes the user's row lock
-            return open_streams.open_stream(
-                self.engine, user_id, self.worker_id, self.max_streams_per_user, self.lease
-            )
+        return self._streams.get(user_id)  # with those of the user's that queued with it
 
     def close_stream(self, stream_id: str) -> None:
         """Stop counting a stream (it ended, or its client went away)."""
