@@ -158,9 +158,9 @@ def create_store_engine(url: str) -> Engine:
         sa.event.listen(engine, "connect", _on_sqlite_connect)
     else:
         # Several rows in one INSERT ... VALUES statement, as SQLAlchemy does for psycopg2,
-        # rather than psycopg 3's `executemany`, whose pipeline costs about four times the CPU
-        # of one statement for the few rows a turn writes at once (a question and its answer,
-        # a batch of events), and under gevent polls its socket while the server answers.
+        # rather than psycopg 3's `executemany` (a Bind and an Execute per row in a pipeline):
+        # one statement for the server to run for a question and its answer, or a turn's
+        # batch of events.
         engine.dialect.use_insertmanyvalues_wo_returning = True
         _ping_when_idle(engine)
     return engine
