@@ -112,7 +112,14 @@ async def turns_part(ctx: service.Context, options: _turns.TurnsOptions) -> bool
             _turns.TurnsResult("floor", options.turns),
             _set_error,
         )
+        log("(b) the engine's own compute per turn, in-process")
+        try:
+            compute = await asyncio.to_thread(_turns.engine_compute, database, options)
+        except Exception as exc:
+            log(f"  failed: {exc}")
+            compute = None
     print(_turns.report(floor, app, options), flush=True)
+    print(_turns.goal_report(floor, app, compute), flush=True)
     print()
     return not (floor.error or app.error)
 
