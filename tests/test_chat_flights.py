@@ -23,7 +23,9 @@ def test_a_read_asked_while_its_twin_runs_shares_the_twins_result() -> None:
     first = threading.Thread(target=lambda: got.append(flights.read("k", read)))
     first.start()
     wait_for(lambda: runs)
-    others = [threading.Thread(target=lambda: got.append(flights.read("k", read))) for _ in range(2)]
+    others = [
+        threading.Thread(target=lambda: got.append(flights.read("k", read))) for _ in range(2)
+    ]
     for thread in others:
         thread.start()
     wait_for(lambda: flights.sharing("k") == 2)

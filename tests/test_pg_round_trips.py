@@ -70,9 +70,8 @@ def test_a_statement_on_its_own_is_one_round_trip(pg_url: str) -> None:
     try:
         query = sa.select(sa.func.count()).select_from(chat_sessions)
         upgrade_database(engine)
-        with round_trips(engine) as read:
-            with autocommit(engine) as conn:
-                conn.execute(query).scalar()
+        with round_trips(engine) as read, autocommit(engine) as conn:
+            conn.execute(query).scalar()
         update = chat_sessions.update().where(chat_sessions.c.id == "none").values(title="x")
         with round_trips(engine) as one:
             assert write_one(engine, update) == 0

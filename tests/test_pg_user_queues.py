@@ -81,9 +81,8 @@ def _blocked_on_locks(conn: psycopg.Connection[tuple[int]]) -> int:
 
 def test_a_users_queue_is_dropped_once_nobody_holds_or_waits_for_it() -> None:
     queues = UserQueues()
-    with queues.turn(1):
-        with queues.turn(2):
-            assert queues.waiting() == 2
+    with queues.turn(1), queues.turn(2):
+        assert queues.waiting() == 2
     assert queues.waiting() == 0
 
 
