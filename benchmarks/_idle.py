@@ -262,7 +262,7 @@ def users_for(counts: list[int], per_answer: int) -> int:
 
 def _row(r: IdleResult) -> list[str]:
     if r.error:
-        return [str(r.n), str(r.round), r.side, f"error: {r.error}"] + [""] * 7
+        return [str(r.n), str(r.round), r.side, f"error: {r.error}"] + [""] * 8
     notes = []
     if r.asked is not None:
         notes.append(f"{r.asked} turns, {r.silent} silent at Claude")
@@ -285,6 +285,7 @@ def _row(r: IdleResult) -> list[str]:
         r.side,
         f"{len(r.opened)}/{r.n}",
         client.secs(client.percentile(r.opened, 50)),
+        client.secs(client.percentile(r.opened, 99)),
         client.ms(client.percentile(r.probes, 50)),
         client.ms(client.percentile(r.probes, 99)),
         f"{sum(r.probe_failures.values())}/{sent}",
@@ -296,12 +297,12 @@ def _row(r: IdleResult) -> list[str]:
 
 def _figures(r: IdleResult) -> list[float | None]:
     p = client.percentile
-    return [p(r.probes, 50), p(r.probes, 99), r.cpu_percent, r.rss_per_stream]
+    return [p(r.opened, 99), p(r.probes, 50), p(r.probes, 99), r.cpu_percent, r.rss_per_stream]
 
 
 def _ratio_row(n: str, label: str, cells: list[str]) -> list[str]:
-    p50, p99, cpu, rss = cells
-    return [n, "", label, "", "", p50, p99, "", cpu, rss, ""]
+    opened, p50, p99, cpu, rss = cells
+    return [n, "", label, "", "", opened, p50, p99, "", cpu, rss, ""]
 
 
 def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -> str:
@@ -317,7 +318,7 @@ def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -
         last = i == len(results) - 1 or results[i + 1][0].n != app.n
         if last and app.n in by_n:
             measured = by_n[app.n]
-            columns = [[pairs[i] for pairs in measured] for i in range(4)]
+            columns = [[pairs[i] for pairs in measured] for i in range(len(measured[0]))]
             rows.append(
                 _ratio_row(
                     str(app.n),
@@ -331,6 +332,7 @@ def report(results: list[tuple[IdleResult, IdleResult]], options: IdleOptions) -
         "side",
         "open",
         "headers p50",
+        "headers p99",
         "/login p50",
         "/login p99",
         "probe fails",

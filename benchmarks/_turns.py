@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -272,3 +274,47 @@ def report(rounds: list[tuple[TurnsResult, TurnsResult]], options: TurnsOptions)
         f"({options.question!r}); times from the POST; floor and app rounds interleaved"
     )
     return client.table(title, headers, rows)
+
+
+COMPUTE_TURNS = 20
+
+
+def engine_compute(template: databases.Database, options: TurnsOptions) -> dict[str, float]:
+    """The offline engine's own CPU per turn, in-process (`_engine_compute.py`), on a copy."""
+    database = template.copy()
+    try:
+        script = service.BENCH / "_engine_compute.py"
+        argv = [str(service.BIN / "python"), str(script), database.url]
+        argv += ["--turns", str(COMPUTE_TURNS), "--question", options.question]
+        done = subprocess.run(
+            argv, env=service.child_env({}), capture_output=True, text=True, timeout=600
+        )
+        if done.returncode:
+            raise service.BenchError(f"_engine_compute.py failed: {done.stderr[-300:]}")
+        found: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+        return found
+    finally:
+        database.drop()
+
+
+def goal_report(floor: TurnsResult, app: TurnsResult, compute: dict[str, float] | None) -> str:
+    """Part (b)'s goal: first-event p99 <= 3x the floor's + the engine's compute of the turns
+    spread over the machine's cores; the ratio both with and without that compute."""
+    if compute is None or floor.error or app.error:
+        return "(b) goal: not graded (a run or the engine's compute failed)"
+    floor_p99 = client.percentile(floor.first, 99)
+    app_p99 = client.percentile(app.first, 99)
+    if floor_p99 is None or app_p99 is None:
+        return "(b) goal: not graded (no first events)"
+    cores = os.cpu_count() or 1
+    spread = compute["median_ms"] / 1e3 * app.turns / cores
+    goal = 3 * floor_p99 + spread
+    verdict = "met" if app_p99 <= goal else "NOT met"
+    return (
+        f"(b) goal: engine compute {compute['median_ms']:.1f} ms a turn (median of "
+        f"{compute['turns']:g}, in-process, {compute['events']:g} events), {app.turns} turns over "
+        f"{cores} cores = {spread:.2f} s; first p99 {app_p99:.2f} s against 3 x "
+        f"{floor_p99:.3f} s + {spread:.2f} s = {goal:.2f} s: {verdict}; "
+        f"p99 / floor = {app_p99 / floor_p99:.1f}x, "
+        f"(p99 - engine compute) / floor = {(app_p99 - spread) / floor_p99:.1f}x"
+    )

@@ -130,7 +130,15 @@ async def turns_part(ctx: service.Context, options: _turns.TurnsOptions, rounds:
                         _turns.run_round(side, options, round_), failed, _set_error
                     )
             results.append((measured["floor"], measured["app"]))
+        log("(b) the engine's own compute per turn, in-process")
+        try:
+            compute = await asyncio.to_thread(_turns.engine_compute, database, options)
+        except Exception as exc:
+            log(f"  failed: {exc}")
+            compute = None
     print(_turns.report(results, options), flush=True)
+    for floor, app in results:
+        print(_turns.goal_report(floor, app, compute), flush=True)
     print()
     return not any(f.error or a.error for f, a in results)
 

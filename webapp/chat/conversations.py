@@ -4,12 +4,14 @@ shown, and the history a turn sends the model."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..store.engine import autocommit
 from ..store.writes import write
 from ..text import valid_text
 from .notes import StoredEvent as StoredEvent  # where readers and writers import it
@@ -112,7 +114,7 @@ def get_session(engine: Engine, user_id: int, session_id: str) -> SessionRow | N
     query = sa.select(*SESSION_COLUMNS).where(
         chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return session_row(row) if row else None
 
@@ -137,7 +139,7 @@ def get_message(
         ai_chat_logs.c.session_id == session_id,
         ai_chat_logs.c.user_id == user_id,
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return message_row(row) if row else None
 
@@ -195,30 +197,40 @@ def text_history(
     in its place). Text only, so a turn cites only what it wrote; a refused exchange is left
     out (the streaming-refusals guide), and so is a question whose answer failed or was stopped.
     """
+    query = history_query(user_id, session_id, before)
+    # Most chats hold less than a chunk: one plain read (one round trip) says all.
+    with autocommit(engine) as conn:
+        latest = conn.execute(query.limit(_HISTORY_CHUNK)).all()
+    if len(latest) < _HISTORY_CHUNK:
+        return _exchanges(latest, budget)
+    with (
+        engine.connect() as conn,
+        conn.execution_options(yield_per=_HISTORY_CHUNK).execute(query) as rows,
+    ):  # closed when the budget is spent: the rest is never fetched
+        return _exchanges(rows, budget)
+
+
+def _exchanges(rows: Iterable[sa.Row[Any]], budget: int) -> list[dict[str, str]]:
+    """Return the finished exchanges among `rows` (newest first) that fit `budget`, as
+    `text_history` does, oldest first."""
     exchanges: list[list[dict[str, str]]] = []
     answer: str | None = None
     spent = 0
-    with (
-        engine.connect() as conn,
-        conn.execution_options(yield_per=_HISTORY_CHUNK).execute(
-            history_query(user_id, session_id, before)
-        ) as rows,  # closed when the budget is spent: the rest is never fetched
-    ):
-        for row in rows:  # newest first: an answer, then the question it answers
-            if row.role != "user":
-                kept = row.status == "complete" and row.stop_reason != "refusal"
-                answer = valid_text(str(row.content)) if kept and row.content else None
-                continue
-            if answer is not None:
-                question = valid_text(str(row.content))
-                spent += len(question) + len(answer)
-                if spent > budget:
-                    break
-                exchanges.append(
-                    [
-                        {"role": "user", "content": question},
-                        {"role": "assistant", "content": answer},
-                    ]
-                )
-            answer = None
+    for row in rows:  # newest first: an answer, then the question it answers
+        if row.role != "user":
+            kept = row.status == "complete" and row.stop_reason != "refusal"
+            answer = valid_text(str(row.content)) if kept and row.content else None
+            continue
+        if answer is not None:
+            question = valid_text(str(row.content))
+            spent += len(question) + len(answer)
+            if spent > budget:
+                break
+            exchanges.append(
+                [
+                    {"role": "user", "content": question},
+                    {"role": "assistant", "content": answer},
+                ]
+            )
+        answer = None
     return [m for pair in reversed(exchanges) for m in pair]

@@ -11,6 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..store.engine import autocommit
 from ..store.writes import write
 from ..text import valid_text
 from ..turn.emit import SinkClosed
@@ -95,7 +96,7 @@ def append_event(
 
 def events_after(engine: Engine, message_id: str, after: int) -> list[StoredEvent]:
     """Return the stream's events after sequence number `after`, in order."""
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         return events_after_on(conn, message_id, after)
 
 
@@ -142,6 +143,13 @@ def replace_checkpoint(
     conn: sa.Connection, message_id: str, data: dict[str, Any], event_seq: int
 ) -> None:
     conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == message_id))
+    insert_checkpoint(conn, message_id, data, event_seq)
+
+
+def insert_checkpoint(
+    conn: sa.Connection, message_id: str, data: dict[str, Any], event_seq: int
+) -> None:
+    """Store the first checkpoint of a message that has none."""
     conn.execute(
         chat_checkpoints.insert().values(
             message_id=message_id, data=data, event_seq=event_seq, updated_at=now()

@@ -11,6 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..store.engine import autocommit
 from ..store.writes import write
 from .conversations import short_title
 from .event_log import (
@@ -18,8 +19,8 @@ from .event_log import (
     announce,
     events_after_on,
     hold,
+    insert_checkpoint,
     insert_events,
-    replace_checkpoint,
     written_so_far,
 )
 from .notes import StoredEvent as StoredEvent  # where readers and writers import it
@@ -66,8 +67,8 @@ def start_message(
         )
         if max_running is not None and running_count(conn, user_id) > max_running:
             raise TooManyTurns
-        if checkpoint is not None:
-            replace_checkpoint(conn, answer_id, checkpoint, 0)
+        if checkpoint is not None:  # a new answer's first: nothing to replace
+            insert_checkpoint(conn, answer_id, checkpoint, 0)
 
     try:
         write(engine, work)
@@ -118,12 +119,11 @@ def insert_exchange(
             },
         ],
     )
-    title = short_title(question)
     update = chat_sessions.update().where(chat_sessions.c.id == session_id)
-    conn.execute(update.values(updated_at=at))
-    if title:
-        untitled = update.where(chat_sessions.c.title == "New chat")
-        if conn.execute(untitled.values(updated_at=at)).rowcount:  # this is its first question
+    was = conn.execute(update.values(updated_at=at).returning(chat_sessions.c.title)).first()
+    if was is not None and was.title == "New chat":  # its first question names it
+        title = short_title(question)
+        if title:
             conn.execute(update.values(title=distinct_title(conn, user_id, session_id, title)))
 
 
@@ -143,7 +143,7 @@ def running_message(engine: Engine, user_id: int, session_id: str) -> RunningAns
         ai_chat_logs.c.user_id == user_id,
         ai_chat_logs.c.status == "running",
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return RunningAnswer(str(row.id), aware(row.lease_until)) if row else None
 
@@ -157,7 +157,7 @@ def message_state(
         ai_chat_logs.c.session_id == session_id,
         ai_chat_logs.c.user_id == user_id,
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return (str(row.status), aware(row.lease_until)) if row else None
 

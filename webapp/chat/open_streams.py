@@ -8,7 +8,7 @@ from datetime import timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ..store.writes import write
+from ..store.writes import write, write_one
 from .notes import StoredEvent as StoredEvent  # where readers and writers import it
 from .records import new_id, now
 from .tables import (
@@ -29,9 +29,17 @@ def open_stream(
     Streams count while their worker's lease holds: a worker renews it (`worker_seen`) well
     within `lease`, so the streams of a worker that died stop counting once it lapses.
     """
-    stream_id = new_id()
+    return open_streams(engine, user_id, worker, limit, 1, lease)[0]
 
-    def work(conn: sa.Connection) -> str | None:
+
+def open_streams(
+    engine: Engine, user_id: int, worker: str, limit: int, wanted: int, lease: timedelta
+) -> list[str | None]:
+    """Count `wanted` new open streams of the user's at once, in one transaction: an id for
+    each while they stay under `limit`, None for the rest (see `open_stream`)."""
+    ids = [new_id() for _ in range(wanted)]
+
+    def work(conn: sa.Connection) -> list[str | None]:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
         alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - lease)
@@ -43,26 +51,29 @@ def open_stream(
                 sa.or_(chat_open_streams.c.worker == worker, chat_open_streams.c.worker.in_(alive)),
             )
         )
-        if int(conn.execute(held).scalar() or 0) >= limit:
-            return None
-        conn.execute(
-            chat_open_streams.insert().values(
-                id=stream_id, user_id=user_id, worker=worker, opened_at=now()
-            )
+        at = now()
+        if wanted > 1:
+            room = max(0, limit - int(conn.execute(held).scalar() or 0))
+            granted: list[str | None] = [*ids[:room], *[None] * (wanted - room)]
+            rows = [{"id": i, "user_id": user_id, "worker": worker, "opened_at": at} for i in ids]
+            if room:
+                conn.execute(chat_open_streams.insert(), rows[:room])
+            return granted
+        # One stream: counted and stored in one statement, after the lock.
+        values = {"id": ids[0], "user_id": user_id, "worker": worker, "opened_at": at}
+        c = chat_open_streams.c
+        row = sa.select(*(sa.literal(v, c[k].type) for k, v in values.items())).where(
+            held.scalar_subquery() < limit
         )
-        return stream_id
+        inserted = conn.execute(chat_open_streams.insert().from_select(list(values), row))
+        return [ids[0] if inserted.rowcount else None]
 
     return write(engine, work)
 
 
 def close_stream(engine: Engine, stream_id: str) -> None:
     """Stop counting a stream that ended."""
-    write(
-        engine,
-        lambda conn: conn.execute(
-            chat_open_streams.delete().where(chat_open_streams.c.id == stream_id)
-        ),
-    )
+    write_one(engine, chat_open_streams.delete().where(chat_open_streams.c.id == stream_id))
 
 
 def worker_seen(engine: Engine, worker: str) -> None:

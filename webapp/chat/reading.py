@@ -8,12 +8,15 @@ it until `done`.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from . import event_log, leases
+from .flights import Flights
 from .notes import StoredEvent, following
 from .wakeups import Wakeups
 
@@ -37,6 +40,8 @@ class AnswerReader:
         self.engine, self.wakeups = engine, wakeups
         self._stopping = stopping  # set as the worker begins to stop (`stop_serving`)
         self._resume_if_expired = resume_if_expired  # a dead runner's turn taken over
+        # The streams of an answer opened together read it once (`flights`).
+        self.flights: Flights[Any] = Flights()
 
     def events(
         self, user_id: int, session_id: str, message_id: str, after: int = 0
@@ -62,6 +67,7 @@ class AnswerReader:
         """
         read = True
         with self.wakeups.inbox(message_id) as inbox:
+            listening = time.monotonic()  # a read begun since then may be shared
             while True:
                 if self._stopping.is_set():
                     raise WorkerStopping
@@ -69,7 +75,7 @@ class AnswerReader:
                 handed, stale = inbox.take()
                 batch = None if read or stale else following(handed, after)
                 if read := batch is None:  # a gap, or news that did not say what: read it
-                    batch = event_log.events_after(self.engine, message_id, after)
+                    batch = self._events_after(message_id, after, listening)
                 if batch:
                     done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
                     yield batch if done is None else batch[: done + 1]
@@ -82,20 +88,33 @@ class AnswerReader:
                 if (
                     not batch
                     and read
-                    and not self._still_running(user_id, session_id, message_id, after)
+                    and not self._still_running(user_id, session_id, message_id, after, listening)
                 ):
                     return
                 read = False
                 while not inbox.flag.wait(HEARTBEAT_SECONDS):
                     yield []  # a heartbeat costs no query
 
-    def _still_running(self, user_id: int, session_id: str, message_id: str, after: int) -> bool:
+    def _events_after(self, message_id: str, after: int, since: float) -> list[StoredEvent]:
+        def read() -> list[StoredEvent]:
+            return event_log.events_after(self.engine, message_id, after)
+
+        found: list[StoredEvent] = self.flights.read(("events", message_id, after), read, since)
+        return found
+
+    def _still_running(
+        self, user_id: int, session_id: str, message_id: str, after: int, since: float
+    ) -> bool:
         """Tell whether a quiet answer may still write; take it over if its runner died."""
-        found = leases.message_state(self.engine, user_id, session_id, message_id)
+        found = self.flights.read(
+            ("state", user_id, session_id, message_id),
+            lambda: leases.message_state(self.engine, user_id, session_id, message_id),
+            since,
+        )
         if found is None:
             return False  # deleted
         status, lease_until = found
         if status != "running":
-            return bool(event_log.events_after(self.engine, message_id, after))
+            return bool(self._events_after(message_id, after, since))
         self._resume_if_expired(user_id, message_id, lease_until)
         return True

@@ -39,6 +39,7 @@ from . import conversations, leases, open_streams, records, versions
 from .event_log import LeaseLost
 from .leases import SessionBusy
 from .notes import StoredEvent
+from .queues import Batched, UserQueues
 from .reading import AnswerReader
 from .sink import DatabaseSink
 from .upkeep import Upkeep
@@ -74,6 +75,13 @@ class ChatService:
         self.max_tokens = max_tokens  # of one model round (MODEL_MAX_TOKENS)
         self.worker_id = records.new_id()  # this process, for counting its open streams
         self.wakeups = Wakeups()
+        self.user_queues = UserQueues()  # a user's lock-taking writes, one at a time here
+        self._streams: Batched[str] = Batched(
+            self.user_queues,
+            lambda user_id, wanted: open_streams.open_streams(
+                engine, user_id, self.worker_id, max_streams_per_user, wanted, self.lease
+            ),
+        )
         self.listener = listener
         # Told each answer that reached its end here (done, stopped, failed), once its row is
         # final: the web layer keeps what a page draws of it (webapp/web/snapshots.py).
@@ -90,20 +98,26 @@ class ChatService:
         """Store the question and start its turn.
 
         SessionBusy while the session is still answering; TooManyTurns past the user's cap.
+        The store's own refusal says the session is busy (no read before it, as a turn is
+        asked far more often than refused); only then is a dead runner's turn taken over.
         """
-        self._not_busy(user_id, session_id)
 
         def store_turn(owner: str, checkpoint: dict[str, Any]) -> str:
-            _, answer_id = leases.start_message(
-                self.engine,
-                user_id,
-                session_id,
-                question,
-                self.lease,
-                owner,
-                checkpoint,
-                max_running=self.max_turns_per_user,
-            )
+            try:
+                with self.user_queues.turn(user_id):  # the store takes the user's row lock
+                    _, answer_id = leases.start_message(
+                        self.engine,
+                        user_id,
+                        session_id,
+                        question,
+                        self.lease,
+                        owner,
+                        checkpoint,
+                        max_running=self.max_turns_per_user,
+                    )
+            except SessionBusy:
+                self._not_busy(user_id, session_id)  # takes a dead runner's turn over
+                raise
             return answer_id
 
         return self._begin(user_id, session_id, question, None, store_turn)
@@ -216,9 +230,7 @@ class ChatService:
 
     def open_stream(self, user_id: int) -> str | None:
         """Count one more open stream of the user's; None when they have as many as allowed."""
-        return open_streams.open_stream(
-            self.engine, user_id, self.worker_id, self.max_streams_per_user, self.lease
-        )
+        return self._streams.get(user_id)  # with those of the user's that queued with it
 
     def close_stream(self, stream_id: str) -> None:
         """Stop counting a stream (it ended, or its client went away)."""

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ..store.writes import write
+from ..store.engine import autocommit
+from ..store.writes import write_one
 from .records import MESSAGE_COLUMNS, MessageRow, message_row
 from .tables import ai_chat_logs
 
@@ -33,7 +34,7 @@ def finished_answer(engine: Engine, message_id: str) -> tuple[int, MessageRow] |
         ai_chat_logs.c.role == "assistant",
         ai_chat_logs.c.status != "running",
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return (int(row.user_id), message_row(row)) if row else None
 
@@ -49,7 +50,7 @@ def save_snapshot(engine: Engine, message_id: str, version: int, data: str) -> b
         )
         .values(snapshot=data, snapshot_version=version)
     )
-    return bool(write(engine, lambda conn: conn.execute(update).rowcount))
+    return bool(write_one(engine, update))
 
 
 def load_snapshots(engine: Engine, user_id: int, message_ids: Sequence[str]) -> dict[str, Snapshot]:
@@ -64,7 +65,7 @@ def load_snapshots(engine: Engine, user_id: int, message_ids: Sequence[str]) -> 
         ai_chat_logs.c.status != "running",
         ai_chat_logs.c.snapshot.is_not(None),
     )
-    with engine.connect() as conn:
+    with autocommit(engine) as conn:
         return {
             str(row.id): Snapshot(int(row.snapshot_version or 0), str(row.snapshot))
             for row in conn.execute(query)

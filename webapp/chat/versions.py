@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..store.writes import write
-from .event_log import replace_checkpoint
+from .event_log import insert_checkpoint
 from .leases import SessionBusy, TooManyTurns, insert_exchange, running_count, running_message
 from .records import MESSAGE_COLUMNS, VISIBLE, MessageRow, message_row, new_id, now
 from .tables import ai_chat_logs, chat_sessions
@@ -222,7 +222,7 @@ def start_version(
         )
         if max_running is not None and running_count(conn, user_id) > max_running:
             raise TooManyTurns
-        replace_checkpoint(conn, version_id, checkpoint, 0)
+        insert_checkpoint(conn, version_id, checkpoint, 0)
         conn.execute(
             chat_sessions.update().where(chat_sessions.c.id == session_id).values(updated_at=now())
         )
@@ -287,7 +287,7 @@ def start_edit(
         )
         if max_running is not None and running_count(conn, user_id) > max_running:
             raise TooManyTurns
-        replace_checkpoint(conn, answer_id, checkpoint, 0)
+        insert_checkpoint(conn, answer_id, checkpoint, 0)
 
     try:
         write(engine, work)

@@ -157,8 +157,28 @@ def create_store_engine(url: str) -> Engine:
         sa.event.listen(engine, "do_connect", _on_sqlite_do_connect)
         sa.event.listen(engine, "connect", _on_sqlite_connect)
     else:
+        # Several rows in one INSERT ... VALUES statement, as SQLAlchemy does for psycopg2,
+        # rather than psycopg 3's `executemany` (a Bind and an Execute per row in a pipeline):
+        # one statement for the server to run for a question and its answer, or a turn's
+        # batch of events.
+        engine.dialect.use_insertmanyvalues_wo_returning = True
         _ping_when_idle(engine)
     return engine
+
+
+@contextmanager
+def autocommit(engine: Engine) -> Iterator[Connection]:
+    """Yield a connection on which each statement is its own transaction.
+
+    For a read or a write of one statement: on PostgreSQL it is then one round trip, not
+    three (psycopg's `BEGIN`, the statement, and the pool's `ROLLBACK` or a `COMMIT`). Never
+    for work that needs two statements to agree, nor with `user_scope` (its setting lasts
+    one transaction). SQLite, whose `BEGIN` costs no round trip, is left as it is.
+    """
+    with engine.connect() as connection:
+        if connection.dialect.name == "postgresql":
+            connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+        yield connection
 
 
 # A pooled connection idle this long is pinged before use. `pool_pre_ping` pings on every

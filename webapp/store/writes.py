@@ -15,6 +15,8 @@ from typing import TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from .engine import autocommit
+
 # How long a write keeps retrying a locked database or a dropped connection before it gives up.
 WRITE_RETRY_SECONDS = 10.0
 
@@ -47,12 +49,39 @@ def write(
     The wait between tries is `time.sleep`, so under gevent a locked SQLite file or a
     reconnecting PostgreSQL pool lets every other greenlet run meanwhile.
     """
+
+    def attempt() -> T:
+        with engine.begin() as conn:
+            return work(conn)
+
+    return _retrying(attempt, budget)
+
+
+def write_one(
+    engine: Engine, statement: sa.Executable, *, budget: float = WRITE_RETRY_SECONDS
+) -> int:
+    """Run one statement as a transaction of its own, tried again as `write` tries; return
+    how many rows it changed.
+
+    On PostgreSQL it runs in autocommit (`engine.autocommit`): one round trip, where `write`
+    takes three (`BEGIN`, the statement, `COMMIT`). A statement is atomic on its own.
+    """
+
+    def attempt() -> int:
+        with autocommit(engine) as conn:
+            result = conn.execute(statement)
+            conn.commit()  # SQLite's; a no-op for the driver in autocommit
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    return _retrying(attempt, budget)
+
+
+def _retrying(attempt: Callable[[], T], budget: float) -> T:
     deadline = time.monotonic() + budget
     delay = 0.01
     while True:
         try:
-            with engine.begin() as conn:
-                return work(conn)
+            return attempt()
         except sa.exc.DBAPIError as exc:
             if not is_transient(exc) or time.monotonic() + delay > deadline:
                 raise

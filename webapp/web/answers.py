@@ -57,7 +57,7 @@ class AnswerViews:
 
 
 class AnswerRenderer:
-    """Render one user's answers; their account names are read once, when first needed."""
+    """Render one user's answers; their account names are read once, when first named."""
 
     def __init__(self, engine: Engine, user_id: int) -> None:
         self._engine, self._user_id = engine, user_id
@@ -72,9 +72,15 @@ class AnswerRenderer:
         return self._user_id
 
     def labeler(self) -> AccountLabeler:
-        if self._labeler is None:
-            self._labeler = account_labeler(list_accounts(self._engine, self._user_id))
-        return self._labeler
+        """Name the user's accounts; they are read when an answer first names one, so an
+        answer that cites no account costs no read of them."""
+
+        def label(account_id: str) -> str | None:
+            if self._labeler is None:
+                self._labeler = account_labeler(list_accounts(self._engine, self._user_id))
+            return self._labeler(account_id)
+
+        return label
 
     def views(
         self,

@@ -86,7 +86,12 @@ def own_message(
 
     With `answer`, a question's id is missing too.
     """
-    found = get_message(get_engine(), current_user().id, session_id, message_id)
+    engine, user_id = get_engine(), current_user().id
+    # Shared with the same look already in flight (the streams of one answer opened at once).
+    found: MessageRow | None = chat_service().reader.flights.read(
+        ("message", user_id, session_id, message_id),
+        lambda: get_message(engine, user_id, session_id, message_id),
+    )
     if found is None or (answer and found.role != "assistant"):
         abort(404, missing)
     return found
