@@ -11,7 +11,8 @@ import pytest
 from webapp.citations.citable import chunks
 from webapp.llm.offline.ask import understand
 from webapp.llm.offline.cite import Result
-from webapp.llm.offline.dispatch import Context, Figures, _computed, figures, questions_of
+from webapp.llm.offline.conversation import questions_of
+from webapp.llm.offline.dispatch import Context, Figures, _computed, figures
 from webapp.llm.offline.library import library
 from webapp.llm.offline.prose import Source, document_answer
 from webapp.llm.offline.spending_ask import read_spending

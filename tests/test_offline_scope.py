@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.llm.offline.dispatch import questions_of
+from webapp.llm.offline.conversation import questions_of
 from webapp.llm.offline.fuzzy import correct
 from webapp.llm.offline.library import library
 from webapp.llm.offline.refusal import refusal
