@@ -1,8 +1,8 @@
 """Score the offline engine on the evaluation set: each question through the real JSON API,
 the answer checked for what it must say and what it must cite.
 
-The development sets `questions.toml`, `questions_more.toml`, `questions_third.toml` and
-`questions_fourth.toml`, used
+The development sets `questions.toml`, `questions_more.toml`, `questions_third.toml`,
+`questions_fourth.toml` and `questions_fifth.toml`, used
 by `tests/eval/test_eval.py` (every question must pass but the few it marks as expected
 failures), and the held-out set `holdout.toml`, scored only by
 `benchmarks/bench_eval.py --set holdout` (never a test: the engine is not tuned against it).
@@ -36,12 +36,14 @@ QUESTIONS = Path(__file__).with_name("questions.toml")
 MORE = Path(__file__).with_name("questions_more.toml")
 THIRD = Path(__file__).with_name("questions_third.toml")
 FOURTH = Path(__file__).with_name("questions_fourth.toml")
+FIFTH = Path(__file__).with_name("questions_fifth.toml")
 HOLDOUT = Path(__file__).with_name("holdout.toml")
 SETS = {
     "dev": QUESTIONS,
     "more": MORE,
     "third": THIRD,
     "fourth": FOURTH,
+    "fifth": FIFTH,
     "holdout": HOLDOUT,
 }
 USERS = ("demo", "alex")
