@@ -38,7 +38,7 @@ OFFLINE_ROWS = [
         {"kind": "market_data", "ticker": "AAPL"},
     ),
     (
-        "Can I exclude the gain when I sell my home from tax?",
+        "How does the home sale gain exclusion work?",
         "https://uscode.house.gov/view.xhtml?req=granuleid:USC-prelim-title26-section121",
         {
             "kind": "tax_reference",

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 CARDS_QUESTION = "What do I owe on my credit cards?"
-TAX_QUESTION = "Can I exclude the gain when I sell my home from tax?"
+TAX_QUESTION = "How does the home sale gain exclusion work?"
 SCREENSHOT = "/tmp/sources.png"
 ANSWER_TIMEOUT = 20_000
 
