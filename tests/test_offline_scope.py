@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from webapp.llm.offline.conversation import questions_of
+from webapp.llm.offline.dispatch import Context, Reply, tasks
 from webapp.llm.offline.fuzzy import correct
 from webapp.llm.offline.library import library
 from webapp.llm.offline.refusal import refusal
@@ -196,6 +197,8 @@ def test_a_request_it_cannot_honestly_meet_is_declined(text: str, says: str) -> 
         "what is today's balance",
         "how is apple's stock doing",
         "how do i protect my son's accounts from fraud",
+        "how much was my Trader Joe's spending",
+        "what are Macy's transactions on my card",
     ],
 )
 def test_a_question_near_those_is_not_declined(text: str) -> None:
@@ -208,3 +211,13 @@ def test_an_agreement_not_bundled_is_not_stood_in_for_by_a_benefits_guide() -> N
     )
     assert said and "the Citi Double Cash cardholder agreement" in said
     assert "Sapphire" not in said and "consumerfinance.gov" in said
+
+
+def test_a_part_that_goes_on_about_the_other_person_is_declined_with_the_first() -> None:
+    asked = "Pull up my sister's balance. And how much did she spend last week?"
+    assert declined(questions_of(asked)[1]) is None  # alone, the second part is no request
+    found = tasks(asked, Context(library(), None))
+    assert len(found) == 1 and isinstance(found[0], Reply)
+    assert "anyone else's accounts" in found[0].text
+    mine = tasks("show me my wife's balance. and what's in my checking?", Context(library(), None))
+    assert len(mine) == 2
