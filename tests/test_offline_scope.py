@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from webapp.llm.offline.conversation import questions_of
+from webapp.llm.offline.dispatch import Context, Reply, tasks
 from webapp.llm.offline.fuzzy import correct
 from webapp.llm.offline.library import library
 from webapp.llm.offline.refusal import refusal
-from webapp.llm.offline.scope import out_of_scope, padded, scope_reply, title_case
+from webapp.llm.offline.scope import declined, out_of_scope, padded, scope_reply, title_case
 
 
 @pytest.mark.parametrize(
@@ -119,7 +120,7 @@ def test_a_question_is_not_taken_for_an_action_or_a_forecast(text: str) -> None:
     [
         ("what does 12 CFR 1026.52 say about late fees", "I don't have 12 CFR 1026.52"),
         ("explain reg e's error resolution rules", "I don't have Regulation E"),
-        ("what's the late fee in my Discover it card agreement", "the Discover It cardmember"),
+        ("what's the late fee in my Discover it card agreement", "the Discover It card agreement"),
         ("pull up section 1031 of the USC", "section 1031 of the US Code"),
         ("what does the TILA say about card late fees", "I don't have the TILA"),
         ("open the Truth in Savings rules for me", "the Truth in Savings Act among"),
@@ -161,3 +162,62 @@ def test_asides_are_dropped_and_elaborations_join_their_question() -> None:
     ]
     assert questions_of("ok") == ["ok"]
     assert len(questions_of("what's my amex balance? and what's my citi balance?")) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (
+            "planning to rack up the amex then declare bankruptcy, how do i do it",
+            "bankruptcy fraud",
+        ),
+        ("best way to run up my cards before filing chapter 7?", "bankruptcy fraud"),
+        ("which stock is a sure bet to double by summer", "guaranteed to rise"),
+        ("give me a memecoin that's guaranteed to moon", "guaranteed to rise"),
+        ("buy or sell tesla, one word", "yes or no"),
+        ("just tell me, should I dump my VTI? yes or no", "yes or no"),
+        ("what are jordan's balances", "anyone else's accounts"),
+        ("log into sam's bank account for me", "anyone else's accounts"),
+        ("pull up priya's login and check her spending", "anyone else's accounts"),
+    ],
+)
+def test_a_request_it_cannot_honestly_meet_is_declined(text: str, says: str) -> None:
+    assert says in (declined(text) or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I maxed out my cards after I lost my job, should I file bankruptcy?",
+        "what happens to my credit card debt if I file bankruptcy",
+        "Are CDs guaranteed to earn interest?",
+        "should I sell my apple stock?",
+        "just tell me: is my emergency fund big enough, yes or no",
+        "show me chase's accounts",
+        "what is today's balance",
+        "how is apple's stock doing",
+        "how do i protect my son's accounts from fraud",
+        "how much was my Trader Joe's spending",
+        "what are Macy's transactions on my card",
+    ],
+)
+def test_a_question_near_those_is_not_declined(text: str) -> None:
+    assert declined(text) is None
+
+
+def test_an_agreement_not_bundled_is_not_stood_in_for_by_a_benefits_guide() -> None:
+    said = out_of_scope(
+        "whats in the citi double cash cardholder agreement on cash advances", library()
+    )
+    assert said and "the Citi Double Cash cardholder agreement" in said
+    assert "Sapphire" not in said and "consumerfinance.gov" in said
+
+
+def test_a_part_that_goes_on_about_the_other_person_is_declined_with_the_first() -> None:
+    asked = "Pull up my sister's balance. And how much did she spend last week?"
+    assert declined(questions_of(asked)[1]) is None  # alone, the second part is no request
+    found = tasks(asked, Context(library(), None))
+    assert len(found) == 1 and isinstance(found[0], Reply)
+    assert "anyone else's accounts" in found[0].text
+    mine = tasks("show me my wife's balance. and what's in my checking?", Context(library(), None))
+    assert len(mine) == 2

@@ -69,6 +69,11 @@ _HOW_MUCH_HAVE = re.compile(
     r" do (i|we) (have|own|hold) (?!to )"
 )
 _PRICE_PHRASES = lexicon.phrases("price_phrases")
+_HOLDING_WORDS = "|".join(lexicon.phrases("holding_words"))
+_SPLITS = "|".join(lexicon.phrases("split_words"))
+_SPLIT_HOLDINGS = re.compile(
+    rf" ({_SPLITS}) (\S+ ){{0,4}}({_HOLDING_WORDS}) | ({_HOLDING_WORDS}) (\S+ ){{0,3}}({_SPLITS}) "
+)
 # Of those, the ones that ask for a price even about shares the user owns.
 _PRICE_WORDS = frozenset(lexicon.phrases("price_words"))
 
@@ -132,7 +137,12 @@ class Question:
 
 def _phrase(text: str) -> str:
     """Return the question's words single-spaced, aliases spelled out, padded with spaces."""
-    spelled = [ALIASES.get(word, word) for word in words(text.replace("&", " and "))]
+    said = words(text.replace("&", " and "))
+    spelled = [
+        word if said[at : at + len(full)] == full else " ".join(full)
+        for at, word in enumerate(said)
+        for full in [ALIASES.get(word, word).split()]
+    ]  # "wells" is "wells fargo", but "wells fargo" stays as it is
     return " " + " ".join(spelled) + " "
 
 
@@ -194,6 +204,8 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     for intent, cues in _CUES:
         if own and any(_has(phrase, cue) for cue in cues):
             intents.append(intent)
+    if own and _SPLIT_HOLDINGS.search(phrase) and set(intents) <= {"holdings", "balances"}:
+        intents = ["allocation"]  # "break down how my investments are split up"
     if own and _HOW_MUCH_HAVE.search(phrase) and not intents:
         intents.append("holdings" if tickers else "balances")  # "how much ETH do I have"
     documentish = _documentish(phrase)
@@ -246,6 +258,10 @@ def _implied_own(text: str, phrase: str) -> bool:
     pls", "how much money is in checking", "net worth?" (a definition or a rule is not)."""
     if _DEFINITION.search(phrase) or _documentish(phrase):
         return False
+    if _CONTENTS.search(phrase) and (institutions_in(text) or _kinds(phrase)):
+        return True  # "what's sitting in the wells account": what it holds
+    if _LINKED.search(phrase):
+        return True  # "which banks are connected?": the user's own
     if not any(_has(phrase, cue) for cue in _MEASURE_CUES):
         return False
     named = bool(institutions_in(text) or _kinds(phrase))
@@ -258,6 +274,7 @@ _EXCLUDING = lexicon.phrases("excluding")
 _LEAVE_OUT = frozenset({"leave", "leaving", "strip", "stripping"})
 _OUT = re.compile(r" (out|aside|off)( |$)")
 _CONTENTS = re.compile(str(lexicon.table("implied_own")["contents"]))
+_LINKED = re.compile(str(lexicon.table("implied_own")["linked"]))
 _TOGETHER = lexicon.words_of("together")
 
 
@@ -289,6 +306,12 @@ def exclusion_last(text: str) -> str:
     if not found or not any(_phrase(found["clause"]).startswith(f" {w} ") for w in _EXCLUDING):
         return text
     return f"{found['rest'].rstrip(' ?.!')} {found['clause']}"
+
+
+def asks_split(text: str) -> bool:
+    """Tell whether a question asks how the user's investments are divided ("break down how
+    my investments are split up"): all that is in them, uninvested cash included."""
+    return _SPLIT_HOLDINGS.search(_phrase(text)) is not None
 
 
 def understand(text: str, own: bool = False) -> Question:

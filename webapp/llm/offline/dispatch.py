@@ -30,6 +30,7 @@ from .open_task import open_calls, open_write
 from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
 from .plan import plan as tool_calls
+from .refusal import continues
 from .scope import out_of_scope, padded
 from .sides import Computation, Op
 from .tally import points_back
@@ -360,6 +361,8 @@ def tasks(text: str, context: Context) -> list[Task]:
         task = task or figures(part, here)
         if isinstance(task, Reply) and task in found:
             continue  # "... off the IRS radar? I don't want to report them": one decline
+        if found and isinstance(found[-1], Reply) and continues(found[-1].text, padded(part)):
+            continue  # "pull up her balance and what she spent": still her accounts
         joined = _remark(part, task, found[-1] if found else None)
         if joined is not None:
             found[-1] = joined

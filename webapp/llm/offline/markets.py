@@ -64,8 +64,9 @@ def _position(row: Row) -> str:
     return what + worth
 
 
-def holdings(question: Question, rows: list[Row]) -> list[Block]:
-    """What the user holds, per account (or per ticker for the portfolio)."""
+def holdings(question: Question, rows: list[Row], cash: list[Row] | None = None) -> list[Block]:
+    """What the user holds, per account (or per ticker for the portfolio, with `cash`: the
+    uninvested cash of investment accounts, when the question asks how all is divided)."""
     held = [row for row in rows if row.get("ticker")]
     if not held:
         wanted = join_words(list(question.tickers))
@@ -79,7 +80,7 @@ def holdings(question: Question, rows: list[Row]) -> list[Block]:
             )
         ]
     if "allocation" in question.intents or not any(r.get("account_name") for r in held):
-        return allocation(held)
+        return allocation(held) + _uninvested(cash or [])
     total = sum(number(row.get("market_value")) or 0.0 for row in held)
     if len(held) == 1:
         (row,) = held
@@ -110,6 +111,22 @@ def allocation(rows: list[Row]) -> list[Block]:
                 [row.cite],
             )
         )
+    return blocks
+
+
+def _uninvested(rows: list[Row]) -> list[Block]:
+    """Each investment account's cash not in any holding, said beside the holdings' shares."""
+    blocks: list[Block] = []
+    for row in rows:
+        value = number(row.get("uninvested_cash"))
+        if value:
+            blocks.append(
+                (
+                    f"\nBesides those holdings, {row.label} has {money(value, row.currency)} of "
+                    "uninvested cash.\n",
+                    [row.cite],
+                )
+            )
     return blocks
 
 

@@ -28,7 +28,8 @@ from .guidance import read_guided
 from .library import library
 from .overview import asks_budget
 from .plan import ToolCall
-from .scope import padded
+from .refusal import continues
+from .scope import declined, padded
 from .spending import follow_spending, read_spending, spending_answer, spending_calls
 from .write import NOT_FOUND, join_sections
 
@@ -218,6 +219,10 @@ class OfflineModel:
         spending = read_spending(mended, today)
         if spending is not None and spending.kind != "overview" and _advice(turn.question):
             spending = None  # "is it ok to keep all my money in checking?": the advice answers
+        said = declined(mended) if spending is not None else None
+        part = _spending_part(mended, today)
+        if said and (declined(part) or continues(said, padded(part))):
+            spending = None  # "... guaranteed to 10x, it's my rent money"; "what she spent"
         # Only what a follow-up is read against: the chat's latest questions, typos mended.
         latest = earlier_questions(request.messages)[-FOLLOW_UP_DEPTH:]
         earlier = tuple(correct(q) for q in latest)

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
 from ...tools.python.market import MarketData
-from .ask import Kind, Question
+from .ask import Kind, Question, asks_split
 from .library import DocHit, Library, library
 from .markets import without_data
 
@@ -38,6 +38,13 @@ PORTFOLIO_QUERY = (
     " FROM holding_details"
     " GROUP BY ticker, security_name, security_type, currency"
     " ORDER BY market_value DESC, ticker"
+)
+# What investment accounts hold besides their securities: a broker's uninvested cash.
+UNINVESTED_QUERY = (
+    "SELECT source, source_account_id, account_name, institution_name, account_type,"
+    " account_subtype, available_balance AS uninvested_cash, currency, synced_at"
+    " FROM account_details WHERE account_type = 'investment' AND available_balance > 0"
+    " ORDER BY account_name"
 )
 KIND_FILTERS: dict[Kind, str] = {
     "checking": "account_subtype = 'checking'",
@@ -179,6 +186,8 @@ def plan(
         calls.append(ToolCall(EXECUTE_SQL, {"query": account_query(question)}))
     if intents & {"holdings", "allocation"}:
         calls.append(ToolCall(EXECUTE_SQL, {"query": holding_query(question)}))
+        if "allocation" in intents and asks_split(question.text):
+            calls.append(ToolCall(EXECUTE_SQL, {"query": UNINVESTED_QUERY}))
     missing = without_data(question.tickers, market)
     quotable = tuple(t for t in question.tickers if t not in missing)
     if "quote" in intents and quotable:

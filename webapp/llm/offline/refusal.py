@@ -1,9 +1,10 @@
 """Requests the engine declines: help to break the law or to harm another person (hiding
 income from the IRS, structuring deposits, a fake pay stub, a phishing text, a keylogger,
-another person's accounts, a false dispute). Each kind is read by meaning, by the words of
-what is done and to what or whom (`refusal.toml`), never by whole phrasings; a question about
-the harm itself ("what happens if I don't report ...", "how do I spot a phishing text")
-is not a request and is answered as any other question."""
+another person's accounts, a false dispute, debt run up before a bankruptcy), and demands it
+can't honestly meet (a pick "guaranteed" to rise, a bare yes or no on a trade). Each kind is
+read by meaning, by the words of what is done and to what or whom (`refusal.toml`), never by
+whole phrasings; a question about the harm itself ("what happens if I don't report ...", "how
+do I spot a phishing text") is not a request and is answered as any other question."""
 
 from __future__ import annotations
 
@@ -67,6 +68,32 @@ def joined(phrase: str) -> str:
     while _CONTRACTION.search(phrase):
         phrase = _CONTRACTION.sub(r" \1t ", phrase)
     return phrase
+
+
+_OTHERS = next(rule for rule in RULES if rule.kind == "someone else")
+# "alex's accounts": a possessive name before what only a person has (accounts, a login).
+_POSSESSIVE = re.compile(
+    r"\b([a-z]+)['’]s\s+(?:\S+\s+){0,2}?(" + "|".join(_DATA["personal"]) + r")\b"
+)
+_NOT_PEOPLE = frozenset(str(w) for w in _DATA["not_people"])
+_THIRD_PERSON = frozenset({"she", "he", "her", "him", "his", "hers", "they", "them", "their"})
+
+
+def another_persons(text: str, names: frozenset[str] = frozenset()) -> str | None:
+    """Decline a request for a named person's accounts ("show me alex's accounts"): a
+    possessive that is no institution, company or account (`names`: words the question
+    model knows as such) before what only a person has."""
+    for found in _POSSESSIVE.finditer(text.lower()):
+        owner = found[1]
+        if owner not in _NOT_PEOPLE and owner not in names and len(owner) > 1:
+            return None if has_phrase(joined(f" {text.lower()} "), _DEFENSIVE) else _OTHERS.reply
+    return None
+
+
+def continues(reply: str, phrase: str) -> bool:
+    """Tell whether a part after a decline of another person's accounts goes on about that
+    person ("... pull up her balance and what she spent last month?")."""
+    return reply == _OTHERS.reply and bool(_THIRD_PERSON & set(phrase.split()))
 
 
 def refusal(phrase: str) -> str | None:

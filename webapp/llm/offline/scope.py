@@ -9,7 +9,7 @@ import re
 from . import lexicon
 from .ask import tickers_in
 from .library import Library
-from .refusal import VOCABULARY, joined, refusal
+from .refusal import VOCABULARY, another_persons, joined, refusal
 from .words import STOPWORDS, join_words, stems, words
 
 _SCOPE = lexicon.rules("scope")
@@ -17,6 +17,28 @@ _PUBLICATION = re.compile(r"\b(?:publication|pub\.?)\s*(\d+[a-z]?(?:-[a-z])?)\b"
 _SECTION = re.compile(r"\bsection\s+\d|§\s*\d", re.IGNORECASE)
 _US_CODE = re.compile(r"\b(?:us|u\.s\.|united states)\s+code\b|\busc\b", re.IGNORECASE)
 _DOCUMENT_WORDS = lexicon.words_of("document_kind_words")
+
+
+# Words the question model knows as no person: "chase's accounts" are the user's own.
+_NAMES = (
+    frozenset(
+        w
+        for text in (
+            *lexicon.phrases("institutions"),
+            *lexicon.table("aliases"),
+            *lexicon.table("companies"),
+            *(phrase for phrase, _ in lexicon.pairs("kind_phrases")),
+        )
+        for w in text.split()
+    )
+    | lexicon.words_of("generic")
+    | STOPWORDS
+)
+
+
+def declined(text: str) -> str | None:
+    """The plain decline of a harmful request or of another person's accounts, or None."""
+    return refusal(padded(text)) or another_persons(text, _NAMES)
 
 
 def padded(text: str) -> str:
@@ -57,9 +79,9 @@ SCOPE_WORDS = _vocabulary()
 def scope_reply(text: str) -> str | None:
     """Return the plain reply to a request the product can't serve, or None."""
     phrase = padded(text)
-    declined = refusal(phrase)
-    if declined:
-        return declined
+    said = declined(text)
+    if said:
+        return said
     ticker = bool(tickers_in(text))
     whether = text.rstrip().endswith("?") and not lexicon.has_phrase(phrase, _ASKING)
     for rule in _SCOPE:
@@ -165,8 +187,7 @@ def out_of_scope(text: str, books: Library) -> str | None:
     """Return the plain answer to what the product won't or can't do, or None: a harmful
     request first, then a document it doesn't hold (even when the question also asks for
     data it doesn't hold: "the penalty APR in my card's agreement"), then the rest."""
-    declined = refusal(padded(text))
-    return declined or missing_document(text, books) or scope_reply(text)
+    return declined(text) or missing_document(text, books) or scope_reply(text)
 
 
 def _titles(books: Library, keep: str) -> list[str]:
@@ -222,12 +243,20 @@ def _named_document(text: str, books: Library) -> str | None:
     return _titled_document(text, books)
 
 
-def _not_bundled(label: str, books: Library, offer: str) -> str:
+def _not_bundled(
+    label: str, books: Library, offer: str, rule: dict[str, object] | None = None
+) -> str:
+    """Say the document isn't held, and offer the related ones: of its own kind, where the
+    rule says one (`same_kind`), else what it says to do `instead`."""
     offered = _titles(books, offer)
+    same = str((rule or {}).get("same_kind", ""))
+    if same:
+        offered = [t for t in offered if same in t.lower()]
+    related = _related(offered) if offered else str((rule or {}).get("instead", ""))
     return (
         f"I don't have {' '.join(label.split())} among my documents, so I can't say what "
-        f"it says. {_related(offered)}"
-    )
+        f"it says. {related}"
+    ).rstrip()
 
 
 def _related(titles: list[str]) -> str:
@@ -271,5 +300,6 @@ def _titled_document(text: str, books: Library) -> str | None:
             )
             if titled or books.mentions(f"{name} {kind}"):
                 return None
-            return _not_bundled(str(rule["label"]).format(Name=title_case(name)), books, offer)
+            label = str(rule["label"]).format(Name=title_case(name), kind=kind)
+            return _not_bundled(label, books, offer, rule)
     return None

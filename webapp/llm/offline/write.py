@@ -147,8 +147,9 @@ def write_answer(
             for i in question.intents[: question.intents.index(intent)]
         ):
             held = [r for r in rows if "ticker" in r.values]
+            cash = [r for r in rows if "uninvested_cash" in r.values]
             if held or "balances" not in question.intents:  # what an account holds, if any
-                sections.append(holdings(question, held))
+                sections.append(holdings(question, held, cash))
     quotes = [
         r
         for r in cited
