@@ -50,6 +50,9 @@ _JUDGED = re.compile(
 )
 
 
+_BORN = re.compile(r"\bborn (in )?(19|20)\d\d\b")
+
+
 def stemmed(text: str) -> str:
     """Return a phrase's words as stems, single-spaced and padded ("is it insured" ->
     " is it insur ")."""
@@ -148,7 +151,7 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
     """Return the topics a question is about that bear on the user's own figures, each with
     the figures it speaks of (none: not a question for this module)."""
     question = understand(text)
-    if not question.own:
+    if not (question.own or _BORN.search(text.lower())):  # "born in 1966": the asker's year
         return []
     said = stemmed(text)
     found = []
