@@ -15,7 +15,7 @@ from . import lexicon
 from .advice import allocate
 from .ask import Question
 from .bills import bills_queries
-from .cash_advice import afford, budget, cushion, mentions_cushion
+from .cash_advice import afford, budget, cushion, cushion_left, mentions_cushion
 from .cite import Block, Result
 from .figures import Row, rows_of
 from .overview import GUIDES, Open, guidance, overview, payoff, plan, sell, uncovered
@@ -49,7 +49,8 @@ def guides(kind: Open, question: Question) -> tuple[str, ...]:
     if kind == "afford":
         return ("cushion",) if mentions_cushion(question.text) else ()
     if kind == "payoff":
-        return ("payoff",) if lexicon.has_phrase(said, _PAYOFF_WHEN) else ()
+        when = ("payoff",) if lexicon.has_phrase(said, _PAYOFF_WHEN) else ()
+        return ("cushion", *when) if mentions_cushion(question.text) else when
     return (kind,) if kind in GUIDES else ()
 
 
@@ -64,7 +65,7 @@ def open_calls(kind: Open, question: Question, today: date) -> list[ToolCall]:
         named = replace(question, intents=("debts",))
         cash = replace(question, intents=("cash",), kinds=(), names=(), institutions=())
         calls = [ToolCall(EXECUTE_SQL, {"query": account_query(q)}) for q in (named, cash)]
-    if kind in _OUTGOINGS:
+    if kind in _OUTGOINGS or (kind == "payoff" and mentions_cushion(question.text)):
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for q in bills_queries(today)]
     titles = list(dict.fromkeys(GUIDES[g]["title"] for g in guides(kind, question)))
     if titles:
@@ -98,7 +99,8 @@ def open_write(kind: Open, question: Question, reply: str, results: list[Result]
     if kind == "budget":
         return budget(question, rows, guide)
     if kind == "payoff":
-        return payoff(question, rows) + guide
+        left = cushion_left(rows) if mentions_cushion(question.text) else []
+        return payoff(question, rows) + left + guide
     if kind == "plan":
         return plan(question, rows)
     if kind == "sell":
