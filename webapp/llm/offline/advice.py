@@ -67,6 +67,11 @@ def _needs(need: str, said: str, question: Question) -> bool:
     return True
 
 
+def asks_judgement(phrase: str) -> bool:
+    """Tell whether a padded phrase asks for a judgement ("should I", "can I rely on")."""
+    return lexicon.has_phrase(_stemmed(phrase.strip()), _MARKERS)
+
+
 def advice_kind(phrase: str, question: Question) -> str | None:
     """Return which advice a padded phrase asks for ("payoff", "afford", "sell", "plan",
     "cushion", "allocate"), or None when it asks for no judgement."""

@@ -18,7 +18,7 @@ from typing import Protocol, cast
 from ...tool_registry import EXECUTE_SQL
 from ...tools.python.market import MarketData
 from . import lexicon
-from .advice import advice_after
+from .advice import advice_after, asks_judgement
 from .ask import GENERIC, Extreme, Question, documentish, understand
 from .cite import Block, Result
 from .compute import computation_queries, read_computation, write_computation
@@ -291,6 +291,10 @@ def figures(text: str, context: Context) -> Task:
         question = replace(question, intents=("balances",))
     books = context.books
     hits = [] if question.intents and not question.advice else books.rank(text)
+    if not hits and not question.intents and asks_judgement(padded(text)):
+        # "Renting a car in Italy ... can I rely on my Sapphire?": advice whose setting
+        # (Italy, the desk) no document names, ranked on the words the documents know.
+        hits = books.rank(" ".join(w for w in words(text) if w in books.vocabulary))
     if question.own and not set(words(text)) - STOPWORDS - GENERIC:
         hits = []  # "how much credit have I got left on it": the user's figures, no topic
     if not question.intents and not hits and question.maybe_accounts:
