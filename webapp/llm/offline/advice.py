@@ -110,7 +110,7 @@ def allocate(rows: list[Row], guidance: list[Block]) -> list[Block]:
         if cash:
             start.append(
                 (
-                    " The cash you could start from is "
+                    "The cash you could start from is "
                     + join_words([f"the {r.amount()} in {r.label}" for r in cash])
                     + ". An emergency fund usually comes before investing any of it.",
                     [r.cite for r in cash],
