@@ -26,6 +26,10 @@ ALL_ACCOUNTS = (
     f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
     " ORDER BY account_name, institution_name"
 )
+BROKERAGE = (
+    f"SELECT {ACCOUNT_COLUMNS} FROM account_details WHERE account_type = 'investment'"
+    " ORDER BY account_name, institution_name"
+)
 ALL_HOLDINGS = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
 _CONCENTRATION = lexicon.phrases("open_overview", "concentration")
 _INDEX_FUND = (" index fund", " index funds", " etf", " etfs")
@@ -60,6 +64,8 @@ def open_calls(kind: Open, question: Question, today: date) -> list[ToolCall]:
     calls = [ToolCall(EXECUTE_SQL, {"query": ALL_HOLDINGS if holdings else ALL_ACCOUNTS})]
     if kind == "allocate":
         calls.append(ToolCall(EXECUTE_SQL, {"query": ALL_ACCOUNTS}))  # the cash, if no holdings
+    if kind == "sell" and concentrated(question):
+        calls.append(ToolCall(EXECUTE_SQL, {"query": BROKERAGE}))  # what the account holds in all
     if kind == "payoff" and question.institutions:
         # "my amex": only the debts it names, so that their citations are theirs alone
         named = replace(question, intents=("debts",))
@@ -83,7 +89,9 @@ def _quoted(kind: Open, question: Question, rows: list[Row], results: list[Resul
     keys = guides(kind, question)
     if kind == "sell" and keys:
         keys = ("index_fund",) if _fund(rows, question) else ("diversify",)
-    return [b for key in keys[:1] for b in guidance(key, results)]
+        if "rebalanc" in question.text.lower():  # "do I need to rebalance?": the page's rule
+            keys = (*keys, "rebalance")
+    return [b for n, key in enumerate(keys[:2]) for b in guidance(key, results, then=n > 0)]
 
 
 def open_write(kind: Open, question: Question, reply: str, results: list[Result]) -> list[Block]:
