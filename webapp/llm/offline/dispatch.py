@@ -33,6 +33,7 @@ from .plan import plan as tool_calls
 from .scope import out_of_scope, padded
 from .sides import Computation, Op
 from .tally import points_back
+from .windfall import Windfall, read_windfall
 from .words import STOPWORDS, bare_amounts, join_words, words
 from .write import NOT_FOUND, OUT_OF_SCOPE, direct_reply, write_answer
 
@@ -350,6 +351,9 @@ def _remark(part: str, task: Task, before: Task | None) -> Opened | None:
 
 def tasks(text: str, context: Context) -> list[Task]:
     """Return one task per question of the message, in order."""
+    came_in = read_windfall(text)
+    if came_in is not None:  # "a $3,000 bonus: what's the most sensible thing to do with it?"
+        return [Windfall(text, came_in, context.today)]
     whole = _guided(text, context)
     if isinstance(whole, Guided) and all(whole.covers(p) for p in split_parts(text)):
         return [whole]  # "how much can I put in i bonds, and what would that leave me?"
