@@ -1,9 +1,9 @@
 """From a message to its answers: each question of the message becomes one task, which asks
 the tools for what it needs and then writes its part of the answer from their results.
 
-A task is anything with `calls()` and `write(results)`. `READERS` are tried in order on each
-question; the first that returns a task takes it, and the figures-and-documents task of
-`write.py` takes what none claims. A new kind of answer (spending, say) plugs in as one more
+A task is anything with `calls()` and `write(results)` (`task.py`). `READERS` are tried in
+order on each question; the first that returns a task takes it, and the figures-and-documents
+task of `write.py` takes what none claims. A new kind of answer (spending, say) plugs in as one more
 reader, ahead of the fallback.
 """
 
@@ -11,31 +11,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import date
-from typing import Protocol, cast
+from dataclasses import replace
+from typing import cast
 
-from ...tool_registry import EXECUTE_SQL
-from ...tools.python.market import MarketData
 from . import lexicon
 from .advice import advice_after, asks_judgement
-from .ask import GENERIC, Extreme, Question, documentish, understand
+from .ask import GENERIC, Extreme, documentish, understand
 from .cite import Block, Result
-from .compute import computation_queries, read_computation, write_computation
+from .compute import read_computation
 from .conversation import combined, follow_up, previous_question, questions_of, split_parts
-from .figures import rows_of
 from .guidance import Guided, read_guided, read_guided_after
-from .library import DocHit, Library
-from .open_task import open_calls, open_write
+from .judged import read_judged
+from .library import Library
 from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
-from .plan import plan as tool_calls
 from .scope import out_of_scope, padded
 from .sides import Computation, Op
 from .tally import points_back
+from .task import Computed as Computed
+from .task import Context as Context
+from .task import Figures as Figures
+from .task import Framed as Framed
+from .task import Opened as Opened
+from .task import Reply as Reply
+from .task import Task as Task
 from .windfall import Windfall, read_windfall
 from .words import STOPWORDS, bare_amounts, join_words, words
-from .write import NOT_FOUND, OUT_OF_SCOPE, direct_reply, write_answer
+from .write import NOT_FOUND, OUT_OF_SCOPE
 
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
 _COVERS = re.compile(
@@ -45,94 +47,6 @@ _COVERS = re.compile(
 _POINTERS = lexicon.phrases("follow_up", "pronouns")
 # A remark's first word that points back at the question before: "that's most of my checking".
 _POINTING = ("that", "thats", "it", "its", "this", "feels", "seems", "since", "because")
-
-
-class Task(Protocol):
-    """One question's work: the tool calls it needs, and its answer from their results."""
-
-    def calls(self) -> list[ToolCall]: ...
-
-    def write(self, results: list[Result]) -> list[Block]: ...
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a reader may consult: the library, the market, the chat's earlier questions,
-    and whether this is the message's first question."""
-
-    books: Library
-    market: MarketData | None
-    earlier: tuple[str, ...] = ()
-    first: bool = True
-    own: bool = False  # an earlier part of the message was about the user's own figures
-    today: date | None = None  # the day "last month" counts from (the day's date if None)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A plain answer with no tools and no sources."""
-
-    text: str
-
-    def calls(self) -> list[ToolCall]:
-        return []
-
-    def write(self, results: list[Result]) -> list[Block]:
-        return [(self.text, [])]
-
-
-@dataclass(frozen=True)
-class Figures:
-    """The user's figures, quotes and documents (the engine's general task)."""
-
-    question: Question
-    hits: list[DocHit]
-    context: Context
-    note: str = ""
-
-    def calls(self) -> list[ToolCall]:
-        return tool_calls(self.question, self.hits, self.context.books, self.context.market)
-
-    def direct(self) -> str:
-        return direct_reply(self.question, self.hits, self.context.market)
-
-    def write(self, results: list[Result]) -> list[Block]:
-        if not self.calls():
-            return [(self.direct(), [])]
-        blocks = write_answer(
-            self.question, results, self.hits, self.context.books, self.context.market
-        )
-        return [(self.note + "\n", []), *blocks] if self.note else blocks
-
-
-@dataclass(frozen=True)
-class Computed:
-    """A figure computed over the user's accounts: highest, difference, share, count."""
-
-    computation: Computation
-
-    def calls(self) -> list[ToolCall]:
-        queries = computation_queries(self.computation)
-        return [ToolCall(EXECUTE_SQL, {"query": query}) for query in queries]
-
-    def write(self, results: list[Result]) -> list[Block]:
-        return write_computation(self.computation, rows_of(results))
-
-
-@dataclass(frozen=True)
-class Opened:
-    """An open question answered from the user's figures (`open_task.py`)."""
-
-    kind: Open
-    question: Question
-    reply: str = ""
-    today: date | None = None
-
-    def calls(self) -> list[ToolCall]:
-        return open_calls(self.kind, self.question, self.today or date.today())
-
-    def write(self, results: list[Result]) -> list[Block]:
-        return open_write(self.kind, self.question, self.reply, results)
 
 
 # A question about what a rule does to the user ("will my utilisation drag my score down?") is
@@ -179,6 +93,17 @@ def _follow_up(text: str, context: Context) -> Task | None:
         return None
     question, note = found
     return Figures(question, [], context, note)
+
+
+def _judged(text: str, context: Context) -> Task | None:
+    """ "Is that decent for my age?" after "what's my net worth?": its figures, judged."""
+    if not context.first or not context.earlier:
+        return None
+    last = previous_question(context.earlier)
+    found = read_judged(text, last)
+    if found is None or last is None:
+        return None
+    return Framed(Figures(last, [], context), *found)
 
 
 def _open_again(text: str, context: Context) -> Task | None:
@@ -310,6 +235,7 @@ READERS: list[Callable[[str, Context], Task | None]] = [
     _budget,
     _scope,
     _follow_up,
+    _judged,
     _open,
     _computed,
 ]
