@@ -64,7 +64,7 @@ def _guided(text: str, context: Context) -> Task | None:
     found = read_guided(text)
     if found is None and context.first and context.earlier:
         found = read_guided_after(text, context.earlier[-1])  # "and at wells fargo?"
-    return found
+    return replace(found, today=context.today) if found else None
 
 
 def _scope(text: str, context: Context) -> Task | None:

@@ -16,12 +16,14 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
 from . import lexicon
 from .ask import Question, understand
+from .bills import bills_queries
 from .cite import Block, Result, cite
 from .figures import Row, rows_of
 from .library import DocHit, library
@@ -39,6 +41,8 @@ FLOWS = {
     " ORDER BY date DESC LIMIT 8",
     "mortgage": f"SELECT {ROW_COLUMNS} FROM transaction_details"
     " WHERE subcategory = 'LOAN_PAYMENTS_MORTGAGE_PAYMENT' ORDER BY date DESC LIMIT 3",
+    "housing": f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE subcategory IN"
+    " ('LOAN_PAYMENTS_MORTGAGE_PAYMENT', 'RENT_AND_UTILITIES_RENT') ORDER BY date DESC LIMIT 6",
 }
 
 
@@ -228,6 +232,7 @@ class Guided:
     question: Question
     topics: tuple[tuple[Topic, tuple[str, ...]], ...]
     note: str = ""  # what a follow-up assumed it asks
+    today: date | None = None  # the day "last month" counts from (the day's date if None)
 
     def _bearing(self) -> set[str]:
         return {f for _, figures in self.topics for f in figures}
@@ -256,6 +261,9 @@ class Guided:
             calls.append(ToolCall(EXECUTE_SQL, {"query": query}))
         flows = {FIGURES[f].flows for f in bearing} - {""}
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for f, q in FLOWS.items() if f in flows]
+        if "spent" in flows:  # last month's spending by category (`bills.py`)
+            spent = bills_queries(self.today or date.today())[1]
+            calls.append(ToolCall(EXECUTE_SQL, {"query": spent}))
         titles = list(dict.fromkeys(topic.page for topic, _ in self.topics))
         books = library()
         pages = [
@@ -270,7 +278,7 @@ class Guided:
         from .guidance_rules import RULES  # the writers use this module's Case
 
         rows = rows_of(results)
-        accounts = [r for r in rows if not r.get("transaction_id")]
+        accounts = [r for r in rows if not r.get("transaction_id")]  # spending totals too
         flows = [r for r in rows if r.get("transaction_id")]
         blocks: list[Block] = [(self.note, [])] if self.note else []
         for number, (topic, bearing) in enumerate(self.topics):

@@ -31,6 +31,7 @@ from .guidance_figures import (
     whole,
 )
 from .guidance_home import home_sale, mortgage, pmi
+from .guidance_pay import take_home
 from .scope import padded
 from .words import count_of, join_words, money, percent, sentence, years
 
@@ -357,4 +358,5 @@ RULES: dict[str, Callable[[Case], list[Block]]] = {
     "score": score,
     "gift": gift,
     "claim_age": claim_age,
+    "take_home": take_home,
 }
