@@ -81,6 +81,7 @@ class Topic:
     quotes: tuple[str, ...]
     figures: tuple[str, ...]
     unknown: str = ""  # what the answer can't know, said after the quotes
+    general: bool = False  # yields to any other topic the question names
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -132,6 +133,7 @@ TOPICS = tuple(
         tuple(map(str, t.get("quotes", ()))),
         tuple(map(str, t["figures"])),
         str(t.get("unknown", "")),
+        bool(t.get("general", False)),
     )
     for t in _DATA["topic"]
 )
@@ -165,7 +167,8 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
         bearing = tuple(f for f in topic.figures if FIGURES[f].spoken_of(said, question))
         if bearing:
             found.append((topic, bearing))
-    return found
+    specific = [(topic, bearing) for topic, bearing in found if not topic.general]
+    return specific or found
 
 
 class Page:

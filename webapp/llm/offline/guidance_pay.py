@@ -12,7 +12,7 @@ import re
 from .cite import Block, number
 from .figures import Row
 from .guidance import Case, money_said
-from .guidance_figures import Flow, cites, flow, stated_pay
+from .guidance_figures import Flow, cites, flow, listed, of_kind, stated_pay, total, whole
 from .words import count_of, money, percent
 
 _WEIGHED = re.compile(
@@ -132,3 +132,71 @@ def _saving(spent: list[Row], usual: float, two: bool, named: str) -> list[Block
         )
     )
     return [(said, cites(spent))]
+
+
+def _held(rows: list[Row]) -> str:
+    """ "$3,120.44, in your checking account", or the sum and each account's part."""
+    if len(rows) == 1:
+        return f"{money(total(rows))}, in {rows[0].label}"
+    return f"{money(total(rows))}: {listed(rows)}"
+
+
+def retirement_start(case: Case) -> list[Block]:
+    """Saving for retirement: what is put by, the yearly limits the page gives, and what
+    they would take from each paycheck; no target by age, which the pages don't give."""
+    limits = case.page.amounts(case.topic.limit)
+    if not limits:
+        return case.unread()
+    held = of_kind(case.accounts, "retirement")
+    invested = [r for r in of_kind(case.accounts, "investment") if r not in held]
+    cash = of_kind(case.accounts, "depository")
+    blocks: list[Block] = []
+    if held:
+        blocks.append((f"Your retirement accounts hold {_held(held)}. ", cites(held)))
+    else:
+        blocks.append(
+            ("You have no retirement accounts linked, so I see no retirement savings. ", [])
+        )
+    if invested:
+        blocks.append((f"Your investments hold {_held(invested)}. ", cites(invested)))
+    if cash:
+        blocks.append((f"Your cash is {_held(cash)}.", cites(cash)))
+    blocks.append(
+        (
+            "\nThe pages I have set no savings target by age, so I can't say whether you're "
+            "behind. What they give is the most you can put in each year.",
+            [],
+        )
+    )
+    blocks += case.quote(case.topic.limit, *case.topic.quotes)
+    ira = case.page.amounts(case.topic.quotes[0]) if case.topic.quotes else []
+    pay = flow(case.flows, "INCOME") or stated_pay(case.question, money_said(case.question))
+    if pay is None:
+        blocks.append(
+            (
+                "\nTell me what you're paid and how often, and I'll work out each paycheck's part.",
+                [],
+            )
+        )
+        return blocks
+    year = pay.amount * pay.per_year
+    said = (
+        f"\nYour pay from {pay.payee} is {money(pay.amount)} {pay.every}, {money(year)} a year "
+        f"as it reaches your account. Putting 10% of it away, for example, would be "
+        f"{money(year / 10)} a year ({money(pay.amount / 10)} a paycheck)"
+    )
+    if ira:
+        each = ira[0] / pay.per_year
+        said += (
+            f"; filling an IRA's {whole(ira[0])} would take {money(each)} a paycheck, "
+            f"{percent(each, pay.amount)} of each"
+        )
+    blocks.append((said + ".", cites(list(pay.rows))))
+    blocks.append(
+        (
+            " How much you need turns on when you want to retire and what you'll live on, which "
+            "I can't see; what you can spare is your pay less your spending.",
+            [],
+        )
+    )
+    return blocks

@@ -31,7 +31,7 @@ from .guidance_figures import (
     whole,
 )
 from .guidance_home import home_sale, mortgage, pmi
-from .guidance_pay import take_home
+from .guidance_pay import retirement_start, take_home
 from .scope import padded
 from .words import count_of, join_words, money, percent, sentence, years
 
@@ -359,4 +359,5 @@ RULES: dict[str, Callable[[Case], list[Block]]] = {
     "gift": gift,
     "claim_age": claim_age,
     "take_home": take_home,
+    "retirement_start": retirement_start,
 }
