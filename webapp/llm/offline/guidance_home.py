@@ -27,7 +27,8 @@ _SINGLE = re.compile(r"\b(single|unmarried|not married|separately|head of househ
 # first amount after its words: "bought it in 2019 for $390k", "it's worth $485k now".
 _PAID = re.compile(r"\b(bought|paid|purchased|purchase price|cost me)\b(.*)")
 _PRICE = re.compile(
-    r"\b(worth|valued at|value of|sell (?:\S+ ){0,2}for|sale price|offer of|get)\b(.*)"
+    r"\b(worth|valued at|value of|(?:sell|selling|sold|list|listing)(?: \S+){0,2} (?:for|at)"
+    r"|sale price|offer of|asking price of|get)\b(.*)"
 )
 
 

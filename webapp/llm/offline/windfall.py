@@ -27,12 +27,13 @@ from .words import amounts, bare_amounts, join_words, money
 _CAME_IN = (
     "bonus", "windfall", "inheritance", "inherited", "tax refund", "refund", "came into",
     "come into", "coming into", "lump sum", "extra cash", "extra money", "spare cash",
-    "payout", "settlement", "prize", "won", "cash gift", "gifted", "unexpected",
+    "payout", "settlement", "prize", "won", "cash gift", "gifted", "unexpected", "left me",
+    "left us", "landed", "received",
 )  # fmt: skip
 _USE = (
     "do with", "best use", "use it", "sensible", "smartest", "wisest", "best thing",
     "prioritise", "prioritize", "priority", "or invest", "invest it", "save it", "where should",
-    "what should", "put it", "spend it", "should i", "would you",
+    "what should", "put it", "spend it", "should i", "would you", "use of", "how best",
 )  # fmt: skip
 _WHICH_DEBT = re.compile(r" which (of my )?(\S+ )?(card|cards|debt|debts|one|loan)s? | first ")
 _ALL_ACCOUNTS = (
