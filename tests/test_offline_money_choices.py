@@ -178,3 +178,20 @@ def test_a_long_advice_question_finds_the_card_benefit() -> None:
     assert not isinstance(task, Guided)
     hits = getattr(task, "hits", [])
     assert hits and hits[0].doc.path.endswith("chase-sapphire-preferred-benefits.md")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is my emergency fund big enough, and how close am I to six months?",
+        "should my emergency fund be bigger? how far short am I of three months?",
+    ],
+)
+def test_how_far_from_the_target_goes_with_the_open_question(text: str) -> None:
+    (task,) = tasks(text, Context(library(), None))
+    assert isinstance(task, Opened) and task.kind == "cushion"
+
+
+def test_the_cushion_answer_says_how_short_of_three_months(app: Flask) -> None:
+    text, _ = _ask(app, api_client(app, "alex"), "is my rainy day money enough?")
+    assert "$2,558.53 short of three months" in text  # 3 x $1,892.99 - $3,120.44

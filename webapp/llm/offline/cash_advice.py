@@ -182,6 +182,9 @@ def cushion(question: Question, rows: list[Row], guide: list[Block]) -> list[Blo
     target = _target(spend)
     if target[0]:
         blocks.append(("\n\n" + target[0] + " ", target[1]))
+        if have < 3 * spend.monthly:
+            short = money(3 * spend.monthly - have)
+            blocks.append((f"What you have is {short} short of three months. ", target[1] + cites))
         blocks.append(
             (
                 "That counts only the fixed bills: food, fuel and other essentials come on top, "

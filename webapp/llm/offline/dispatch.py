@@ -45,6 +45,8 @@ _COVERS = re.compile(
     re.IGNORECASE,
 )
 _POINTERS = lexicon.phrases("follow_up", "pronouns")
+# How far the user is from what the open question before set out: "how far off am I?"
+_GAP = re.compile(r"\bhow (far|close|short|near|much more|much short) .*\b(i|im|we|me)\b", re.I)
 # A remark's first word that points back at the question before: "that's most of my checking".
 _POINTING = ("that", "thats", "it", "its", "this", "feels", "seems", "since", "because")
 
@@ -263,6 +265,8 @@ def _remark(part: str, task: Task, before: Task | None) -> Opened | None:
     if isinstance(task, Opened):
         same = task.kind == before.kind
         return joined if same or (task.kind == "afford" and not task.question.amounts) else None
+    if isinstance(task, Figures) and not task.question.about_data and _GAP.search(part):
+        return joined  # "..., and how far off am I right now?": the distance to its target
     if part.rstrip().endswith("?"):
         return None
     if lexicon.has_phrase(padded(part.split()[0]), _POINTING):
