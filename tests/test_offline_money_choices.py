@@ -7,7 +7,6 @@ an emergency fund in mind, index funds or the bank, and one holding's share of i
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from flask import Flask
