@@ -40,6 +40,9 @@ def _ask(app: Flask, client: ApiClient, *questions: str) -> tuple[str, set[str]]
         ("got a small bonus coming. which of my credit cards should i throw it at first?", None),
         ("I got a $2,000 bonus, which card should it go to first?", None),  # the payoff order
         ("what's my checking balance?", None),
+        ("Got $5k from selling my old car. What's the best use of it?", 5000.0),
+        ("my grandma gave me 2000 dollars, should i invest it or pay off my card?", 2000.0),
+        ("I get $2,850 every other week, should I buy a $400 phone?", None),  # pay, not a sum
     ],
 )
 def test_a_sum_come_in_is_read_with_its_amount(text: str, amount: float | None) -> None:
@@ -106,6 +109,11 @@ def test_the_mortgage_share_of_pay_is_not_called_too_big(app: Flask) -> None:
     text, _ = _ask(app, api_client(app, "demo"), "is my mortgage too much of my income?")
     assert "Rocket Mortgage $2,140.00" in text and "34.7% of your average month's pay" in text
     assert "can't call it too big" in text
+
+
+def test_retirement_saving_says_what_the_person_says_is_put_by(app: Flask) -> None:
+    text, _ = _ask(app, api_client(app, "alex"), "I'm 45 and only have 20k saved for retirement")
+    assert "You say you have $20,000.00 put by for it elsewhere" in text
 
 
 def test_retirement_saving_gives_the_limits_and_no_target_by_age(app: Flask) -> None:

@@ -157,6 +157,9 @@ def retirement_start(case: Case) -> list[Block]:
         blocks.append(
             ("You have no retirement accounts linked, so I see no retirement savings. ", [])
         )
+        stated = money_said(case.question)
+        if stated:  # "I only have 20k saved for retirement": theirs, held elsewhere
+            blocks.append((f"You say you have {money(stated[0])} put by for it elsewhere. ", []))
     if invested:
         blocks.append((f"Your investments hold {_held(invested)}. ", cites(invested)))
     if cash:

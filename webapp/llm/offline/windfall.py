@@ -28,13 +28,15 @@ _CAME_IN = (
     "bonus", "windfall", "inheritance", "inherited", "tax refund", "refund", "came into",
     "come into", "coming into", "lump sum", "extra cash", "extra money", "spare cash",
     "payout", "settlement", "prize", "won", "cash gift", "gifted", "unexpected", "left me",
-    "left us", "landed", "received",
+    "left us", "landed", "received", "gave me", "gave us", "given me", "from selling",
 )  # fmt: skip
 _USE = (
     "do with", "best use", "use it", "sensible", "smartest", "wisest", "best thing",
     "prioritise", "prioritize", "priority", "or invest", "invest it", "save it", "where should",
     "what should", "put it", "spend it", "should i", "would you", "use of", "how best",
 )  # fmt: skip
+# "got $5k from ...", "just received 2000": a sum that came in, said with its amount.
+_GOT = re.compile(r"\b(got|received|receiving) (an? |about |around )?\$?\d")
 _WHICH_DEBT = re.compile(r" which (of my )?(\S+ )?(card|cards|debt|debts|one|loan)s? | first ")
 _ALL_ACCOUNTS = (
     "SELECT source, source_account_id, account_name, institution_name, account_type,"
@@ -46,7 +48,8 @@ _ALL_ACCOUNTS = (
 def read_windfall(text: str) -> float | None:
     """Return the sum a message says has come in and asks what to do with, or None."""
     phrase = padded(text)
-    if not (lexicon.has_phrase(phrase, _CAME_IN) and lexicon.has_phrase(phrase, _USE)):
+    came_in = lexicon.has_phrase(phrase, _CAME_IN) or _GOT.search(text.lower()) is not None
+    if not (came_in and lexicon.has_phrase(phrase, _USE)):
         return None
     if _WHICH_DEBT.search(phrase):
         return None  # "a $2,000 bonus: which card should it go to first?" is the payoff order
