@@ -67,6 +67,11 @@ def _needs(need: str, said: str, question: Question) -> bool:
     return True
 
 
+def asks_judgement(phrase: str) -> bool:
+    """Tell whether a padded phrase asks for a judgement ("should I", "can I rely on")."""
+    return lexicon.has_phrase(_stemmed(phrase.strip()), _MARKERS)
+
+
 def advice_kind(phrase: str, question: Question) -> str | None:
     """Return which advice a padded phrase asks for ("payoff", "afford", "sell", "plan",
     "cushion", "allocate"), or None when it asks for no judgement."""
@@ -105,7 +110,7 @@ def allocate(rows: list[Row], guidance: list[Block]) -> list[Block]:
         if cash:
             start.append(
                 (
-                    " The cash you could start from is "
+                    "The cash you could start from is "
                     + join_words([f"the {r.amount()} in {r.label}" for r in cash])
                     + ". An emergency fund usually comes before investing any of it.",
                     [r.cite for r in cash],

@@ -120,6 +120,17 @@ def _target(spend: Outgoings, left: float | None = None) -> Block:
     )
 
 
+def cushion_left(rows: list[Row]) -> list[Block]:
+    """After paying off every debt from cash: what is left, against the fixed bills."""
+    cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
+    owed = [r for r in rows if r.owed and r.balance is not None]
+    spend = Outgoings.of(rows)
+    if not (cash and spend.bills):
+        return []
+    text, cites = _target(spend, _total(cash) - _total(owed))
+    return [(text.replace("What is left would", "As an emergency fund, what is left would"), cites)]
+
+
 def cushion(question: Question, rows: list[Row], guide: list[Block]) -> list[Block]:
     """How long the cash would last on the user's outgoings, and what to aim for."""
     cash = cash_of(question, rows)
@@ -171,6 +182,9 @@ def cushion(question: Question, rows: list[Row], guide: list[Block]) -> list[Blo
     target = _target(spend)
     if target[0]:
         blocks.append(("\n\n" + target[0] + " ", target[1]))
+        if have < 3 * spend.monthly:
+            short = money(3 * spend.monthly - have)
+            blocks.append((f"What you have is {short} short of three months. ", target[1] + cites))
         blocks.append(
             (
                 "That counts only the fixed bills: food, fuel and other essentials come on top, "

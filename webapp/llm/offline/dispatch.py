@@ -1,9 +1,9 @@
 """From a message to its answers: each question of the message becomes one task, which asks
 the tools for what it needs and then writes its part of the answer from their results.
 
-A task is anything with `calls()` and `write(results)`. `READERS` are tried in order on each
-question; the first that returns a task takes it, and the figures-and-documents task of
-`write.py` takes what none claims. A new kind of answer (spending, say) plugs in as one more
+A task is anything with `calls()` and `write(results)` (`task.py`). `READERS` are tried in
+order on each question; the first that returns a task takes it, and the figures-and-documents
+task of `write.py` takes what none claims. A new kind of answer (spending, say) plugs in as one more
 reader, ahead of the fallback.
 """
 
@@ -11,31 +11,34 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import date
-from typing import Protocol, cast
+from dataclasses import replace
+from typing import cast
 
-from ...tool_registry import EXECUTE_SQL
-from ...tools.python.market import MarketData
 from . import lexicon
-from .advice import advice_after
-from .ask import GENERIC, Extreme, Question, documentish, understand
+from .advice import advice_after, asks_judgement
+from .ask import GENERIC, Extreme, documentish, understand
 from .cite import Block, Result
-from .compute import computation_queries, read_computation, write_computation
+from .compute import read_computation
 from .conversation import combined, follow_up, previous_question, questions_of, split_parts
-from .figures import rows_of
 from .guidance import Guided, read_guided, read_guided_after
-from .library import DocHit, Library
-from .open_task import open_calls, open_write
+from .judged import read_judged
+from .library import Library
 from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
-from .plan import plan as tool_calls
 from .refusal import continues
 from .scope import out_of_scope, padded
 from .sides import Computation, Op
 from .tally import points_back
+from .task import Computed as Computed
+from .task import Context as Context
+from .task import Figures as Figures
+from .task import Framed as Framed
+from .task import Opened as Opened
+from .task import Reply as Reply
+from .task import Task as Task
+from .windfall import Windfall, read_windfall
 from .words import STOPWORDS, bare_amounts, join_words, words
-from .write import NOT_FOUND, OUT_OF_SCOPE, direct_reply, write_answer
+from .write import NOT_FOUND, OUT_OF_SCOPE
 
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
 _COVERS = re.compile(
@@ -43,96 +46,10 @@ _COVERS = re.compile(
     re.IGNORECASE,
 )
 _POINTERS = lexicon.phrases("follow_up", "pronouns")
+# How far the user is from what the open question before set out: "how far off am I?"
+_GAP = re.compile(r"\bhow (far|close|short|near|much more|much short) .*\b(i|im|we|me)\b", re.I)
 # A remark's first word that points back at the question before: "that's most of my checking".
 _POINTING = ("that", "thats", "it", "its", "this", "feels", "seems", "since", "because")
-
-
-class Task(Protocol):
-    """One question's work: the tool calls it needs, and its answer from their results."""
-
-    def calls(self) -> list[ToolCall]: ...
-
-    def write(self, results: list[Result]) -> list[Block]: ...
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a reader may consult: the library, the market, the chat's earlier questions,
-    and whether this is the message's first question."""
-
-    books: Library
-    market: MarketData | None
-    earlier: tuple[str, ...] = ()
-    first: bool = True
-    own: bool = False  # an earlier part of the message was about the user's own figures
-    today: date | None = None  # the day "last month" counts from (the day's date if None)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A plain answer with no tools and no sources."""
-
-    text: str
-
-    def calls(self) -> list[ToolCall]:
-        return []
-
-    def write(self, results: list[Result]) -> list[Block]:
-        return [(self.text, [])]
-
-
-@dataclass(frozen=True)
-class Figures:
-    """The user's figures, quotes and documents (the engine's general task)."""
-
-    question: Question
-    hits: list[DocHit]
-    context: Context
-    note: str = ""
-
-    def calls(self) -> list[ToolCall]:
-        return tool_calls(self.question, self.hits, self.context.books, self.context.market)
-
-    def direct(self) -> str:
-        return direct_reply(self.question, self.hits, self.context.market)
-
-    def write(self, results: list[Result]) -> list[Block]:
-        if not self.calls():
-            return [(self.direct(), [])]
-        blocks = write_answer(
-            self.question, results, self.hits, self.context.books, self.context.market
-        )
-        return [(self.note + "\n", []), *blocks] if self.note else blocks
-
-
-@dataclass(frozen=True)
-class Computed:
-    """A figure computed over the user's accounts: highest, difference, share, count."""
-
-    computation: Computation
-
-    def calls(self) -> list[ToolCall]:
-        queries = computation_queries(self.computation)
-        return [ToolCall(EXECUTE_SQL, {"query": query}) for query in queries]
-
-    def write(self, results: list[Result]) -> list[Block]:
-        return write_computation(self.computation, rows_of(results))
-
-
-@dataclass(frozen=True)
-class Opened:
-    """An open question answered from the user's figures (`open_task.py`)."""
-
-    kind: Open
-    question: Question
-    reply: str = ""
-    today: date | None = None
-
-    def calls(self) -> list[ToolCall]:
-        return open_calls(self.kind, self.question, self.today or date.today())
-
-    def write(self, results: list[Result]) -> list[Block]:
-        return open_write(self.kind, self.question, self.reply, results)
 
 
 # A question about what a rule does to the user ("will my utilisation drag my score down?") is
@@ -150,7 +67,7 @@ def _guided(text: str, context: Context) -> Task | None:
     found = read_guided(text)
     if found is None and context.first and context.earlier:
         found = read_guided_after(text, context.earlier[-1])  # "and at wells fargo?"
-    return found
+    return replace(found, today=context.today) if found else None
 
 
 def _scope(text: str, context: Context) -> Task | None:
@@ -179,6 +96,17 @@ def _follow_up(text: str, context: Context) -> Task | None:
         return None
     question, note = found
     return Figures(question, [], context, note)
+
+
+def _judged(text: str, context: Context) -> Task | None:
+    """ "Is that decent for my age?" after "what's my net worth?": its figures, judged."""
+    if not context.first or not context.earlier:
+        return None
+    last = previous_question(context.earlier)
+    found = read_judged(text, last)
+    if found is None or last is None:
+        return None
+    return Framed(Figures(last, [], context), *found)
 
 
 def _open_again(text: str, context: Context) -> Task | None:
@@ -292,6 +220,10 @@ def figures(text: str, context: Context) -> Task:
         question = replace(question, intents=("balances",))
     books = context.books
     hits = [] if question.intents and not question.advice else books.rank(text)
+    if not hits and not question.intents and asks_judgement(padded(text)):
+        # "Renting a car in Italy ... can I rely on my Sapphire?": advice whose setting
+        # (Italy, the desk) no document names, ranked on the words the documents know.
+        hits = books.rank(" ".join(w for w in words(text) if w in books.vocabulary))
     if question.own and not set(words(text)) - STOPWORDS - GENERIC:
         hits = []  # "how much credit have I got left on it": the user's figures, no topic
     if not question.intents and not hits and question.maybe_accounts:
@@ -306,6 +238,7 @@ READERS: list[Callable[[str, Context], Task | None]] = [
     _budget,
     _scope,
     _follow_up,
+    _judged,
     _open,
     _computed,
 ]
@@ -333,6 +266,8 @@ def _remark(part: str, task: Task, before: Task | None) -> Opened | None:
     if isinstance(task, Opened):
         same = task.kind == before.kind
         return joined if same or (task.kind == "afford" and not task.question.amounts) else None
+    if isinstance(task, Figures) and not task.question.about_data and _GAP.search(part):
+        return joined  # "..., and how far off am I right now?": the distance to its target
     if part.rstrip().endswith("?"):
         return None
     if lexicon.has_phrase(padded(part.split()[0]), _POINTING):
@@ -347,6 +282,9 @@ def _remark(part: str, task: Task, before: Task | None) -> Opened | None:
 
 def tasks(text: str, context: Context) -> list[Task]:
     """Return one task per question of the message, in order."""
+    came_in = read_windfall(text)
+    if came_in is not None:  # "a $3,000 bonus: what's the most sensible thing to do with it?"
+        return [Windfall(text, came_in, context.today)]
     whole = _guided(text, context)
     if isinstance(whole, Guided) and all(whole.covers(p) for p in split_parts(text)):
         return [whole]  # "how much can I put in i bonds, and what would that leave me?"

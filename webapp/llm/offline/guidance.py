@@ -16,12 +16,14 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
 from . import lexicon
 from .ask import Question, understand
+from .bills import bills_queries
 from .cite import Block, Result, cite
 from .figures import Row, rows_of
 from .library import DocHit, library
@@ -39,6 +41,8 @@ FLOWS = {
     " ORDER BY date DESC LIMIT 8",
     "mortgage": f"SELECT {ROW_COLUMNS} FROM transaction_details"
     " WHERE subcategory = 'LOAN_PAYMENTS_MORTGAGE_PAYMENT' ORDER BY date DESC LIMIT 3",
+    "housing": f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE subcategory IN"
+    " ('LOAN_PAYMENTS_MORTGAGE_PAYMENT', 'RENT_AND_UTILITIES_RENT') ORDER BY date DESC LIMIT 6",
 }
 
 
@@ -48,6 +52,9 @@ _JUDGED = re.compile(
     r" (am|do|can|could|should|would|will|have|did|must) (i|we) "
     r"| (i|we) (am|have|had|need|should|could|would|can|will|might) | im "
 )
+
+
+_BORN = re.compile(r"\bborn (in )?(19|20)\d\d\b")
 
 
 def stemmed(text: str) -> str:
@@ -74,6 +81,7 @@ class Topic:
     quotes: tuple[str, ...]
     figures: tuple[str, ...]
     unknown: str = ""  # what the answer can't know, said after the quotes
+    general: bool = False  # yields to any other topic the question names
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -125,6 +133,7 @@ TOPICS = tuple(
         tuple(map(str, t.get("quotes", ()))),
         tuple(map(str, t["figures"])),
         str(t.get("unknown", "")),
+        bool(t.get("general", False)),
     )
     for t in _DATA["topic"]
 )
@@ -148,7 +157,7 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
     """Return the topics a question is about that bear on the user's own figures, each with
     the figures it speaks of (none: not a question for this module)."""
     question = understand(text)
-    if not question.own:
+    if not (question.own or _BORN.search(text.lower())):  # "born in 1966": the asker's year
         return []
     said = stemmed(text)
     found = []
@@ -158,7 +167,8 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
         bearing = tuple(f for f in topic.figures if FIGURES[f].spoken_of(said, question))
         if bearing:
             found.append((topic, bearing))
-    return found
+    specific = [(topic, bearing) for topic, bearing in found if not topic.general]
+    return specific or found
 
 
 class Page:
@@ -225,6 +235,7 @@ class Guided:
     question: Question
     topics: tuple[tuple[Topic, tuple[str, ...]], ...]
     note: str = ""  # what a follow-up assumed it asks
+    today: date | None = None  # the day "last month" counts from (the day's date if None)
 
     def _bearing(self) -> set[str]:
         return {f for _, figures in self.topics for f in figures}
@@ -253,6 +264,9 @@ class Guided:
             calls.append(ToolCall(EXECUTE_SQL, {"query": query}))
         flows = {FIGURES[f].flows for f in bearing} - {""}
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for f, q in FLOWS.items() if f in flows]
+        if "spent" in flows:  # last month's spending by category (`bills.py`)
+            spent = bills_queries(self.today or date.today())[1]
+            calls.append(ToolCall(EXECUTE_SQL, {"query": spent}))
         titles = list(dict.fromkeys(topic.page for topic, _ in self.topics))
         books = library()
         pages = [
@@ -267,7 +281,7 @@ class Guided:
         from .guidance_rules import RULES  # the writers use this module's Case
 
         rows = rows_of(results)
-        accounts = [r for r in rows if not r.get("transaction_id")]
+        accounts = [r for r in rows if not r.get("transaction_id")]  # spending totals too
         flows = [r for r in rows if r.get("transaction_id")]
         blocks: list[Block] = [(self.note, [])] if self.note else []
         for number, (topic, bearing) in enumerate(self.topics):

@@ -4,11 +4,14 @@ sale's gain, each set against the home's value and the mortgage payments the dat
 
 from __future__ import annotations
 
+import re
+from datetime import date
+
 from .cite import Block
 from .figures import Row
 from .guidance import Case
 from .guidance_figures import as_of, cites, flow, listed, of_kind, total, whole
-from .words import count_of, money, sentence
+from .words import amounts, count_of, money, sentence
 
 _HOME_WORDS = frozenset({"home", "house", "my home", "my house", "residence", "property"})
 
@@ -19,6 +22,29 @@ def home_name(row: Row) -> str:
 
 
 _JOINT = frozenset({"married", "jointly", "joint", "spouse", "wife", "husband", "we", "our", "us"})
+_SINGLE = re.compile(r"\b(single|unmarried|not married|separately|head of household|by myself)\b")
+# What the person says they paid, and what they say it is worth or would sell for, each the
+# first amount after its words: "bought it in 2019 for $390k", "it's worth $485k now".
+_PAID = re.compile(r"\b(bought|paid|purchased|purchase price|cost me)\b(.*)")
+_PRICE = re.compile(
+    r"\b(worth|valued at|value of|(?:sell|selling|sold|list|listing)(?: \S+){0,2} (?:for|at)"
+    r"|sale price|offer of|asking price of|get)\b(.*)"
+)
+
+
+def said_after(pattern: re.Pattern[str], text: str) -> float | None:
+    """The first money amount after the words a pattern finds, if the text says one."""
+    found = pattern.search(text.lower())
+    named = amounts(found[2]) if found else []
+    return named[0] if named else None
+
+
+def _filing_jointly(text: str, limits: list[float]) -> bool:
+    """Tell whether the question speaks of a joint return ("we", "married"), unless it says
+    the person files single."""
+    lowered = text.lower()
+    said = set(re.findall(r"[a-z]+", lowered))
+    return bool(_JOINT & said) and not _SINGLE.search(lowered) and len(limits) > 1
 
 
 def _home_lines(case: Case) -> tuple[list[Block], float | None]:
@@ -97,16 +123,54 @@ def pmi(case: Case) -> list[Block]:
     return blocks
 
 
+def _gain(case: Case, paid: float, cap: float, whose: str) -> list[Block]:
+    """The gain from the price the person paid and the price they give (else the home's value
+    in their accounts), set against the exclusion."""
+    homes = of_kind(case.accounts, "property")
+    price = said_after(_PRICE, case.question.text)
+    if price is not None and not (homes and abs(total(homes) - price) < 1):
+        worth: Block = (f"\nAt {money(price)}, against the {money(paid)} you paid", [])
+    elif homes:  # the value in their accounts (which the question may have said too)
+        price = total(homes)
+        worth = (
+            f"\n{home_name(homes[0])} is valued at {money(price)} in your linked accounts, and "
+            f"you paid {money(paid)}",
+            cites(homes),
+        )
+    else:
+        return [
+            (f"\nYou paid {money(paid)}; tell me what it would sell for to work out the gain.", [])
+        ]
+    gain = price - paid
+    if gain <= 0:
+        said = ", so selling at that price would bring no gain to tax."
+    elif gain <= cap:
+        said = (
+            f": a gain of about {money(gain)}, within the {whole(cap)} you may exclude{whose}, "
+            "so if you qualify none of it would be taxed."
+        )
+    else:
+        said = (
+            f": a gain of about {money(gain)}, so the {money(gain - cap)} above the "
+            f"{whole(cap)} you may exclude{whose} would be taxed."
+        )
+    note = (
+        " Improvements you made and the costs of selling lower the gain; I've left them out, "
+        "as I don't have them."
+    )
+    return [(worth[0] + said + (note if gain > 0 else ""), worth[1])]
+
+
 def home_sale(case: Case) -> list[Block]:
     """Selling a home: its value against the exclusion, and the tests to qualify."""
     limits = case.page.amounts(case.topic.limit)
     if not limits:
         return case.unread()
-    joint = bool(_JOINT & set(case.question.text.lower().split())) and len(limits) > 1
+    joint = _filing_jointly(case.question.text, limits)
     cap = limits[1] if joint else limits[0]
     blocks = case.quote(case.topic.limit)
     homes = of_kind(case.accounts, "property")
-    if not homes:
+    if not homes and said_after(_PAID, case.question.text) is None:
         blocks.append(
             (
                 "\nYou have no home among your linked accounts, so I can't set its "
@@ -114,7 +178,11 @@ def home_sale(case: Case) -> list[Block]:
                 [],
             )
         )
-    else:
+    whose = " on a joint return" if joint else ""
+    paid = said_after(_PAID, case.question.text)
+    if paid is not None:
+        blocks += _gain(case, paid, cap, whose)
+    elif homes:
         value = total(homes)
         blocks.append(
             (
@@ -122,7 +190,6 @@ def home_sale(case: Case) -> list[Block]:
                 cites(homes),
             )
         )
-        whose = " on a joint return" if joint else ""
         blocks.append(
             (
                 " Your gain is what you sell for minus what you paid for the home (and its "
@@ -140,7 +207,8 @@ def home_sale(case: Case) -> list[Block]:
         )
     blocks.append(("\n", []))
     blocks += case.quote(case.topic.quotes[0])
-    now, since = as_of(homes), [y for y in case.question.years if y < 2100]
+    now = as_of(case.accounts + case.flows) or date.today().year  # a manual home never syncs
+    since = [y for y in case.question.years if y < 2100]
     if now and since and now - since[0] >= 2:
         blocks.append(
             (

@@ -13,6 +13,7 @@ from . import lexicon
 from .cite import Block
 from .figures import Row
 from .guidance import Case, money_said
+from .guidance_ages import claim_age
 from .guidance_figures import (
     absent,
     accounts_named,
@@ -30,6 +31,7 @@ from .guidance_figures import (
     whole,
 )
 from .guidance_home import home_sale, mortgage, pmi
+from .guidance_pay import retirement_start, take_home
 from .scope import padded
 from .words import count_of, join_words, money, percent, sentence, years
 
@@ -346,44 +348,6 @@ def gift(case: Case) -> list[Block]:
     return blocks
 
 
-def claim_age(case: Case) -> list[Block]:
-    """Social Security: the full retirement age for the year the person was born."""
-    blocks = case.quote("as early as", case.topic.limit)
-    age = case.page.number(case.topic.limit, "is")
-    since = case.page.number(case.topic.limit, "born in")
-    born = [y for y in case.question.years if y < 2010]
-    if born and age and since:
-        if born[0] >= since:
-            blocks.append(
-                (
-                    f"\nBorn in {born[0]}, your full retirement age is {age}: you turn 62 in "
-                    f"{born[0] + 62} and {age} in {born[0] + age}.",
-                    [],
-                )
-            )
-        else:
-            blocks.append(
-                (
-                    f"\nThe page gives the full retirement age only for people born in {since} "
-                    f"or later, not for {born[0]}.",
-                    [],
-                )
-            )
-    rows = [r for r in case.accounts if r.balance is not None]  # those it names (the query's)
-    if "named" in case.bearing and rows:
-        worth = join_words([f"{r.label} holds {r.amount()}" for r in rows])
-        blocks.append(
-            (
-                f"\n{sentence(worth)} today; I can't tell what it will be worth by the time you "
-                "claim, and how you draw on it beside Social Security is your choice.",
-                cites(rows),
-            )
-        )
-    blocks.append(("\n", []))
-    blocks += case.quote(*case.topic.quotes)
-    return blocks
-
-
 RULES: dict[str, Callable[[Case], list[Block]]] = {
     "per_bank": per_bank,
     "yearly_limit": yearly_limit,
@@ -394,4 +358,6 @@ RULES: dict[str, Callable[[Case], list[Block]]] = {
     "score": score,
     "gift": gift,
     "claim_age": claim_age,
+    "take_home": take_home,
+    "retirement_start": retirement_start,
 }

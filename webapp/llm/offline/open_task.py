@@ -15,7 +15,7 @@ from . import lexicon
 from .advice import allocate
 from .ask import Question
 from .bills import bills_queries
-from .cash_advice import afford, budget, cushion, mentions_cushion
+from .cash_advice import afford, budget, cushion, cushion_left, mentions_cushion
 from .cite import Block, Result
 from .figures import Row, rows_of
 from .overview import GUIDES, Open, guidance, overview, payoff, plan, sell, uncovered
@@ -24,6 +24,10 @@ from .scope import padded
 
 ALL_ACCOUNTS = (
     f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
+    " ORDER BY account_name, institution_name"
+)
+BROKERAGE = (
+    f"SELECT {ACCOUNT_COLUMNS} FROM account_details WHERE account_type = 'investment'"
     " ORDER BY account_name, institution_name"
 )
 ALL_HOLDINGS = f"SELECT {HOLDING_COLUMNS} FROM holding_details ORDER BY account_name, ticker"
@@ -49,7 +53,8 @@ def guides(kind: Open, question: Question) -> tuple[str, ...]:
     if kind == "afford":
         return ("cushion",) if mentions_cushion(question.text) else ()
     if kind == "payoff":
-        return ("payoff",) if lexicon.has_phrase(said, _PAYOFF_WHEN) else ()
+        when = ("payoff",) if lexicon.has_phrase(said, _PAYOFF_WHEN) else ()
+        return ("cushion", *when) if mentions_cushion(question.text) else when
     return (kind,) if kind in GUIDES else ()
 
 
@@ -59,12 +64,14 @@ def open_calls(kind: Open, question: Question, today: date) -> list[ToolCall]:
     calls = [ToolCall(EXECUTE_SQL, {"query": ALL_HOLDINGS if holdings else ALL_ACCOUNTS})]
     if kind == "allocate":
         calls.append(ToolCall(EXECUTE_SQL, {"query": ALL_ACCOUNTS}))  # the cash, if no holdings
+    if kind == "sell" and concentrated(question):
+        calls.append(ToolCall(EXECUTE_SQL, {"query": BROKERAGE}))  # what the account holds in all
     if kind == "payoff" and question.institutions:
         # "my amex": only the debts it names, so that their citations are theirs alone
         named = replace(question, intents=("debts",))
         cash = replace(question, intents=("cash",), kinds=(), names=(), institutions=())
         calls = [ToolCall(EXECUTE_SQL, {"query": account_query(q)}) for q in (named, cash)]
-    if kind in _OUTGOINGS:
+    if kind in _OUTGOINGS or (kind == "payoff" and mentions_cushion(question.text)):
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for q in bills_queries(today)]
     titles = list(dict.fromkeys(GUIDES[g]["title"] for g in guides(kind, question)))
     if titles:
@@ -82,7 +89,9 @@ def _quoted(kind: Open, question: Question, rows: list[Row], results: list[Resul
     keys = guides(kind, question)
     if kind == "sell" and keys:
         keys = ("index_fund",) if _fund(rows, question) else ("diversify",)
-    return [b for key in keys[:1] for b in guidance(key, results)]
+        if "rebalanc" in question.text.lower():  # "do I need to rebalance?": the page's rule
+            keys = (*keys, "rebalance")
+    return [b for n, key in enumerate(keys[:2]) for b in guidance(key, results, then=n > 0)]
 
 
 def open_write(kind: Open, question: Question, reply: str, results: list[Result]) -> list[Block]:
@@ -98,7 +107,8 @@ def open_write(kind: Open, question: Question, reply: str, results: list[Result]
     if kind == "budget":
         return budget(question, rows, guide)
     if kind == "payoff":
-        return payoff(question, rows) + guide
+        left = cushion_left(rows) if mentions_cushion(question.text) else []
+        return payoff(question, rows) + left + guide
     if kind == "plan":
         return plan(question, rows)
     if kind == "sell":

@@ -18,6 +18,7 @@ from .ask import Question
 from .cite import Block, Result, cite, number
 from .figures import Row
 from .words import count_of, money, percent
+from .words import sentence as opening
 
 Open: TypeAlias = Literal[
     "overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion", "allocate", "budget"
@@ -128,8 +129,9 @@ def overview(rows: list[Row]) -> list[Block]:
     return blocks
 
 
-def guidance(kind: str, results: list[Result]) -> list[Block]:
-    """The sentence of the bundled guide an open question quotes, cited to its passage."""
+def guidance(kind: str, results: list[Result], then: bool = False) -> list[Block]:
+    """The sentence of the bundled guide an open question quotes, cited to its passage
+    (`then`: a further sentence, after one already quoted)."""
     guide = GUIDES.get(kind)
     if guide is None:
         return []
@@ -138,6 +140,8 @@ def guidance(kind: str, results: list[Result]) -> list[Block]:
             for sentence in re.split(r"(?<=[.!?])\s+", text):
                 if guide["sentence"] in sentence:
                     said = f"{result.title}: {sentence.strip()}"
+                    if then:
+                        return [(f"It adds: {sentence.strip()}", [cite(result, at, at + 1)])]
                     return [(f"\nWhat the guidance says ({said})", [cite(result, at, at + 1)])]
     return []
 
@@ -218,6 +222,41 @@ def sell(question: Question, rows: list[Row], whole: bool = False) -> list[Block
                 f"- {held_as(r)} worth {money(value)}, "
                 f"{percent(value, total)} of your holdings, in {r.label}\n",
                 [r.cite],
+            )
+        )
+    return blocks + (_accounts_of(wanted[:1], rows) if whole else [])
+
+
+def _place(row: Row) -> tuple[object, ...]:
+    keys = ("institution_name", "account_name")
+    return tuple(row.get(k) for k in keys)
+
+
+def _accounts_of(wanted: list[Row], rows: list[Row]) -> list[Block]:
+    """The brokerage account a holding sits in, what it is worth in all (uninvested cash
+    included) and the holding's share of it."""
+    blocks: list[Block] = []
+    for held in wanted:
+        place = _place(held)
+        account = next(
+            (
+                r
+                for r in rows
+                if not r.get("ticker") and r.balance is not None and _place(r) == place
+            ),
+            None,
+        )
+        if account is None or not account.balance:
+            continue
+        inside = [r for r in rows if r.get("ticker") and _place(r) == place]
+        cash = account.balance - sum(number(r.get("market_value")) or 0.0 for r in inside)
+        value = number(held.get("market_value")) or 0.0
+        kept = f", {money(cash)} of it uninvested cash" if cash >= 0.01 else ""
+        blocks.append(
+            (
+                f"{opening(account.label)} is worth {account.amount()} in all{kept}: "
+                f"{held.get('ticker')} is {percent(value, account.balance)} of it.\n",
+                [account.cite, held.cite],
             )
         )
     return blocks
