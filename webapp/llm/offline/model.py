@@ -28,6 +28,7 @@ from .guidance import read_guided
 from .library import library
 from .overview import asks_budget
 from .plan import ToolCall
+from .regular import read_regular
 from .scope import padded
 from .spending import follow_spending, read_spending, spending_answer, spending_calls
 from .write import NOT_FOUND, join_sections
@@ -221,9 +222,13 @@ class OfflineModel:
         # Only what a follow-up is read against: the chat's latest questions, typos mended.
         latest = earlier_questions(request.messages)[-FOLLOW_UP_DEPTH:]
         earlier = tuple(correct(q) for q in latest)
+        if read_regular(mended, earlier, today) is not None:
+            spending = None  # "what does the mortgage cost me over a year?": the bill, x12
         found: list[Task] = []
         rest, first = _besides_spending(mended, today) if spending is not None else ("", True)
         followed = follow_spending(mended, earlier[-1], today) if earlier and not spending else None
+        if read_regular(mended, earlier, today) is not None:
+            followed = None  # "and per year?" after a bill: that bill over a year
         note = ""
         if followed is not None:  # "and hulu?" after a question about rent
             spending, note = followed
