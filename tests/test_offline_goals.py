@@ -9,11 +9,13 @@ from datetime import date
 
 import pytest
 
+from webapp.llm.offline.ask import understand
 from webapp.llm.offline.card_limits import supposed
 from webapp.llm.offline.cite import Result
 from webapp.llm.offline.compute import read_computation, write_computation
 from webapp.llm.offline.conversation import follow_up, previous_question
 from webapp.llm.offline.figures import rows_of
+from webapp.llm.offline.markets import holdings
 from webapp.llm.offline.pointing import back, resolved
 from webapp.llm.offline.regular import named, read_regular, read_span
 
@@ -177,3 +179,38 @@ def test_utilization_after_a_supposed_charge_or_payment() -> None:
     (paid,) = supposed("say i paid $500 off", (500.0,), 500.0, 5000.0, cards)
     assert "$0.00 against $5,000.00: 0.0%" in paid[0]
     assert supposed("what is my utilization", (), 500.0, 5000.0, cards) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "ticker", "pct", "account"),
+    [
+        ("if apple dropped 15% what would my robinhood account be worth", "AAPL", -15.0, True),
+        ("suppose VTI rose by 8 percent, what's my portfolio worth then", "VTI", 8.0, False),
+        ("say nvidia crashed 40% - what happens to my brokerage", "NVDA", -40.0, True),
+    ],
+)
+def test_a_holding_supposed_to_move(text: str, ticker: str, pct: float, account: bool) -> None:
+    found = read_computation(text)
+    assert found is not None and found.op == "move" and found.goal == pct
+    assert found.sides[0].tickers == (ticker,) and (len(found.sides) == 2) == account
+
+
+def test_no_move_where_a_forecast_is_asked() -> None:
+    found = read_computation("will VTI fall 10% next year")
+    assert found is None or found.op != "move"
+
+
+def test_what_one_unit_is_worth_by_the_holding() -> None:
+    holding = {
+        "account_name": "Individual",
+        "institution_name": "Robinhood",
+        "ticker": "MSFT",
+        "quantity": 4,
+        "market_value": 1600.0,
+        "security_type": "equity",
+        "currency": "USD",
+    }
+    rows = rows_of([row_result(0, "r", holding)])
+    text = holdings(understand("what's a single share of my msft worth"), rows)[0][0]
+    assert "one MSFT is worth $400.00" in text
+    assert "one MSFT" not in holdings(understand("how much msft do i have"), rows)[0][0]

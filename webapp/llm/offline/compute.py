@@ -285,7 +285,7 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
     rows = distinct(found)
     if c.op in ("total", "left", "minus"):
         return write_tally(c, rows)
-    if c.op in ("target", "rank"):
+    if c.op in ("target", "rank", "move"):
         return write_goal(c, rows)
     if c.op in ("highest", "lowest"):
         return _extreme(c, rows)

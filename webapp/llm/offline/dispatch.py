@@ -262,7 +262,7 @@ def _what_if(text: str, context: Context) -> Task | None:
     if computation is None:
         return None
     pointed = any(back(s) is not None for s in computation.sides)
-    if computation.op not in ("left", "minus", "total", "target", "rank") and not pointed:
+    if computation.op not in ("left", "minus", "total", "target", "rank", "move") and not pointed:
         return None
     return _computed(text, context)
 

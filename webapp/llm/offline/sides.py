@@ -33,6 +33,7 @@ Op: TypeAlias = Literal[
     "minus",
     "target",
     "rank",
+    "move",
 ]
 Over: TypeAlias = Literal["accounts", "holdings"]
 NAME_RATIO = 85.0
@@ -72,7 +73,7 @@ class Computation:
     over: Over = "accounts"
     measures: tuple[Measure, ...] = ()
     note: str = ""  # what was assumed: a follow-up's "Taking that as ..."
-    goal: float | None = None  # "target": the amount the account is to reach
+    goal: float | None = None  # "target": the amount to reach; "move": the price change, %
     ascending: bool = False  # "rank": smallest first
 
     def measured(self, at: int) -> Measure:
