@@ -18,6 +18,7 @@ from webapp.llm.offline.figures import rows_of
 from webapp.llm.offline.markets import holdings
 from webapp.llm.offline.pointing import back, resolved
 from webapp.llm.offline.regular import named, read_regular, read_span
+from webapp.llm.offline.trips import read_trip
 
 TODAY = date(2026, 12, 1)
 
@@ -214,3 +215,44 @@ def test_what_one_unit_is_worth_by_the_holding() -> None:
     text = holdings(understand("what's a single share of my msft worth"), rows)[0][0]
     assert "one MSFT is worth $400.00" in text
     assert "one MSFT" not in holdings(understand("how much msft do i have"), rows)[0][0]
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("How much did our Denver vacation cost, all in?", "denver"),
+        ("what did the trip to new york come to", "new york"),
+        ("add up my boston getaway for me", "boston"),
+        ("how much is covered on my italy trip by the sapphire", None),  # a benefit, not a cost
+        ("what did that Seattle Hilton stay cost me", None),  # one payee: the spending answer
+    ],
+)
+def test_what_a_trip_came_to(text: str, place: str | None) -> None:
+    found = read_trip(text, TODAY)
+    assert (found.place if found else None) == place
+
+
+def test_a_trip_is_the_place_named_charges_and_the_one_offs_around_them() -> None:
+    def payee(merchant: str, memo: str, first: str, last: str, total: float) -> dict[str, object]:
+        return {
+            "account_name": "Sapphire Preferred",
+            "institution_name": "Chase",
+            "merchant": merchant,
+            "first_memo": memo,
+            "last_memo": memo,
+            "first_date": first,
+            "last_date": last,
+            "total": total,
+            "refunded": 50.0 if merchant == "Hyatt" else 0.0,
+        }
+
+    results = [
+        row_result(0, "s", payee("Frontier", "FRONTIER AIR", "2026-09-01", "2026-09-01", 300.0)),
+        row_result(1, "t", payee("Hyatt", "HYATT DENVER", "2026-09-03", "2026-09-06", 450.0)),
+        row_result(2, "u", payee("Blue Bottle", "BLUE BOTTLE", "2026-06-02", "2026-11-30", 90.0)),
+    ]
+    found = read_trip("what did my denver trip cost", TODAY)
+    assert found is not None
+    text = "".join(t for t, _ in found.write(results))
+    assert "came to $750.00, after $50.00 refunded by Hyatt" in text
+    assert "Blue Bottle" not in text  # a routine payee, charging outside the trip's days
