@@ -17,7 +17,7 @@ from datetime import date
 
 from ...store.spending import SPENDING
 from ...tool_registry import EXECUTE_SQL
-from .ask import GENERIC
+from .ask import GENERIC, documentish, understand
 from .cite import Block, Result, number
 from .figures import Row, rows_of
 from .plan import ToolCall
@@ -235,6 +235,12 @@ def read_regular(text: str, earlier: tuple[str, ...], today: date) -> Regular | 
     said = set(words(text))
     if said & _SPEND:
         return None  # "how much do I spend a month on groceries": the spending answers
+    if not said & set(_KINDS):
+        # No bill named by kind: a payee's name may be ("netflix", "globex"), but not a
+        # ticker, an account or a rule ("the 401k limit per year", "the irs penalty a month")
+        asked = understand(text)
+        if documentish(text) or asked.tickers or asked.kinds or asked.institutions:
+            return None
     if said & set(_KINDS) or said - _NOT_NAMES:
         return Regular(text, span, today) if asks_regular(text) else None
     if not earlier:
