@@ -256,3 +256,10 @@ def test_a_trip_is_the_place_named_charges_and_the_one_offs_around_them() -> Non
     text = "".join(t for t, _ in found.write(results))
     assert "came to $750.00, after $50.00 refunded by Hyatt" in text
     assert "Blue Bottle" not in text  # a routine payee, charging outside the trip's days
+
+
+@pytest.mark.parametrize(
+    "text", ["what is the 401k limit per year", "how much does my amex cost per year"]
+)
+def test_no_bill_when_the_span_is_of_a_rule_or_an_account(text: str) -> None:
+    assert read_regular(text, (), TODAY) is None
