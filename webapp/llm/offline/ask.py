@@ -211,6 +211,8 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     documentish = _documentish(phrase)
     kinds = _kinds(phrase)
     carded = "credit" in kinds or _has(phrase, "credit") or bool(institutions_in(phrase))
+    if (carded or not kinds) and own and not intents and {"limit", "limits"} & set(phrase.split()):
+        intents.append("utilization")  # "Amex limit?", "the limit on my citi"
     if "utilization" in intents and not carded and (kinds or documentish):
         # "more than the limit into my IRA", "the limit on deducting cash I give to
         # charities": a contribution or a deduction limit, not a card's

@@ -14,7 +14,9 @@ from . import lexicon
 from .ask import Question, exclusion_last, tickers_in
 from .cite import Block
 from .figures import Row
+from .goals import read_goal, write_goal
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
+from .pointing import back, both_back
 from .sides import (
     HOLDING_WORDS,
     Computation,
@@ -51,6 +53,11 @@ _SHARE = (
 _RATIO = (
     re.compile(r"ratio (?:of|between) (?P<a>.+?) (?:to|and|vs|versus) (?P<b>.+)"),
     re.compile(r"how many times (?:bigger |larger |more )?(?:is )?(?P<a>.+?) than (?P<b>.+)"),
+    # "how many times over could my savings pay off my card debt": what covers what
+    re.compile(
+        r"how many times (?:over )?(?:could|can|would|will|do|does|might) (?P<a>.+?)"
+        r" (?:pay off|pay down|pay for|clear|cover|wipe out|pay) (?P<b>.+)"
+    ),
 )
 _DIFFERENCE = (
     re.compile(r"difference between (?P<a>.+?) and (?P<b>.+)"),
@@ -60,6 +67,10 @@ _DIFFERENCE = (
         r" than (?:in |on |at )?(?P<b>.+)"
     ),
     re.compile(r"compare (?P<a>.+?) (?:to|with|and|against|vs|versus) (?P<b>.+)"),
+    re.compile(
+        r"how (?:does|do|did|would|will) (?P<a>.+?) (?:stack up|compare|measure up|match up|"
+        r"stack|look) (?:against|to|with|next to|beside|versus|vs) (?P<b>.+)"
+    ),
     re.compile(r"(?:owe|have|is there) more (?:on|in|at) (?P<a>.+?) or (?:on |in |at )?(?P<b>.+)"),
     re.compile(
         r"which is (?:bigger|larger|greater|more|higher|smaller|lower|less) (?P<a>.+?) or (?P<b>.+)"
@@ -127,9 +138,20 @@ def _share(phrase: str) -> Computation | None:
             if about_accounts(whole) and measures[0] != "balance" and predicate and own:
                 return Computation("share", (whole, whole), measures=measures)
             # The part may be named by the account's own name alone ("the Sapphire Preferred").
-            if about_accounts(whole) and (about_accounts(part) or part.names):
+            if (
+                about_accounts(whole)
+                and (about_accounts(part) or part.names)
+                or _pointing((part, whole))
+            ):
                 return Computation("share", (part, whole), measures=measures)
     return None
+
+
+def _pointing(sides: tuple[Question, ...]) -> bool:
+    """Sides of which one points back at an earlier question ("that", "the first") and the
+    other does too or names the user's accounts ("how does that compare to chase checking")."""
+    backs = [back(s) is not None for s in sides]
+    return any(backs) and all(b or about_accounts(s) for b, s in zip(backs, sides, strict=True))
 
 
 def read_computation(text: str) -> Computation | None:
@@ -138,7 +160,7 @@ def read_computation(text: str) -> Computation | None:
     phrase = " " + " ".join(words(text)) + " "
     if set(words(text)) & {"price", "prices", "trading", "quote"}:
         return None
-    tally = read_tally(text, phrase)
+    tally = read_tally(text, phrase) or read_goal(text) or both_back(text)
     if tally:
         return tally
     if HOLDING_WORDS & set(words(text)) or tickers_in(text):
@@ -147,7 +169,7 @@ def read_computation(text: str) -> Computation | None:
         found = pattern.search(phrase.strip())
         if found:
             sides = (side(found["a"]), side(found["b"]))
-            if all(map(about_accounts, sides)):
+            if all(map(about_accounts, sides)) or _pointing(sides):
                 return Computation("ratio", sides)
     share = _share(phrase)
     if share:
@@ -161,7 +183,7 @@ def read_computation(text: str) -> Computation | None:
             # of the user's accounts ("do I owe on the sapphire than the citi")
             named = all(a or s.names for a, s in zip(about, sides, strict=True))
             own = bool({"i", "my", "me", "our", "we"} & set(phrase.split()))
-            if all(about) or (any(about) and named and own):
+            if all(about) or (any(about) and named and own) or _pointing(sides):
                 return Computation("difference", sides)
     said = set(phrase.split())
     whole = side(text)
@@ -192,7 +214,7 @@ def computation_queries(computation: Computation) -> list[str]:
         + (f" WHERE {where}" if where else "")
         + " ORDER BY account_name, institution_name"
     ]
-    if computation.op not in ("highest", "lowest", "count"):
+    if computation.op not in ("highest", "lowest", "count", "rank"):
         # Only each side's own accounts: a label the turn shows twice is cited as one source.
         queries = [side_query(s) for s in computation.sides]
     return list(dict.fromkeys(queries))
@@ -263,6 +285,8 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
     rows = distinct(found)
     if c.op in ("total", "left", "minus"):
         return write_tally(c, rows)
+    if c.op in ("target", "rank", "move"):
+        return write_goal(c, rows)
     if c.op in ("highest", "lowest"):
         return _extreme(c, rows)
     if c.op == "count" and c.over == "holdings":
@@ -281,6 +305,12 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
         names = join_words([r.label for r in counted])
         count = count_of(len(counted), noun.rstrip("s") if len(counted) == 1 else noun, noun)
         return [(f"You have {count}{': ' + names if names else ''}.", [r.cite for r in counted])]
+    note: list[Block] = [(c.note + "\n", [])] if c.note else []
+    return note + _two_sides(c, rows)
+
+
+def _two_sides(c: Computation, rows: list[Row]) -> list[Block]:
+    """A ratio, share or difference of two sides, each figure citing its own side's rows."""
     a, b = c.sides
     rows_a, rows_b = (
         _end(s, [r for r in resolve(s, rows) if _counts(r, c.measured(i))])
@@ -300,7 +330,8 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
         times = f"{va / vb:,.2f}" if vb else "no multiple (the second is zero)"
         return [
             (
-                f"{_first_up(name_a)} is {times} times {name_b}.\n",
+                f"{_first_up(name_a)} {'are' if len(rows_a) > 1 else 'is'} {times} times"
+                f" {name_b}.\n",
                 cites_a + cites_b,
             ),
             *blocks,

@@ -153,15 +153,19 @@ def combined(text: str, earlier: list[str] | tuple[str, ...]) -> tuple[Question,
     return merged, "Taking that as the last two questions' accounts together:"
 
 
+_ALONE = re.compile(r"\s*\b(?:on (?:its|their|it s) own|by (?:itself|themselves)|alone)\b")
+
+
 def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None:
     """Read a follow-up as the previous question about new entities, with the sentence that
     says what was assumed; None when the question stands on its own."""
     if before is None:
         return None
+    text = _ALONE.sub("", text)  # "just the sapphire on its own": the sapphire, not what it owns
     current = understand(text)
     padded = _padded(text)
     pointed = understand("my " + text, own=True) if lexicon.has_phrase(padded, _PRONOUNS) else None
-    named = before.names or before.institutions or before.tickers
+    named = before.names or before.institutions or before.tickers or before.kinds
     # "is my chase savings insured? how much is in it": an account named, if not asked about
     if pointed and pointed.intents and (before.about_data or before.kinds) and named:
         new = current.kinds or current.institutions or current.tickers or current.amounts
@@ -169,7 +173,9 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
             # "what's its credit limit?", "what's that worth?": the new measure, of what the
             # last question named
             shown = join_words(
-                list(before.tickers) or [n.title() for n in before.institutions or before.names]
+                list(before.tickers)
+                or [n.title() for n in before.institutions or before.names]
+                or ["your " + _NOUNS.get(k, k) for k in before.kinds]
             )
             intents = pointed.intents
             if before.tickers and set(intents) <= {"balances", "holdings"}:

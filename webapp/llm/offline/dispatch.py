@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import date
 from typing import cast
 
 from . import lexicon
@@ -25,10 +26,11 @@ from .judged import read_judged
 from .library import Library
 from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
+from .pointing import back, resolved
 from .refusal import continues
+from .regular import read_regular
 from .scope import out_of_scope, padded
 from .sides import Computation, Op
-from .tally import points_back
 from .task import Computed as Computed
 from .task import Context as Context
 from .task import Figures as Figures
@@ -37,7 +39,7 @@ from .task import Opened as Opened
 from .task import Reply as Reply
 from .task import Task as Task
 from .windfall import Windfall, read_windfall
-from .words import STOPWORDS, bare_amounts, join_words, words
+from .words import STOPWORDS, bare_amounts, words
 from .write import NOT_FOUND, OUT_OF_SCOPE
 
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
@@ -166,8 +168,10 @@ def _computed(text: str, context: Context) -> Task | None:
     computation = read_computation(text)
     if computation is None or _a_rule_counted(text, computation, context.books):
         return None
-    if any(map(points_back, computation.sides)):
-        return _pointed(computation, context)
+    if any(back(s) is not None for s in computation.sides):
+        # "if I paid it off from checking", "what fraction of the first is the second"
+        pointed = resolved(computation, context.earlier) if context.first else None
+        return Computed(pointed) if pointed else None
     return Computed(computation)
 
 
@@ -185,29 +189,12 @@ def _a_rule_counted(text: str, computation: Computation, books: Library) -> bool
 def _what_if(text: str, context: Context) -> Task | None:
     """ "If I paid my visa off from checking, what would be left?": a sum, not a forecast."""
     computation = read_computation(text)
-    if computation is None or computation.op not in ("left", "minus", "total"):
+    if computation is None:
+        return None
+    pointed = any(back(s) is not None for s in computation.sides)
+    if computation.op not in ("left", "minus", "total", "target", "rank", "move") and not pointed:
         return None
     return _computed(text, context)
-
-
-def _pointed(computation: Computation, context: Context) -> Task | None:
-    """A side that points back ("if I paid it off from checking") is the last question's."""
-    last = previous_question(context.earlier) if context.earlier else None
-    if last is None or not (last.kinds or last.institutions or last.names):
-        return None
-    sides = tuple(
-        replace(last, text="my " + " ".join(last.names) if last.names else last.text)
-        if points_back(s)
-        else s
-        for s in computation.sides
-    )
-    nouns = {"credit": "credit card", "checking": "checking account", "savings": "savings account"}
-    named = join_words([n.title() for n in last.institutions]) or join_words(
-        [nouns.get(k, k) for k in last.kinds] or [n.title() for n in last.names]
-    )
-    note = f'Taking "it" as your {named}, from your last question:'
-
-    return Computed(replace(computation, sides=sides, note=note))
 
 
 def figures(text: str, context: Context) -> Task:
@@ -232,7 +219,14 @@ def figures(text: str, context: Context) -> Task:
     return Figures(question, hits, context)
 
 
+def _regular(text: str, context: Context) -> Task | None:
+    """A bill or pay over a span ("what does my rent add up to over twelve months?")."""
+    earlier = context.earlier if context.first else ()
+    return read_regular(text, earlier, context.today or date.today())
+
+
 READERS: list[Callable[[str, Context], Task | None]] = [
+    _regular,
     _guided,
     _what_if,
     _budget,

@@ -12,8 +12,9 @@ from typing import Any
 
 from ...tool_registry import EXECUTE_SQL
 from .ask import Question
+from .card_limits import one_limit, supposed
 from .cite import Block, Result, cite, fields, number
-from .words import count_of, join_words, money, percent, sentence
+from .words import count_of, join_words, money, percent, sentence, words
 
 _OWED = ("credit", "loan")
 _KIND_NOUNS = {
@@ -320,12 +321,17 @@ def net_worth(question: Question, rows: list[Row]) -> list[Block]:
 def utilization(question: Question, rows: list[Row]) -> list[Block]:
     """Credit used against credit limits, overall and per card."""
     cards = [row for row in rows if row.kind == "credit"]
+    if not cards and rows and question.kinds and "credit" not in question.kinds:
+        named = join_words([r.label for r in rows])
+        return [(sentence(f"{named} has no credit limit: only a card has one.\n"), _cites(rows))]
     if not cards:
         return [("You have no credit cards linked, so there is no credit utilization.", [])]
     limited = [row for row in cards if number(row.get("credit_limit"))]
     used = _total(limited)
     limits = sum(number(row.get("credit_limit")) or 0.0 for row in limited)
     blocks: list[Block] = []
+    if len(cards) == 1 and limited and {"limit", "limits"} & set(words(question.text)):
+        return one_limit(cards[0], used, limits)  # "Amex limit?": that card's, named
     if limited:
         blocks.append(
             (
@@ -347,7 +353,7 @@ def utilization(question: Question, rows: list[Row]) -> list[Block]:
 
     if len(cards) > 1 or not limited:
         blocks += _lines(_by_extreme(question, cards), say)
-    return blocks
+    return blocks + supposed(question.text, question.amounts, used, limits, limited)
 
 
 def balances(question: Question, rows: list[Row]) -> list[Block]:

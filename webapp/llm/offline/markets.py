@@ -64,6 +64,25 @@ def _position(row: Row) -> str:
     return what + worth
 
 
+_UNIT = r"(?:share|shares|coin|coins|unit|units|token|tokens"
+
+
+def _each(question: Question, row: Row) -> str:
+    """What one unit is worth by the account's own figures, when the question asks ("what's one
+    ETH worth going by my wallet", "per share")."""
+    names = "|".join(t.lower() for t in question.tickers)
+    unit = _UNIT + (f"|{names})" if names else ")")
+    asked = rf"\bper {unit}\b|\b(?:one|1|a single|each|a) {unit}\b"
+    value, quantity = number(row.get("market_value")), number(row.get("quantity"))
+    if not re.search(asked, question.text.lower()) or not value or not quantity:
+        return ""
+    ticker = row.get("ticker") or ""
+    return (
+        f" By those figures one {ticker} is worth {money(value / quantity, row.currency)}"
+        f" ({money(value, row.currency)} / {quantity:g})."
+    )
+
+
 def holdings(question: Question, rows: list[Row], cash: list[Row] | None = None) -> list[Block]:
     """What the user holds, per account (or per ticker for the portfolio, with `cash`: the
     uninvested cash of investment accounts, when the question asks how all is divided)."""
@@ -84,7 +103,7 @@ def holdings(question: Question, rows: list[Row], cash: list[Row] | None = None)
     total = sum(number(row.get("market_value")) or 0.0 for row in held)
     if len(held) == 1:
         (row,) = held
-        return [(f"You own {_position(row)}, in {row.label}.", [row.cite])]
+        return [(f"You own {_position(row)}, in {row.label}.{_each(question, row)}", [row.cite])]
     blocks: list[Block] = [
         (f"Your holdings are worth {money(total)} in all:\n", [row.cite for row in held])
     ]

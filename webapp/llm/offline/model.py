@@ -29,8 +29,10 @@ from .library import library
 from .overview import asks_budget
 from .plan import ToolCall
 from .refusal import continues
+from .regular import read_regular
 from .scope import declined, padded
 from .spending import follow_spending, read_spending, spending_answer, spending_calls
+from .trips import read_trip
 from .write import NOT_FOUND, join_sections
 
 
@@ -226,15 +228,22 @@ class OfflineModel:
         # Only what a follow-up is read against: the chat's latest questions, typos mended.
         latest = earlier_questions(request.messages)[-FOLLOW_UP_DEPTH:]
         earlier = tuple(correct(q) for q in latest)
+        # A trip's place is a name, read before typos are mended ("Seattle" is no "settled").
+        trip = read_trip(turn.question, today)
+        if read_regular(mended, earlier, today) or trip:
+            spending = None  # "what does the mortgage cost me over a year?": the bill, x12
         found: list[Task] = []
         rest, first = _besides_spending(mended, today) if spending is not None else ("", True)
         followed = follow_spending(mended, earlier[-1], today) if earlier and not spending else None
+        if read_regular(mended, earlier, today) is not None:
+            followed = None  # "and per year?" after a bill: that bill over a year
         note = ""
         if followed is not None:  # "and hulu?" after a question about rent
             spending, note = followed
         if spending is None or spending.kind == "overview":
             # "How am I doing (this month)?": the month's money and where the user stands.
-            found = tasks(mended, Context(library(), self._market, earlier, today=today))
+            context = Context(library(), self._market, earlier, today=today)
+            found = [trip] if trip else tasks(mended, context)
         elif rest:  # "what's my utilization, and how much did rent cost me last month?"
             spending = read_spending(_spending_part(mended, today), today) or spending
             found = tasks(rest, Context(library(), self._market, earlier, today=today))

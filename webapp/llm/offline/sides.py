@@ -22,7 +22,18 @@ from .words import money, percent, words
 
 Measure: TypeAlias = Literal["balance", "limit", "available", "utilization", "cash"]
 Op: TypeAlias = Literal[
-    "highest", "lowest", "difference", "share", "count", "ratio", "total", "left", "minus"
+    "highest",
+    "lowest",
+    "difference",
+    "share",
+    "count",
+    "ratio",
+    "total",
+    "left",
+    "minus",
+    "target",
+    "rank",
+    "move",
 ]
 Over: TypeAlias = Literal["accounts", "holdings"]
 NAME_RATIO = 85.0
@@ -62,6 +73,8 @@ class Computation:
     over: Over = "accounts"
     measures: tuple[Measure, ...] = ()
     note: str = ""  # what was assumed: a follow-up's "Taking that as ..."
+    goal: float | None = None  # "target": the amount to reach; "move": the price change, %
+    ascending: bool = False  # "rank": smallest first
 
     def measured(self, at: int) -> Measure:
         return self.measures[at] if at < len(self.measures) else self.measure

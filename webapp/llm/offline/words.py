@@ -38,7 +38,7 @@ big bigger large larger small long often many soon exactly roughly typically usu
 normally generally really actually also ever else best bad idea ok okay thing things
 way ways work works mean means meaning explain define definition happen happens basically
 example anything something someone anyone currently today year think guess reckon oops honestly
-wondering hmm um uh
+wondering hmm um uh ought
 """)
 
 # Everyday words and the words the documents use for the same thing (lexicon.toml).
