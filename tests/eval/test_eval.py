@@ -27,30 +27,6 @@ from tests.eval.scoring import (
 )
 
 QUESTIONS = load_questions()
-# The second development set (issue 19); one of its questions is not answered yet.
-MORE_OPEN = frozenset({"What's the balance on the Citi Double Cash?"})
-MORE_QUESTIONS = [
-    pytest.param(q, marks=pytest.mark.xfail(reason="not answered yet", strict=True))
-    if q.ask in MORE_OPEN
-    else q
-    for q in load_questions(MORE)
-]
-
-# The third development set (issue 19): the patterns the held-out set still missed, in new
-# wordings; these are not answered yet.
-THIRD_OPEN = frozenset(
-    {
-        "am I saving enough?",
-        "is it ok to keep all my money in my checking account?",
-        "what does section 121 say about excluding gain on a home sale",
-    }
-)
-THIRD_QUESTIONS = [
-    pytest.param(q, marks=pytest.mark.xfail(reason="not answered yet", strict=True))
-    if q.ask in THIRD_OPEN
-    else q
-    for q in load_questions(THIRD)
-]
 
 
 def _with_open_ones(path: Path) -> list[Any]:
@@ -60,19 +36,22 @@ def _with_open_ones(path: Path) -> list[Any]:
     open_ones = {line for line in listed if line and not line.startswith("#")}
     unknown = open_ones - {q.ask for q in load_questions(path)}
     assert not unknown, f"{path.name}: open questions it does not hold: {sorted(unknown)}"
+    xfail = pytest.mark.xfail(reason="not answered yet", strict=True)
     return [
-        pytest.param(q, marks=pytest.mark.xfail(reason="not answered yet", strict=True))
-        if q.ask in open_ones
-        else q
-        for q in load_questions(path)
+        pytest.param(q, marks=[xfail] if q.ask in open_ones else []) for q in load_questions(path)
     ]
 
 
-# The fourth and fifth development sets (issue 19): written by people who had read neither the
-# engine nor the held-out set (nor, for the fifth, the other sets); what they ask that is not
-# answered yet is listed in a file beside each.
-FOURTH_QUESTIONS = _with_open_ones(FOURTH)
-FIFTH_QUESTIONS = _with_open_ones(FIFTH)
+# The later development sets (issue 19), each written before the engine was changed for it:
+# the second and third from the demo data, the fourth and fifth by people who had read
+# neither the engine nor the held-out set (nor, for the fifth, the other sets). What each asks
+# that is not answered yet is listed in a file beside it.
+LATER_SETS = {"second": MORE, "third": THIRD, "fourth": FOURTH, "fifth": FIFTH}
+LATER_QUESTIONS = [
+    pytest.param(*param.values, marks=param.marks, id=f"{name}: {param.values[0].ask}")
+    for name, path in LATER_SETS.items()
+    for param in _with_open_ones(path)
+]
 
 
 @pytest.fixture(scope="module")
@@ -152,16 +131,6 @@ def test_the_second_set_has_every_weak_category() -> None:
     assert len({q.ask.lower() for q in more}) == len(more), "a question twice"
 
 
-@pytest.mark.parametrize(
-    "question",
-    MORE_QUESTIONS,
-    ids=[f"{q.values[0].ask if hasattr(q, 'values') else q.ask}" for q in MORE_QUESTIONS],
-)
-def test_the_second_set_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
-    verdict = evaluator.judge(question)
-    assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
-
-
 def test_the_third_set_covers_the_patterns_the_held_out_set_missed() -> None:
     third = load_questions(THIRD)
     assert len(third) >= 80
@@ -174,16 +143,6 @@ def test_the_third_set_covers_the_patterns_the_held_out_set_missed() -> None:
     assert not {q.ask.lower() for q in third} & {
         q.ask.lower() for q in QUESTIONS + load_questions(MORE)
     }, "a question of another set"
-
-
-@pytest.mark.parametrize(
-    "question",
-    THIRD_QUESTIONS,
-    ids=[f"{q.values[0].ask if hasattr(q, 'values') else q.ask}" for q in THIRD_QUESTIONS],
-)
-def test_the_third_set_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
-    verdict = evaluator.judge(question)
-    assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
 
 
 def test_a_source_of_another_family_is_unrelated(evaluator: Evaluator) -> None:
@@ -220,21 +179,7 @@ def test_the_fourth_and_fifth_sets_are_new() -> None:
     assert not set(later) & (earlier | set(asked))
 
 
-@pytest.mark.parametrize(
-    "question",
-    FOURTH_QUESTIONS,
-    ids=[f"{q.values[0].ask if hasattr(q, 'values') else q.ask}" for q in FOURTH_QUESTIONS],
-)
-def test_the_fourth_set_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
-    verdict = evaluator.judge(question)
-    assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
-
-
-@pytest.mark.parametrize(
-    "question",
-    FIFTH_QUESTIONS,
-    ids=[f"{q.values[0].ask if hasattr(q, 'values') else q.ask}" for q in FIFTH_QUESTIONS],
-)
-def test_the_fifth_set_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
+@pytest.mark.parametrize("question", LATER_QUESTIONS)
+def test_a_later_set_answer_is_correct(evaluator: Evaluator, question: Question) -> None:
     verdict = evaluator.judge(question)
     assert verdict.correct, f"{verdict.answer.content!r}: {'; '.join(verdict.problems)}"
