@@ -2,7 +2,7 @@
 the answer checked for what it must say and what it must cite.
 
 The development sets `questions.toml`, `questions_more.toml`, `questions_third.toml`,
-`questions_fourth.toml` and `questions_fifth.toml`, used
+`questions_fourth.toml`, `questions_fifth.toml` and `questions_sixth.toml`, used
 by `tests/eval/test_eval.py` (every question must pass but the few it marks as expected
 failures), and the held-out set `holdout.toml`, scored only by
 `benchmarks/bench_eval.py --set holdout` (never a test: the engine is not tuned against it).
@@ -37,6 +37,7 @@ MORE = Path(__file__).with_name("questions_more.toml")
 THIRD = Path(__file__).with_name("questions_third.toml")
 FOURTH = Path(__file__).with_name("questions_fourth.toml")
 FIFTH = Path(__file__).with_name("questions_fifth.toml")
+SIXTH = Path(__file__).with_name("questions_sixth.toml")
 HOLDOUT = Path(__file__).with_name("holdout.toml")
 SETS = {
     "dev": QUESTIONS,
@@ -44,6 +45,7 @@ SETS = {
     "third": THIRD,
     "fourth": FOURTH,
     "fifth": FIFTH,
+    "sixth": SIXTH,
     "holdout": HOLDOUT,
 }
 USERS = ("demo", "alex")

@@ -18,6 +18,7 @@ from tests.eval.scoring import (
     FIFTH,
     FOURTH,
     MORE,
+    SIXTH,
     THIRD,
     USERS,
     Evaluator,
@@ -43,10 +44,10 @@ def _with_open_ones(path: Path) -> list[Any]:
 
 
 # The later development sets (issue 19), each written before the engine was changed for it:
-# the second and third from the demo data, the fourth and fifth by people who had read
-# neither the engine nor the held-out set (nor, for the fifth, the other sets). What each asks
+# the second and third from the demo data, the fourth to sixth by people who had read
+# neither the engine nor the held-out set (nor, for the fifth and sixth, the other sets). What each asks
 # that is not answered yet is listed in a file beside it.
-LATER_SETS = {"second": MORE, "third": THIRD, "fourth": FOURTH, "fifth": FIFTH}
+LATER_SETS = {"second": MORE, "third": THIRD, "fourth": FOURTH, "fifth": FIFTH, "sixth": SIXTH}
 LATER_QUESTIONS = [
     pytest.param(*param.values, marks=param.marks, id=f"{name}: {param.values[0].ask}")
     for name, path in LATER_SETS.items()
