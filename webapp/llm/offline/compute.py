@@ -15,6 +15,7 @@ from .ask import Question, exclusion_last, tickers_in
 from .cite import Block
 from .figures import Row
 from .goals import read_goal, write_goal
+from .lines import read_line, write_line
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
 from .pointing import back, both_back
 from .sides import (
@@ -160,7 +161,7 @@ def read_computation(text: str) -> Computation | None:
     phrase = " " + " ".join(words(text)) + " "
     if set(words(text)) & {"price", "prices", "trading", "quote"}:
         return None
-    tally = read_tally(text, phrase) or read_goal(text) or both_back(text)
+    tally = read_line(text) or read_tally(text, phrase) or read_goal(text) or both_back(text)
     if tally:
         return tally
     if HOLDING_WORDS & set(words(text)) or tickers_in(text):
@@ -285,6 +286,8 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
     rows = distinct(found)
     if c.op in ("total", "left", "minus"):
         return write_tally(c, rows)
+    if c.op == "line":
+        return write_line(c, rows)
     if c.op in ("target", "rank", "move"):
         return write_goal(c, rows)
     if c.op in ("highest", "lowest"):
