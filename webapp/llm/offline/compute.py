@@ -61,7 +61,7 @@ _RATIO = (
     ),
 )
 _DIFFERENCE = (
-    re.compile(r"difference between (?P<a>.+?) and (?P<b>.+)"),
+    re.compile(r"(?:difference|gap|spread) between (?P<a>.+?) and (?P<b>.+)"),
     re.compile(
         r"how much (?:more|bigger|larger|greater|higher|less|smaller|lower) (?:money )?"
         r"(?:is |are |do i have |have i got |have i |do i owe |i owe )?(?:in |on )?(?P<a>.+?)"
@@ -95,11 +95,21 @@ _CAN = re.compile(r" (can|could|may|should) (i|we) | (i|we) (can|could|may|am al
 def _borrowed(a: Question, b: Question) -> tuple[Question, Question]:
     """Sides that say only which end ("my biggest and smallest card balance") take the kind
     of account from the other side."""
-    if a.extreme and not (a.kinds or a.institutions or a.names):
-        a = replace(a, kinds=b.kinds)
-    if b.extreme and not (b.kinds or b.institutions or b.names):
-        b = replace(b, kinds=a.kinds)
+    if a.extreme and not (a.kinds or a.institutions or _named(a)):
+        a = replace(a, kinds=b.kinds, names=())
+    if b.extreme and not (b.kinds or b.institutions or _named(b)):
+        b = replace(b, kinds=a.kinds, names=())
     return a, b
+
+
+def _named(one: Question) -> bool:
+    """A side names an account by more than its end ("my skinniest one": by its end alone)."""
+    return bool(set(one.names) - _ENDS)
+
+
+_ENDS = frozenset({"one", "ones", "fattest", "richest", "fullest", "skinniest", "emptiest"}) | {
+    "leanest"
+}
 
 
 def _over_holdings(text: str, phrase: str) -> Computation | None:
@@ -217,8 +227,19 @@ def computation_queries(computation: Computation) -> list[str]:
     ]
     if computation.op not in ("highest", "lowest", "count", "rank"):
         # Only each side's own accounts: a label the turn shows twice is cited as one source.
-        queries = [side_query(s) for s in computation.sides]
+        # a side that names an end ("my skinniest one"): that account alone, so that it cites
+        # that account and not others under its label ("Checking" at Chase and Wells Fargo)
+        queries = [
+            _end_query(s) if s.extreme and computation.measured(i) == "balance" else side_query(s)
+            for i, s in enumerate(computation.sides)
+        ]
     return list(dict.fromkeys(queries))
+
+
+def _end_query(one: Question) -> str:
+    query, _, _ = side_query(one).rpartition(" ORDER BY ")
+    order = "DESC" if one.extreme == "most" else "ASC"
+    return f"{query} ORDER BY abs(current_balance) {order} LIMIT 1"
 
 
 def _end(one: Question, rows: list[Row]) -> list[Row]:

@@ -70,13 +70,33 @@ def read_move(text: str) -> Computation | None:
     )
 
 
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+        " fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_UNITS.update({"thirty": 30, "forty": 40, "fifty": 50, "a": 1, "an": 1})
+_SPELLED = re.compile(
+    r" (?:an? )?(?:even |round |cool |clean )?(?P<n>" + "|".join(_UNITS) + r")"
+    r" (?P<scale>grand|thousand|k|hundred) "
+)
+
+
+def spelled(phrase: str) -> list[float]:
+    """Money said in words: "an even five grand", "twenty thousand", "a grand"."""
+    scale = {"grand": 1000.0, "thousand": 1000.0, "k": 1000.0, "hundred": 100.0}
+    return [_UNITS[m["n"]] * scale[m["scale"]] for m in _SPELLED.finditer(phrase)]
+
+
 def read_goal(text: str) -> Computation | None:
     """Return the gap to a target, or a ranking, the question asks of the user's accounts."""
     phrase = " " + " ".join(words(text)) + " "
     moved = read_move(text)
     if moved:
         return moved
-    found = amounts(text)
+    found = amounts(text) or spelled(phrase)
     if _GAP.search(phrase) and len(found) == 1:
         one = side(text)
         if one.tickers:
