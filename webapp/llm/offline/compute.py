@@ -34,11 +34,13 @@ from .sides import (
     side,
     side_query,
     value,
+    whole,
 )
 from .tally import read_tally, write_tally
 from .words import count_of, join_words, money, percent, sentence, words
 
 _OPS = lexicon.table("operations")
+_CONTRAST = re.compile(r",?\s*\b(?:as opposed to|rather than|instead of)\b[^?.!;]*", re.I)
 _SHARE = (
     re.compile(
         r"(?:share|percent|percentage|portion|fraction|proportion|part|much) of (?P<whole>.+?)"
@@ -53,6 +55,8 @@ _SHARE = (
 )
 _RATIO = (
     re.compile(r"ratio (?:of|between) (?P<a>.+?) (?:to|and|vs|versus) (?P<b>.+)"),
+    # "my debt-to-asset ratio", "debt to income ratio"
+    re.compile(r"(?P<a>\S+) to (?P<b>\S+) ratio"),
     re.compile(r"how many times (?:bigger |larger |more )?(?:is )?(?P<a>.+?) than (?P<b>.+)"),
     # "how many times over could my savings pay off my card debt": what covers what
     re.compile(
@@ -145,7 +149,8 @@ def _share(phrase: str) -> Computation | None:
             # the part says what of the whole ("is still unused"), not which account ("the
             # Sapphire's limit"): no kind or institution of its own, no article or "my"
             predicate = not re.match(r"my (my|the|our|your|a|an) ", part.text)
-            own = not part.institutions and (not part.kinds or measures[0] == "cash")
+            banked = set(part.kinds) & {"checking", "savings", "depository"}  # accounts
+            own = not part.institutions and (not part.kinds or measures[0] == "cash") and not banked
             if about_accounts(whole) and measures[0] != "balance" and predicate and own:
                 return Computation("share", (whole, whole), measures=measures)
             # The part may be named by the account's own name alone ("the Sapphire Preferred").
@@ -167,7 +172,8 @@ def _pointing(sides: tuple[Question, ...]) -> bool:
 
 def read_computation(text: str) -> Computation | None:
     """Return what a question asks to compute over the user's accounts, or None."""
-    text = exclusion_last(text)
+    # "cash in the bank, as opposed to the house and stocks": what it is not says nothing more
+    text = _CONTRAST.sub("", exclusion_last(text))
     phrase = " " + " ".join(words(text)) + " "
     if set(words(text)) & {"price", "prices", "trading", "quote"}:
         return None
@@ -267,12 +273,18 @@ def _counts(row: Row, measure: Measure) -> bool:
 def _name(one: Question, rows: list[Row]) -> str:
     """Name a side by what it resolved to: "your Chase checking account", "your VTI", "your
     net worth"; in the person's own words when it is many accounts ("your card debt")."""
+    if whole(one) in ("assets", "debts") and not (one.kinds or one.institutions):
+        return "your " + str(whole(one))
     if "net_worth" in one.intents and not one.kinds:
         return "your net worth"
     tickers = list(dict.fromkeys(str(r.get("ticker")) for r in rows if r.get("ticker")))
     if tickers:
         return "your " + join_words(tickers) if len(tickers) <= 2 else "your holdings"
-    return join_words([r.label for r in rows]) if len(rows) <= 2 else describe(one)
+    if len(rows) <= 2:
+        return join_words([r.label for r in rows])
+    if one.kinds and not one.institutions:  # "your checking and savings accounts"
+        return "your " + join_words([_NOUNS.get(k, k) for k in one.kinds])
+    return describe(one)
 
 
 def _first_up(text: str) -> str:
@@ -352,10 +364,13 @@ def _two_sides(c: Computation, rows: list[Row]) -> list[Block]:
     ]
     if c.op == "ratio":
         times = f"{va / vb:,.2f}" if vb else "no multiple (the second is zero)"
+        if vb and va / vb < 0.1:  # "0.01 times" says too little: a percent says it plainly
+            times = f"{percent(va, vb)} of"
+            name_b += f" (a ratio of {va / vb:.3f} to 1)"
         return [
             (
-                f"{_first_up(name_a)} {'are' if len(rows_a) > 1 else 'is'} {times} times"
-                f" {name_b}.\n",
+                f"{_first_up(name_a)} {'are' if len(rows_a) > 1 else 'is'} {times}"
+                f"{'' if times.endswith(' of') else ' times'} {name_b}.\n",
                 cites_a + cites_b,
             ),
             *blocks,
