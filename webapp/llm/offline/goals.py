@@ -26,7 +26,8 @@ _GAP = re.compile(
 _PRONOUN = re.compile(r" (?:it|its|that|this|there|them) ")
 # What asks for a ranking: "rank", "sort", "in order", "biggest first", "largest to smallest".
 _RANK = re.compile(
-    r" (?:rank|ranked|ranking|sort|sorted|order|ordered|in order) |"
+    r" (?:rank|ranked|ranking|sort(?! (?:it|this|that|them|things|\S+ )?out\b)|sorted|order"
+    r"|ordered|in order) |"
     r" (?:biggest|largest|highest|most|smallest|lowest|least) (?:first|to (?:the )?"
     r"(?:smallest|lowest|least|biggest|largest|highest|most)) "
 )
