@@ -98,7 +98,15 @@ def scope_reply(text: str) -> str | None:
         ),
         None,
     )
-    return acted or _forecast(phrase, ticker) or _not_held(phrase)
+    return acted or _forecast(phrase, ticker) or _not_held(padded(_asked(text)))
+
+
+def _asked(text: str) -> str:
+    """The sentences that ask, when others only tell what happened ("someone got hold of my
+    card number. what's the most I can be made to pay?": no card number is asked for)."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
+    asking = [s for s in sentences if s.rstrip().endswith("?")]
+    return " ".join(asking) if asking and len(asking) < len(sentences) else text
 
 
 def _forecast(phrase: str, ticker: bool) -> str | None:
