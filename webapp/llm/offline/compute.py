@@ -369,7 +369,7 @@ def _two_sides(c: Computation, rows: list[Row]) -> list[Block]:
             name_b += f" (a ratio of {va / vb:.3f} to 1)"
         return [
             (
-                f"{_first_up(name_a)} {'are' if len(rows_a) > 1 else 'is'} {times}"
+                f"{_first_up(name_a)} {'are' if len(rows_a) > 1 or whole(a) else 'is'} {times}"
                 f"{'' if times.endswith(' of') else ' times'} {name_b}.\n",
                 cites_a + cites_b,
             ),

@@ -19,7 +19,8 @@ from .words import amounts, join_words, money, sentence, words
 # add ... to have", "left to go", "away from".
 _GAP = re.compile(
     r" how far (?:\S+ ){0,2}(?:short|off|away|behind|from) | short of"
-    r" | how much (?:more|further|extra|else) | (?:need|have|got) to (?:add|put|save|deposit"
+    r" | how much (?:more|further|extra|else) | what (?:would|will|does|do) it take"
+    r" | (?:bring|get|take|top) (?:\S+ ){0,3}up to | (?:need|have|got) to (?:add|put|save|deposit"
     r"|find|top up|get)\b| to go | left to"
     r" (?:reach|hit|save|go|get)| away from | gap (?:to|between \S+ and) | shortfall "
 )
@@ -74,8 +75,29 @@ def read_move(text: str) -> Computation | None:
 _UNITS = {
     w: i
     for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
-        " fifteen sixteen seventeen eighteen nineteen twenty".split()
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
     )
 }
 _UNITS.update({"thirty": 30, "forty": 40, "fifty": 50, "a": 1, "an": 1})

@@ -33,10 +33,13 @@ def read_line(text: str) -> Computation | None:
     found = _PERCENT.search(phrase)
     if not found or not _LINE.search(phrase) or not _ROOM.search(phrase):
         return None
-    if not re.search(r" (?:card|cards|credit|sapphire|amex|utili[sz]ation) ", phrase):
-        return None
     one = side(text)
-    if one.tickers:
+    cards = (
+        "credit" in one.kinds
+        or one.institutions
+        or re.search(r" (?:card|cards|credit|utili[sz]ation) ", phrase)
+    )
+    if one.tickers or not cards:
         return None
     if not (one.kinds or one.institutions or one.names):
         one = replace(one, kinds=("credit",))

@@ -21,8 +21,8 @@ from ..base import ModelRequest
 from .advice import advice_kind
 from .ask import understand
 from .cite import Block, Result
-from .conversation import FOLLOW_UP_DEPTH, earlier_questions, split_parts
 from .compute import read_computation
+from .conversation import FOLLOW_UP_DEPTH, earlier_questions, split_parts
 from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
 from .guidance import read_guided

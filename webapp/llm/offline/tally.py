@@ -14,6 +14,7 @@ from .cite import Block
 from .figures import Row
 from .sides import (
     Computation,
+    Measure,
     about_accounts,
     describe,
     figure,
@@ -151,7 +152,9 @@ def read_tally(text: str, phrase: str) -> Computation | None:
             # each side measured its own way: "the cash in checking and the unused credit"
             measures = tuple(measure_of(s) for s in sides)
             if "available" in measures and len(set(measures)) > 1:
-                mixed = tuple(m if m in ("available", "limit") else "balance" for m in measures)
+                mixed: tuple[Measure, ...] = tuple(
+                    m if m in ("available", "limit") else "balance" for m in measures
+                )
                 return Computation("total", sides, measures=mixed)
             return Computation("total", sides, measure)
     for op, patterns in (("left", _LEFT), ("minus", _MINUS)):
