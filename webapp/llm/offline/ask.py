@@ -349,9 +349,9 @@ def understand(text: str, own: bool = False) -> Question:
     lowered = phrase.split()
     left_names = tuple(w for w in left_out.split() if w not in skip and w not in kind_words)
     extreme: Extreme | None = None
-    if {"highest", "largest", "biggest", "most"} & set(lowered):
+    if {"highest", "largest", "biggest", "most", "fattest", "richest", "fullest"} & set(lowered):
         extreme = "most"
-    elif {"lowest", "smallest", "least"} & set(lowered):
+    elif {"lowest", "smallest", "least", "skinniest", "emptiest", "leanest"} & set(lowered):
         extreme = "least"
     return Question(
         text,

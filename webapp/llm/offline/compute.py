@@ -15,6 +15,7 @@ from .ask import Question, exclusion_last, tickers_in
 from .cite import Block
 from .figures import Row
 from .goals import read_goal, write_goal
+from .lines import read_line, write_line
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
 from .pointing import back, both_back
 from .sides import (
@@ -33,11 +34,13 @@ from .sides import (
     side,
     side_query,
     value,
+    whole,
 )
 from .tally import read_tally, write_tally
 from .words import count_of, join_words, money, percent, sentence, words
 
 _OPS = lexicon.table("operations")
+_CONTRAST = re.compile(r",?\s*\b(?:as opposed to|rather than|instead of)\b[^?.!;]*", re.I)
 _SHARE = (
     re.compile(
         r"(?:share|percent|percentage|portion|fraction|proportion|part|much) of (?P<whole>.+?)"
@@ -52,6 +55,8 @@ _SHARE = (
 )
 _RATIO = (
     re.compile(r"ratio (?:of|between) (?P<a>.+?) (?:to|and|vs|versus) (?P<b>.+)"),
+    # "my debt-to-asset ratio", "debt to income ratio"
+    re.compile(r"(?P<a>\S+) to (?P<b>\S+) ratio"),
     re.compile(r"how many times (?:bigger |larger |more )?(?:is )?(?P<a>.+?) than (?P<b>.+)"),
     # "how many times over could my savings pay off my card debt": what covers what
     re.compile(
@@ -60,7 +65,7 @@ _RATIO = (
     ),
 )
 _DIFFERENCE = (
-    re.compile(r"difference between (?P<a>.+?) and (?P<b>.+)"),
+    re.compile(r"(?:difference|gap|spread) between (?P<a>.+?) and (?P<b>.+)"),
     re.compile(
         r"how much (?:more|bigger|larger|greater|higher|less|smaller|lower) (?:money )?"
         r"(?:is |are |do i have |have i got |have i |do i owe |i owe )?(?:in |on )?(?P<a>.+?)"
@@ -94,11 +99,21 @@ _CAN = re.compile(r" (can|could|may|should) (i|we) | (i|we) (can|could|may|am al
 def _borrowed(a: Question, b: Question) -> tuple[Question, Question]:
     """Sides that say only which end ("my biggest and smallest card balance") take the kind
     of account from the other side."""
-    if a.extreme and not (a.kinds or a.institutions or a.names):
-        a = replace(a, kinds=b.kinds)
-    if b.extreme and not (b.kinds or b.institutions or b.names):
-        b = replace(b, kinds=a.kinds)
+    if a.extreme and not (a.kinds or a.institutions or _named(a)):
+        a = replace(a, kinds=b.kinds, names=())
+    if b.extreme and not (b.kinds or b.institutions or _named(b)):
+        b = replace(b, kinds=a.kinds, names=())
     return a, b
+
+
+def _named(one: Question) -> bool:
+    """A side names an account by more than its end ("my skinniest one": by its end alone)."""
+    return bool(set(one.names) - _ENDS)
+
+
+_ENDS = frozenset({"one", "ones", "fattest", "richest", "fullest", "skinniest", "emptiest"}) | {
+    "leanest"
+}
 
 
 def _over_holdings(text: str, phrase: str) -> Computation | None:
@@ -134,7 +149,8 @@ def _share(phrase: str) -> Computation | None:
             # the part says what of the whole ("is still unused"), not which account ("the
             # Sapphire's limit"): no kind or institution of its own, no article or "my"
             predicate = not re.match(r"my (my|the|our|your|a|an) ", part.text)
-            own = not part.institutions and (not part.kinds or measures[0] == "cash")
+            banked = set(part.kinds) & {"checking", "savings", "depository"}  # accounts
+            own = not part.institutions and (not part.kinds or measures[0] == "cash") and not banked
             if about_accounts(whole) and measures[0] != "balance" and predicate and own:
                 return Computation("share", (whole, whole), measures=measures)
             # The part may be named by the account's own name alone ("the Sapphire Preferred").
@@ -156,11 +172,12 @@ def _pointing(sides: tuple[Question, ...]) -> bool:
 
 def read_computation(text: str) -> Computation | None:
     """Return what a question asks to compute over the user's accounts, or None."""
-    text = exclusion_last(text)
+    # "cash in the bank, as opposed to the house and stocks": what it is not says nothing more
+    text = _CONTRAST.sub("", exclusion_last(text))
     phrase = " " + " ".join(words(text)) + " "
     if set(words(text)) & {"price", "prices", "trading", "quote"}:
         return None
-    tally = read_tally(text, phrase) or read_goal(text) or both_back(text)
+    tally = read_line(text) or read_tally(text, phrase) or read_goal(text) or both_back(text)
     if tally:
         return tally
     if HOLDING_WORDS & set(words(text)) or tickers_in(text):
@@ -216,8 +233,19 @@ def computation_queries(computation: Computation) -> list[str]:
     ]
     if computation.op not in ("highest", "lowest", "count", "rank"):
         # Only each side's own accounts: a label the turn shows twice is cited as one source.
-        queries = [side_query(s) for s in computation.sides]
+        # a side that names an end ("my skinniest one"): that account alone, so that it cites
+        # that account and not others under its label ("Checking" at Chase and Wells Fargo)
+        queries = [
+            _end_query(s) if s.extreme and computation.measured(i) == "balance" else side_query(s)
+            for i, s in enumerate(computation.sides)
+        ]
     return list(dict.fromkeys(queries))
+
+
+def _end_query(one: Question) -> str:
+    query, _, _ = side_query(one).rpartition(" ORDER BY ")
+    order = "DESC" if one.extreme == "most" else "ASC"
+    return f"{query} ORDER BY abs(current_balance) {order} LIMIT 1"
 
 
 def _end(one: Question, rows: list[Row]) -> list[Row]:
@@ -245,12 +273,18 @@ def _counts(row: Row, measure: Measure) -> bool:
 def _name(one: Question, rows: list[Row]) -> str:
     """Name a side by what it resolved to: "your Chase checking account", "your VTI", "your
     net worth"; in the person's own words when it is many accounts ("your card debt")."""
+    if whole(one) in ("assets", "debts") and not (one.kinds or one.institutions):
+        return "your " + str(whole(one))
     if "net_worth" in one.intents and not one.kinds:
         return "your net worth"
     tickers = list(dict.fromkeys(str(r.get("ticker")) for r in rows if r.get("ticker")))
     if tickers:
         return "your " + join_words(tickers) if len(tickers) <= 2 else "your holdings"
-    return join_words([r.label for r in rows]) if len(rows) <= 2 else describe(one)
+    if len(rows) <= 2:
+        return join_words([r.label for r in rows])
+    if one.kinds and not one.institutions:  # "your checking and savings accounts"
+        return "your " + join_words([_NOUNS.get(k, k) for k in one.kinds])
+    return describe(one)
 
 
 def _first_up(text: str) -> str:
@@ -285,6 +319,8 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
     rows = distinct(found)
     if c.op in ("total", "left", "minus"):
         return write_tally(c, rows)
+    if c.op == "line":
+        return write_line(c, rows)
     if c.op in ("target", "rank", "move"):
         return write_goal(c, rows)
     if c.op in ("highest", "lowest"):
@@ -328,10 +364,13 @@ def _two_sides(c: Computation, rows: list[Row]) -> list[Block]:
     ]
     if c.op == "ratio":
         times = f"{va / vb:,.2f}" if vb else "no multiple (the second is zero)"
+        if vb and va / vb < 0.1:  # "0.01 times" says too little: a percent says it plainly
+            times = f"{percent(va, vb)} of"
+            name_b += f" (a ratio of {va / vb:.3f} to 1)"
         return [
             (
-                f"{_first_up(name_a)} {'are' if len(rows_a) > 1 else 'is'} {times} times"
-                f" {name_b}.\n",
+                f"{_first_up(name_a)} {'are' if len(rows_a) > 1 or whole(a) else 'is'} {times}"
+                f"{'' if times.endswith(' of') else ' times'} {name_b}.\n",
                 cites_a + cites_b,
             ),
             *blocks,

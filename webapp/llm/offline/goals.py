@@ -19,14 +19,16 @@ from .words import amounts, join_words, money, sentence, words
 # add ... to have", "left to go", "away from".
 _GAP = re.compile(
     r" how far (?:\S+ ){0,2}(?:short|off|away|behind|from) | short of"
-    r" | how much (?:more|further|extra|else) | (?:need|have|got) to (?:add|put|save|deposit"
+    r" | how much (?:more|further|extra|else) | what (?:would|will|does|do) it take"
+    r" | (?:bring|get|take|top) (?:\S+ ){0,3}up to | (?:need|have|got) to (?:add|put|save|deposit"
     r"|find|top up|get)\b| to go | left to"
     r" (?:reach|hit|save|go|get)| away from | gap (?:to|between \S+ and) | shortfall "
 )
 _PRONOUN = re.compile(r" (?:it|its|that|this|there|them) ")
 # What asks for a ranking: "rank", "sort", "in order", "biggest first", "largest to smallest".
 _RANK = re.compile(
-    r" (?:rank|ranked|ranking|sort|sorted|order|ordered|in order) |"
+    r" (?:rank|ranked|ranking|sort(?! (?:it|this|that|them|things|\S+ )?out\b)|sorted|order"
+    r"|ordered|in order) |"
     r" (?:biggest|largest|highest|most|smallest|lowest|least) (?:first|to (?:the )?"
     r"(?:smallest|lowest|least|biggest|largest|highest|most)) "
 )
@@ -70,13 +72,54 @@ def read_move(text: str) -> Computation | None:
     )
 
 
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+_UNITS.update({"thirty": 30, "forty": 40, "fifty": 50, "a": 1, "an": 1})
+_SPELLED = re.compile(
+    r" (?:an? )?(?:even |round |cool |clean )?(?P<n>" + "|".join(_UNITS) + r")"
+    r" (?P<scale>grand|thousand|k|hundred) "
+)
+
+
+def spelled(phrase: str) -> list[float]:
+    """Money said in words: "an even five grand", "twenty thousand", "a grand"."""
+    scale = {"grand": 1000.0, "thousand": 1000.0, "k": 1000.0, "hundred": 100.0}
+    return [_UNITS[m["n"]] * scale[m["scale"]] for m in _SPELLED.finditer(phrase)]
+
+
 def read_goal(text: str) -> Computation | None:
     """Return the gap to a target, or a ranking, the question asks of the user's accounts."""
     phrase = " " + " ".join(words(text)) + " "
     moved = read_move(text)
     if moved:
         return moved
-    found = amounts(text)
+    found = amounts(text) or spelled(phrase)
     if _GAP.search(phrase) and len(found) == 1:
         one = side(text)
         if one.tickers:

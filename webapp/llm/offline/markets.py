@@ -108,7 +108,10 @@ def holdings(question: Question, rows: list[Row], cash: list[Row] | None = None)
         (f"Your holdings are worth {money(total)} in all:\n", [row.cite for row in held])
     ]
     for row in held:
-        blocks.append((f"- {_position(row)}, in {row.label}\n", [row.cite]))
+        each = _each(question, row).removeprefix(" By those figures").rstrip(".")
+        blocks.append(
+            (f"- {_position(row)}, in {row.label}{';' if each else ''}{each}\n", [row.cite])
+        )
     return blocks
 
 

@@ -21,6 +21,7 @@ from ..base import ModelRequest
 from .advice import advice_kind
 from .ask import understand
 from .cite import Block, Result
+from .compute import read_computation
 from .conversation import FOLLOW_UP_DEPTH, earlier_questions, split_parts
 from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
@@ -198,6 +199,13 @@ def _besides_spending(text: str, today: date) -> tuple[str, bool]:
     return " ".join(rest), spent[0]
 
 
+def _spendable(text: str) -> bool:
+    """A sum of what could be spent ("between checking and my card's unused credit"), not
+    what was spent."""
+    found = read_computation(text)
+    return found is not None and found.op == "total" and bool(found.measures)
+
+
 def _spending_part(text: str, today: date) -> str:
     return next((p for p in split_parts(text) if read_spending(p, today) is not None), text)
 
@@ -232,6 +240,8 @@ class OfflineModel:
         trip = read_trip(turn.question, today)
         if read_regular(mended, earlier, today) or trip:
             spending = None  # "what does the mortgage cost me over a year?": the bill, x12
+        if spending is not None and _spendable(mended):
+            spending = None  # "cash in checking plus unused credit, the most I could spend?"
         found: list[Task] = []
         rest, first = _besides_spending(mended, today) if spending is not None else ("", True)
         followed = follow_spending(mended, earlier[-1], today) if earlier and not spending else None

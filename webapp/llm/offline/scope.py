@@ -98,7 +98,15 @@ def scope_reply(text: str) -> str | None:
         ),
         None,
     )
-    return acted or _forecast(phrase, ticker) or _not_held(phrase)
+    return acted or _forecast(phrase, ticker) or _not_held(padded(_asked(text)))
+
+
+def _asked(text: str) -> str:
+    """The sentences that ask, when others only tell what happened ("someone got hold of my
+    card number. what's the most I can be made to pay?": no card number is asked for)."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
+    asking = [s for s in sentences if s.rstrip().endswith("?")]
+    return " ".join(asking) if asking and len(asking) < len(sentences) else text
 
 
 def _forecast(phrase: str, ticker: bool) -> str | None:
@@ -239,16 +247,27 @@ def _named_document(text: str, books: Library) -> str | None:
         if any(path in doc.path.lower() for doc in books.docs if doc.tool):
             return None
         label = str(rule["label"]).format(NAME=name.upper(), name=name, Name=title_case(name))
-        return _not_bundled(label, books, str(rule["offer"]))
+        topic = text[: found.start()] + text[found.end() :]
+        return _not_bundled(label, books, str(rule["offer"]), topic=topic)
     return _titled_document(text, books)
 
 
 def _not_bundled(
-    label: str, books: Library, offer: str, rule: dict[str, object] | None = None
+    label: str, books: Library, offer: str, rule: dict[str, object] | None = None, topic: str = ""
 ) -> str:
     """Say the document isn't held, and offer the related ones: of its own kind, where the
-    rule says one (`same_kind`), else what it says to do `instead`."""
+    rule says one (`same_kind`), else what it says to do `instead`. With the question's
+    `topic` ("like-kind exchange rules"), only documents whose titles share a topic word with
+    it are related; when none does, none is offered as if it were."""
     offered = _titles(books, offer)
+    asked = stems(topic) - stems(" ".join(_DOCUMENT_WORDS | _LEADING))
+    if asked and offered:
+        offered = [t for t in offered if asked & stems(t)]
+        if not offered:
+            return (
+                f"I don't have {' '.join(label.split())} among my documents, so I can't say what"
+                " it says, and none of the documents I have is about that topic."
+            )
     same = str((rule or {}).get("same_kind", ""))
     if same:
         offered = [t for t in offered if same in t.lower()]

@@ -34,6 +34,7 @@ Op: TypeAlias = Literal[
     "target",
     "rank",
     "move",
+    "line",
 ]
 Over: TypeAlias = Literal["accounts", "holdings"]
 NAME_RATIO = 85.0
@@ -73,7 +74,7 @@ class Computation:
     over: Over = "accounts"
     measures: tuple[Measure, ...] = ()
     note: str = ""  # what was assumed: a follow-up's "Taking that as ..."
-    goal: float | None = None  # "target": the amount to reach; "move": the price change, %
+    goal: float | None = None  # "target": the amount to reach; "move", "line": a percent
     ascending: bool = False  # "rank": smallest first
 
     def measured(self, at: int) -> Measure:

@@ -14,6 +14,7 @@ from .cite import Block
 from .figures import Row
 from .sides import (
     Computation,
+    Measure,
     about_accounts,
     describe,
     figure,
@@ -70,6 +71,12 @@ _TOTAL = (
         r"(?:owe|have|got|hold|is there|is in|is on|are)(?: on| in| at| with| across| to)?"
         r" (?P<list>.+?) (?:between them|between the two|between both|together|combined|put"
         r" together|added together|added up|in total|altogether|all together)\b"
+    ),
+    # "between the cash in checking and the unused credit on my card, what's the most I could
+    # spend": what the two come to, not how they differ
+    re.compile(
+        r"^between (?P<list>.+?) (?:what|how)\b(?!.*\b(?:more|less|bigger|larger|smaller|higher"
+        r"|lower|difference|gap|which)\b)(?=.*\b(?:most|total|altogether|spend|spent|use)\b)"
     ),
 )
 _LEFT = (
@@ -141,7 +148,15 @@ def read_tally(text: str, phrase: str) -> Computation | None:
         if len(items) > 1 and all(map(_named, items)):
             measure = measure_of(side(text))
             measure = measure if measure in ("available", "limit") else "balance"
-            return Computation("total", tuple(side(i) for i in items), measure)
+            sides = tuple(side(i) for i in items)
+            # each side measured its own way: "the cash in checking and the unused credit"
+            measures = tuple(measure_of(s) for s in sides)
+            if "available" in measures and len(set(measures)) > 1:
+                mixed: tuple[Measure, ...] = tuple(
+                    m if m in ("available", "limit") else "balance" for m in measures
+                )
+                return Computation("total", sides, measures=mixed)
+            return Computation("total", sides, measure)
     for op, patterns in (("left", _LEFT), ("minus", _MINUS)):
         for pattern in patterns:
             found = pattern.search(said)
@@ -175,6 +190,8 @@ def write_tally(c: Computation, rows: list[Row]) -> list[Block]:
     lines: list[Block] = [(_line(r), [r.cite]) for r in chosen]
     cites = [r.cite for r in chosen]
     note: list[Block] = [(c.note + "\n", [])] if c.note else []
+    if c.op == "total" and c.measures:
+        return [*note, *_mixed(c, found)]
     if c.op == "total":
         total = sum(figure(r, c.measure) or 0.0 for r in chosen)
         owed = all(r.owed for r in chosen)
@@ -207,3 +224,21 @@ def write_tally(c: Computation, rows: list[Row]) -> list[Block]:
             " more than it holds."
         )
     return [*note, (said[:1].upper() + said[1:] + "\n", cites), *lines]
+
+
+_SAID = {"available": "unused credit", "limit": "credit limit", "balance": "balance"}
+
+
+def _mixed(c: Computation, found: list[list[Row]]) -> list[Block]:
+    """A total of sides each measured its own way (a balance and a card's unused credit)."""
+    parts = [
+        (r, c.measured(i))
+        for i, rows in enumerate(found)
+        for r in rows
+        if figure(r, c.measured(i)) is not None
+    ]
+    total = sum(figure(r, m) or 0.0 for r, m in parts)
+    said = join_words([f"the {_SAID[m]} on {r.label} ({shown(r, m)})" for r, m in parts])
+    return [
+        (f"Together that comes to {money(total)}: {said}.\n", [r.cite for r, _ in parts]),
+    ]
