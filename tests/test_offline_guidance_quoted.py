@@ -1,0 +1,92 @@
+"""The offline engine's rules a page states in words (guidance_quoted.py): a card's grace
+period, the Fed's rate, free credit reports, an emergency fund in months of rent, compound
+growth, each set beside the user's own figures, in wordings no evaluation set holds."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from tests.support.apps import ApiClient, api_client, idle_after
+from webapp.llm.offline.guidance import read_guided, topics_of
+
+
+@pytest.mark.parametrize(
+    ("text", "topic", "figures"),
+    [
+        (
+            "if i clear my amex statement balance by the due date will i be charged any interest?",
+            "a card's grace period",
+            {"cards"},
+        ),
+        (
+            "would a rate hike by the federal reserve push up what my citi card costs me?",
+            "the Fed's rate decisions",
+            {"cards"},
+        ),
+        (
+            "where do i get a free copy of my credit report to see if my card balances are right?",
+            "free credit reports",
+            {"cards"},
+        ),
+        (
+            "how many months of rent would my savings cover, and how big should my emergency "
+            "fund be?",
+            "an emergency fund",
+            {"deposits", "housing"},
+        ),
+        ("if my savings earned 6% a year, how long until it doubles?", "compound growth", set()),
+    ],
+)
+def test_a_rule_in_words_is_read_with_the_figures_that_bear_on_it(
+    text: str, topic: str, figures: set[str]
+) -> None:
+    found = {t.name: set(bearing) for t, bearing in topics_of(text)}
+    assert set(found) == {topic}, found
+    assert figures <= found[topic]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what is a grace period on a credit card?",
+        "what does the FOMC do?",
+        "how often can I get free credit reports?",
+        "how does compound interest work?",
+    ],
+)
+def test_the_rule_alone_stays_with_the_documents(text: str) -> None:
+    assert read_guided(text) is None
+
+
+def _ask(app: Flask, client: ApiClient, question: str) -> tuple[str, list[dict[str, Any]]]:
+    with idle_after(app):
+        session_id = client.new_session()
+        events = client.stream(client.ask(session_id, question)["stream_url"])
+    parsed = [(e.event, json.loads(e.data)) for e in events]
+    (message,) = [data for name, data in parsed if name == "message"]
+    text = "".join(block.get("text", "") for block in message["message"]["content"])
+    (summary,) = [data for name, data in parsed if name == "citations_summary"]
+    return text, [c["target"] for c in summary["citations"]]
+
+
+def test_months_of_rent_a_balance_covers_beside_the_pages_target(app: Flask) -> None:
+    text, targets = _ask(
+        app,
+        api_client(app, "alex"),
+        "my rent is steep: how many months of it would my checking carry, and what emergency "
+        "fund should I aim for?",
+    )
+    assert "three to six months" in text and "$3,120.44" in text and "1.7 months" in text
+    kinds = {t["kind"] for t in targets}
+    assert "web" in kinds and ({"account", "accounts"} & kinds)
+
+
+def test_the_years_to_double_at_a_stated_rate(app: Flask) -> None:
+    text, _ = _ask(
+        app, api_client(app, "alex"), "if my checking grew 8% a year how long to double it?"
+    )
+    assert "$6,240.88" in text and "9.0 years" in text and "not a forecast" in text
