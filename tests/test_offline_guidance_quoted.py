@@ -39,6 +39,31 @@ from webapp.llm.offline.guidance import read_guided, topics_of
             {"deposits", "housing"},
         ),
         ("if my savings earned 6% a year, how long until it doubles?", "compound growth", set()),
+        (
+            "my amex got stolen at the gym, what am i on the hook for and what is on it right now?",
+            "a lost or stolen card",
+            {"card_balance"},
+        ),
+        (
+            "the store refunded a return to my citi card - how long until it shows up on the card?",
+            "a refund to a card",
+            {"cards"},
+        ),
+        (
+            "i want to dispute a charge on my sapphire, do i still owe the full balance meanwhile?",
+            "disputing a card charge",
+            {"card_balance"},
+        ),
+        (
+            "my escrow analysis shows a shortage, can i spread it out, and what's my monthly payment?",
+            "an escrow shortage or surplus",
+            {"mortgage_payment"},
+        ),
+        (
+            "when will the lender give me a loan estimate and how much is my mortgage payment now?",
+            "the Loan Estimate",
+            {"mortgage_payment"},
+        ),
     ],
 )
 def test_a_rule_in_words_is_read_with_the_figures_that_bear_on_it(
@@ -56,6 +81,9 @@ def test_a_rule_in_words_is_read_with_the_figures_that_bear_on_it(
         "what does the FOMC do?",
         "how often can I get free credit reports?",
         "how does compound interest work?",
+        "is a stolen card my problem?",
+        "how do I dispute a credit card charge?",
+        "what is an escrow shortage?",
     ],
 )
 def test_the_rule_alone_stays_with_the_documents(text: str) -> None:
@@ -90,3 +118,23 @@ def test_the_years_to_double_at_a_stated_rate(app: Flask) -> None:
         app, api_client(app, "alex"), "if my checking grew 8% a year how long to double it?"
     )
     assert "$6,240.88" in text and "9.0 years" in text and "not a forecast" in text
+
+
+def test_a_corpus_rule_is_quoted_in_plain_words_beside_the_card(app: Flask) -> None:
+    text, targets = _ask(
+        app,
+        api_client(app, "demo"),
+        "i want to dispute a charge on my citi card, do i still owe the whole balance meanwhile?",
+    )
+    assert "60 days" in text and "disputed amount" in text and "$624.50" in text
+    assert "**" not in text and "\n- " not in text
+    assert len(targets) == 2 and any(t["kind"] == "account" for t in targets), targets
+
+
+def test_an_escrow_shortage_beside_the_mortgage_payment(app: Flask) -> None:
+    text, _ = _ask(
+        app,
+        api_client(app, "demo"),
+        "escrow shortage on my statement: must i pay it at once? and what's my monthly payment?",
+    )
+    assert "12 months" in text and "$2,140.00 every month" in text

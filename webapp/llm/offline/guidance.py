@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
+from ...tools.readers import READER_TOOLS
 from . import lexicon
 from .ask import Question, understand
 from .bills import bills_queries
@@ -47,6 +48,8 @@ FLOWS = {
 
 
 _POINTING = lexicon.phrases("follow_up", "pronouns")
+# The tools a topic's page comes back from: the article search or code, or a corpus reader.
+_PAGE_TOOLS = frozenset({EXECUTE_PYTHON, SEARCH_WEB, *READER_TOOLS})
 # A question about where the person stands: "am I past", "can we", "how close am I".
 _JUDGED = re.compile(
     r" (am|do|can|could|should|would|will|have|did|must) (i|we) "
@@ -175,12 +178,12 @@ class Page:
     """The bundled page of a topic as the tools returned it: its sentences, each cited."""
 
     def __init__(self, results: list[Result], title: str) -> None:
-        mine = [r for r in results if r.tool in (EXECUTE_PYTHON, SEARCH_WEB) and r.title == title]
+        mine = [r for r in results if r.tool in _PAGE_TOOLS and r.title == title]
         self._sentences: list[tuple[str, dict[str, Any]]] = [
-            (sentence.strip(), cite(result, at, at + 1))
+            (" ".join(sentence.split()).removeprefix("- "), cite(result, at, at + 1))
             for result in mine
             for at, text in enumerate(result.texts)
-            for sentence in re.split(r"(?<=[.!?])\s+", text)
+            for sentence in re.split(r"(?<=[.!?])\s+", text.replace("**", ""))
             if sentence.strip()
         ]
 
@@ -269,6 +272,12 @@ class Guided:
             calls.append(ToolCall(EXECUTE_SQL, {"query": spent}))
         titles = list(dict.fromkeys(topic.page for topic, _ in self.topics))
         books = library()
+        # A topic's page may be a corpus document (a regulation, a guide): its reader reads it.
+        read = [d for d in books.docs if d.tool and d.title in titles]
+        calls += [ToolCall(d.tool, {"path": d.path}) for d in read if d.tool]
+        titles = [t for t in titles if t not in {d.title for d in read}]
+        if not titles:
+            return calls
         pages = [
             DocHit(d, 0.0, 1.0, ()) for d in books.docs if d.tool is None and d.title in titles
         ]

@@ -77,9 +77,9 @@ def quoted(case: Case) -> list[Block]:
     if {"deposits", "source"} & set(case.bearing):
         said, held = _banks(case)
         blocks += said
-    if "cards" in case.bearing:
+    if {"cards", "card_balance"} & set(case.bearing):
         blocks += _cards(case)
-    if {"housing", "mortgage"} & set(case.bearing):
+    if {"housing", "mortgage", "mortgage_payment"} & set(case.bearing):
         blocks += _housing(case, held)
     if case.topic.rule == "growth" and held:
         blocks += _doubling(case, held)
