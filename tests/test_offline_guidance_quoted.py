@@ -60,6 +60,16 @@ from webapp.llm.offline.guidance import read_guided, topics_of
             {"mortgage_payment"},
         ),
         (
+            "could i roll my old traditional ira into a roth and pay the tax out of my checking?",
+            "Roth conversions and distributions",
+            {"source"},
+        ),
+        (
+            "do i have to start taking money out of my roth at 75 or can my savings carry me?",
+            "Roth conversions and distributions",
+            {"source"},
+        ),
+        (
             "when will the lender give me a loan estimate and how much is my mortgage payment now?",
             "the Loan Estimate",
             {"mortgage_payment"},
@@ -84,6 +94,7 @@ def test_a_rule_in_words_is_read_with_the_figures_that_bear_on_it(
         "is a stolen card my problem?",
         "how do I dispute a credit card charge?",
         "what is an escrow shortage?",
+        "what are the roth conversion rules?",
     ],
 )
 def test_the_rule_alone_stays_with_the_documents(text: str) -> None:
@@ -138,3 +149,13 @@ def test_an_escrow_shortage_beside_the_mortgage_payment(app: Flask) -> None:
         "escrow shortage on my statement: must i pay it at once? and what's my monthly payment?",
     )
     assert "12 months" in text and "$2,140.00 every month" in text
+
+
+def test_a_roth_question_quotes_the_sentence_it_asks_about(app: Flask) -> None:
+    text, _ = _ask(
+        app,
+        api_client(app, "demo"),
+        "could i convert my old traditional ira to a roth and pay the tax out of my chase savings?",
+    )
+    assert "included in income" in text and "10% additional tax" in text
+    assert "No minimum distributions" not in text and "$18,250.00" in text

@@ -85,6 +85,8 @@ class Topic:
     figures: tuple[str, ...]
     unknown: str = ""  # what the answer can't know, said after the quotes
     general: bool = False  # yields to any other topic the question names
+    displaces: tuple[str, ...] = ()  # topics it answers instead of, when both are named
+    pick: bool = False  # quote only the sentences whose words the question says, if any
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -137,6 +139,8 @@ TOPICS = tuple(
         tuple(map(str, t["figures"])),
         str(t.get("unknown", "")),
         bool(t.get("general", False)),
+        tuple(map(str, t.get("displaces", ()))),
+        bool(t.get("pick", False)),
     )
     for t in _DATA["topic"]
 )
@@ -170,6 +174,8 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
         bearing = tuple(f for f in topic.figures if FIGURES[f].spoken_of(said, question))
         if bearing:
             found.append((topic, bearing))
+    displaced = {name for topic, _ in found for name in topic.displaces}
+    found = [(topic, bearing) for topic, bearing in found if topic.name not in displaced]
     specific = [(topic, bearing) for topic, bearing in found if not topic.general]
     return specific or found
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from .cite import Block
-from .guidance import Case
+from .guidance import Case, stemmed
 from .guidance_figures import cites, flow, listed, narrowed, of_kind, percent_said, total
 from .words import join_words, money, sentence
 
@@ -67,9 +67,19 @@ def _doubling(case: Case, held: float) -> list[Block]:
     ]
 
 
+def _asked(case: Case) -> tuple[str, ...]:
+    """The topic's quotes the question asks about (a key's word said, "convert" for the
+    conversion's sentence), or all of them when it asks of none in particular."""
+    said = stemmed(case.question.text)
+    picked = tuple(
+        k for k in case.topic.quotes if any(f" {w} " in said for w in stemmed(k).split()[:3] if len(w) > 2)
+    )
+    return picked if case.topic.pick and picked else case.topic.quotes
+
+
 def quoted(case: Case) -> list[Block]:
     """The page's sentences, then the user's figures that bear on them."""
-    blocks = case.quote(*(k for k in (case.topic.limit, *case.topic.quotes) if k))
+    blocks = case.quote(*(k for k in (case.topic.limit, *_asked(case)) if k))
     if not blocks:
         return case.unread()
     blocks.append(("\n", []))
