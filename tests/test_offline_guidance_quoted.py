@@ -70,6 +70,11 @@ from webapp.llm.offline.guidance import read_guided, topics_of
             {"source"},
         ),
         (
+            "my bags went missing on a trip i paid with my sapphire, what's covered, what do i owe?",
+            "the Sapphire's benefits",
+            {"card_balance"},
+        ),
+        (
             "when will the lender give me a loan estimate and how much is my mortgage payment now?",
             "the Loan Estimate",
             {"mortgage_payment"},
@@ -159,3 +164,15 @@ def test_a_roth_question_quotes_the_sentence_it_asks_about(app: Flask) -> None:
     )
     assert "included in income" in text and "10% additional tax" in text
     assert "No minimum distributions" not in text and "$18,250.00" in text
+
+
+def test_a_card_benefit_quotes_the_benefit_asked_about_and_the_card_paid_with(app: Flask) -> None:
+    text, _ = _ask(
+        app,
+        api_client(app, "demo"),
+        "my headphones were damaged a week after I paid for them with my Amex card. does the "
+        "sapphire purchase protection cover that?",
+    )
+    assert "120 days" in text and "only when the eligible purchase" in text
+    assert "American Express credit card, not the Sapphire" in text
+    assert "rental" not in text and "12 hours" not in text

@@ -87,6 +87,7 @@ class Topic:
     general: bool = False  # yields to any other topic the question names
     displaces: tuple[str, ...] = ()  # topics it answers instead of, when both are named
     pick: bool = False  # quote only the sentences whose words the question says, if any
+    card: str = ""  # the card whose benefits the page states (its name's word)
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -141,6 +142,7 @@ TOPICS = tuple(
         bool(t.get("general", False)),
         tuple(map(str, t.get("displaces", ()))),
         bool(t.get("pick", False)),
+        str(t.get("card", "")),
     )
     for t in _DATA["topic"]
 )
@@ -189,7 +191,7 @@ class Page:
             (" ".join(sentence.split()).removeprefix("- "), cite(result, at, at + 1))
             for result in mine
             for at, text in enumerate(result.texts)
-            for sentence in re.split(r"(?<=[.!?])\s+", text.replace("**", ""))
+            for sentence in re.split(r"(?<=[.!?])(?<![A-Z]\.[A-Z]\.)\s+", text.replace("**", ""))
             if sentence.strip()
         ]
 

@@ -28,6 +28,24 @@ def _cards(case: Case) -> list[Block]:
     return [(text + ". ", cites(cards))]
 
 
+def _other_card(case: Case) -> list[Block]:
+    """Say so when the question paid with a card other than the one whose benefits the page
+    states ("I put it on my Citi card - can I claim under the Sapphire's protection?")."""
+    mine = case.topic.card
+    cards = narrowed(case.question, of_kind(case.accounts, "credit"))
+    other = [r for r in cards if mine and mine not in r.label.lower()]
+    if not mine or not other or len(other) == len(cards):
+        return []
+    names = join_words([r.label for r in other])
+    return [
+        (
+            f"You say it went on {names}, not the {mine.title()}, so the {mine.title()}'s "
+            "benefits wouldn't cover it: only the benefits of the card you paid with would. ",
+            cites(other),
+        )
+    ]
+
+
 def _banks(case: Case) -> tuple[list[Block], float]:
     banks = narrowed(case.question, of_kind(case.accounts, "depository"))
     if not banks:
@@ -68,13 +86,18 @@ def _doubling(case: Case, held: float) -> list[Block]:
 
 
 def _asked(case: Case) -> tuple[str, ...]:
-    """The topic's quotes the question asks about (a key's word said, "convert" for the
-    conversion's sentence), or all of them when it asks of none in particular."""
+    """The topic's quotes the question asks about, or all of them when it asks of none in
+    particular. A quote "cue|cue > key" is asked about when the question says a cue (compared
+    by stem); a bare key, when it says one of the key's first words."""
     said = stemmed(case.question.text)
-    picked = tuple(
-        k for k in case.topic.quotes if any(f" {w} " in said for w in stemmed(k).split()[:3] if len(w) > 2)
-    )
-    return picked if case.topic.pick and picked else case.topic.quotes
+    keys, picked = [], []
+    for quote in case.topic.quotes:
+        cues, _, key = quote.rpartition(" > ")
+        heard = cues.split("|") if cues else [w for w in key.split()[:3] if len(w) > 3]
+        keys.append(key)
+        if any(stemmed(c) in said for c in heard):
+            picked.append(key)
+    return tuple(picked if case.topic.pick and picked else keys)
 
 
 def quoted(case: Case) -> list[Block]:
@@ -88,7 +111,7 @@ def quoted(case: Case) -> list[Block]:
         said, held = _banks(case)
         blocks += said
     if {"cards", "card_balance"} & set(case.bearing):
-        blocks += _cards(case)
+        blocks += _cards(case) + _other_card(case)
     if {"housing", "mortgage", "mortgage_payment"} & set(case.bearing):
         blocks += _housing(case, held)
     if case.topic.rule == "growth" and held:
