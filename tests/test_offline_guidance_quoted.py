@@ -75,6 +75,16 @@ from webapp.llm.offline.guidance import read_guided, topics_of
             {"card_balance"},
         ),
         (
+            "how long do i keep the receipts for my vti shares once i sell?",
+            "records of what shares cost",
+            {"holdings"},
+        ),
+        (
+            "whats the difference between an etf and a mutual fund, i have some VOO",
+            "ETFs and mutual funds",
+            {"holdings"},
+        ),
+        (
             "when will the lender give me a loan estimate and how much is my mortgage payment now?",
             "the Loan Estimate",
             {"mortgage_payment"},
@@ -100,6 +110,7 @@ def test_a_rule_in_words_is_read_with_the_figures_that_bear_on_it(
         "how do I dispute a credit card charge?",
         "what is an escrow shortage?",
         "what are the roth conversion rules?",
+        "what is the difference between an ETF and a mutual fund?",
     ],
 )
 def test_the_rule_alone_stays_with_the_documents(text: str) -> None:
@@ -176,3 +187,14 @@ def test_a_card_benefit_quotes_the_benefit_asked_about_and_the_card_paid_with(ap
     assert "120 days" in text and "only when the eligible purchase" in text
     assert "American Express credit card, not the Sapphire" in text
     assert "rental" not in text and "12 hours" not in text
+
+
+def test_a_holding_named_is_read_beside_the_rule_and_a_table_row_is_a_sentence(app: Flask) -> None:
+    text, targets = _ask(
+        app,
+        api_client(app, "demo"),
+        "how long do i keep the receipts for my vti shares once i sell?",
+    )
+    assert "The usual case: 3 years from the date you filed" in text and "|" not in text
+    assert "40 shares of VTI, worth $11,584.00" in text
+    assert any(t["kind"] == "account" for t in targets)

@@ -21,17 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
-from ...tools.readers import READER_TOOLS
 from . import lexicon
 from .ask import Question, understand
 from .bills import bills_queries
-from .cite import Block, Result, cite
+from .cite import Block, Result
 from .figures import Row, rows_of
+from .guidance_page import Page
 from .library import DocHit, library
-from .plan import ACCOUNT_COLUMNS, KIND_FILTERS, ToolCall, article_code
+from .plan import ACCOUNT_COLUMNS, KIND_FILTERS, ToolCall, article_code, holding_query
 from .scope import padded
 from .spending_ask import ROW_COLUMNS
-from .words import amounts, bare_amounts, stem, words
+from .words import bare_amounts, stem, words
 
 _DATA: dict[str, Any] = tomllib.loads(
     Path(__file__).with_name("guidance.toml").read_text(encoding="utf-8")
@@ -48,8 +48,6 @@ FLOWS = {
 
 
 _POINTING = lexicon.phrases("follow_up", "pronouns")
-# The tools a topic's page comes back from: the article search or code, or a corpus reader.
-_PAGE_TOOLS = frozenset({EXECUTE_PYTHON, SEARCH_WEB, *READER_TOOLS})
 # A question about where the person stands: "am I past", "can we", "how close am I".
 _JUDGED = re.compile(
     r" (am|do|can|could|should|would|will|have|did|must) (i|we) "
@@ -112,6 +110,7 @@ class Figure:
     narrow: bool | str = False
     flows: str = ""
     judged: bool = False
+    tickers: bool = False  # a ticker the question names speaks of it ("my AAPL")
 
     def spoken_of(self, said: str, question: Question) -> bool:
         """Tell whether the question speaks of this figure."""
@@ -124,6 +123,7 @@ class Figure:
             or bool(set(self.kinds) & set(question.kinds))
             or (self.institutions and bool(question.institutions))
             or (self.amount and bool(money_said(question)))
+            or (self.tickers and bool(question.tickers))
         )
 
 
@@ -157,6 +157,7 @@ FIGURES = {
         f.get("narrow", False),
         str(f.get("flows", "")),
         bool(f.get("judged", False)),
+        bool(f.get("tickers", False)),
     )
     for name, f in _DATA["figure"].items()
 }
@@ -182,42 +183,6 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
     return specific or found
 
 
-class Page:
-    """The bundled page of a topic as the tools returned it: its sentences, each cited."""
-
-    def __init__(self, results: list[Result], title: str) -> None:
-        mine = [r for r in results if r.tool in _PAGE_TOOLS and r.title == title]
-        self._sentences: list[tuple[str, dict[str, Any]]] = [
-            (" ".join(sentence.split()).removeprefix("- "), cite(result, at, at + 1))
-            for result in mine
-            for at, text in enumerate(result.texts)
-            for sentence in re.split(r"(?<=[.!?])(?<![A-Z]\.[A-Z]\.)\s+", text.replace("**", ""))
-            if sentence.strip()
-        ]
-
-    @property
-    def found(self) -> bool:
-        return bool(self._sentences)
-
-    def sentence(self, key: str) -> Block | None:
-        """Return the first sentence holding `key` (case ignored), cited to its passage."""
-        for text, citation in self._sentences:
-            if key and key.lower() in text.lower():
-                return (text, [citation])
-        return None
-
-    def amounts(self, key: str) -> list[float]:
-        """Return the money amounts of the sentence holding `key`, in order."""
-        said = self.sentence(key)
-        return amounts(said[0]) if said else []
-
-    def number(self, key: str, after: str) -> int | None:
-        """Return the first whole number after the word `after` in the sentence of `key`."""
-        said = self.sentence(key)
-        found = re.search(rf"{re.escape(after)}\D*?(\d+)", said[0]) if said else None
-        return int(found[1]) if found else None
-
-
 @dataclass(frozen=True, slots=True)
 class Case:
     """One topic of a question, with what the tools returned for it."""
@@ -228,6 +193,7 @@ class Case:
     accounts: list[Row]
     flows: list[Row]
     page: Page
+    holdings: tuple[Row, ...] = ()  # the holdings of the tickers it names
 
     def unread(self) -> list[Block]:
         """What to say when the page didn't come back to answer from."""
@@ -273,6 +239,8 @@ class Guided:
         query = accounts_query(self.question, bearing)
         if query:
             calls.append(ToolCall(EXECUTE_SQL, {"query": query}))
+        if "holdings" in bearing and self.question.tickers:
+            calls.append(ToolCall(EXECUTE_SQL, {"query": holding_query(self.question)}))
         flows = {FIGURES[f].flows for f in bearing} - {""}
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for f, q in FLOWS.items() if f in flows]
         if "spent" in flows:  # last month's spending by category (`bills.py`)
@@ -298,11 +266,13 @@ class Guided:
         from .guidance_rules import RULES  # the writers use this module's Case
 
         rows = rows_of(results)
-        accounts = [r for r in rows if not r.get("transaction_id")]  # spending totals too
+        accounts = [r for r in rows if not (r.get("transaction_id") or r.get("ticker"))]
         flows = [r for r in rows if r.get("transaction_id")]
+        holdings = tuple(r for r in rows if r.get("ticker"))
         blocks: list[Block] = [(self.note, [])] if self.note else []
         for number, (topic, bearing) in enumerate(self.topics):
-            case = Case(self.question, topic, bearing, accounts, flows, Page(results, topic.page))
+            page = Page(results, topic.page)
+            case = Case(self.question, topic, bearing, accounts, flows, page, holdings)
             if number:
                 blocks.append(("\n\n", []))
             blocks += RULES[topic.rule](case)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .cite import Block
+from .cite import Block, number
 from .guidance import Case, stemmed
 from .guidance_figures import cites, flow, listed, narrowed, of_kind, percent_said, total
 from .words import join_words, money, sentence
@@ -26,6 +26,25 @@ def _cards(case: Case) -> list[Block]:
         limit = float(limits[0].get("credit_limit") or 0)
         text += f", against a {money(limit)} limit ({money(limit - total(cards))} unused)"
     return [(text + ". ", cites(cards))]
+
+
+def _holdings(case: Case) -> list[Block]:
+    if not case.holdings:
+        names = join_words(list(case.question.tickers))
+        return [(f"You hold no {names} among your linked accounts. ", [])]
+    blocks: list[Block] = []
+    for row in case.holdings:
+        shares = number(row.get("quantity")) or 0.0
+        worth = number(row.get("market_value")) or 0.0
+        place = f"your {row.get('institution_name')} {str(row.get('account_name')).lower()} account"
+        blocks.append(
+            (
+                f"You hold {shares:g} shares of {row.get('ticker')}, worth {money(worth)}, "
+                f"in {place}. ",
+                [row.cite],
+            )
+        )
+    return blocks
 
 
 def _other_card(case: Case) -> list[Block]:
@@ -114,9 +133,10 @@ def quoted(case: Case) -> list[Block]:
         blocks += _cards(case) + _other_card(case)
     if {"housing", "mortgage", "mortgage_payment"} & set(case.bearing):
         blocks += _housing(case, held)
+    if "holdings" in case.bearing:
+        blocks += _holdings(case)
     if case.topic.rule == "growth" and held:
         blocks += _doubling(case, held)
     if case.topic.unknown:
         blocks.append((f"\n{case.topic.unknown}", []))
     return blocks
-
