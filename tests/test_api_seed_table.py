@@ -51,7 +51,7 @@ OFFLINE_ROWS = [
         {"kind": "card_document", "url": "https://cardbenefits.chase.com/chase-sapphire-preferred"},
     ),
     (
-        "How do I dispute a billing error on my card?",
+        "How do you dispute a billing error on a credit card?",
         "silvia://credit-card-corpus/guides/disputing-a-card-charge.md",
         {"kind": "card_document", "url": None},
     ),

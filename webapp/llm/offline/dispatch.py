@@ -55,10 +55,17 @@ _POINTING = ("that", "thats", "it", "its", "this", "feels", "seems", "since", "b
 
 
 # A question about what a rule does to the user ("will my utilisation drag my score down?") is
-# no forecast of prices: the guided answers take it.
+# no forecast of prices, and one that says the score it fears for ("my credit score is
+# tanking: is my card too high?") asks what the score weighs: the guided answers take both, and
+# say themselves that the score isn't among the data.
+_UNSEEN = ("credit score", "credit report")  # data the guided answers say they don't hold
 _FORESEEN = frozenset(
-    r.reply for r in lexicon.rules("scope") if r.kind in ("forecast", "projection")
-)
+    r.reply for r in lexicon.rules("scope") if r.kind in ("forecast", "projection", *_UNSEEN)
+) | {
+    str(held["reply"])
+    for kind, held in lexicon.table("not_held").items()
+    if kind in _UNSEEN and isinstance(held, dict) and "reply" in held
+}
 
 
 def _guided(text: str, context: Context) -> Task | None:

@@ -24,13 +24,14 @@ from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
 from . import lexicon
 from .ask import Question, understand
 from .bills import bills_queries
-from .cite import Block, Result, cite
+from .cite import Block, Result
 from .figures import Row, rows_of
+from .guidance_page import Page
 from .library import DocHit, library
-from .plan import ACCOUNT_COLUMNS, KIND_FILTERS, ToolCall, article_code
+from .plan import ACCOUNT_COLUMNS, KIND_FILTERS, ToolCall, article_code, holding_query
 from .scope import padded
 from .spending_ask import ROW_COLUMNS
-from .words import amounts, bare_amounts, stem, words
+from .words import bare_amounts, stem, words
 
 _DATA: dict[str, Any] = tomllib.loads(
     Path(__file__).with_name("guidance.toml").read_text(encoding="utf-8")
@@ -82,6 +83,9 @@ class Topic:
     figures: tuple[str, ...]
     unknown: str = ""  # what the answer can't know, said after the quotes
     general: bool = False  # yields to any other topic the question names
+    displaces: tuple[str, ...] = ()  # topics it answers instead of, when both are named
+    pick: bool = False  # quote only the sentences whose words the question says, if any
+    card: str = ""  # the card whose benefits the page states (its name's word)
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -106,6 +110,7 @@ class Figure:
     narrow: bool | str = False
     flows: str = ""
     judged: bool = False
+    tickers: bool = False  # a ticker the question names speaks of it ("my AAPL")
 
     def spoken_of(self, said: str, question: Question) -> bool:
         """Tell whether the question speaks of this figure."""
@@ -118,6 +123,7 @@ class Figure:
             or bool(set(self.kinds) & set(question.kinds))
             or (self.institutions and bool(question.institutions))
             or (self.amount and bool(money_said(question)))
+            or (self.tickers and bool(question.tickers))
         )
 
 
@@ -134,6 +140,9 @@ TOPICS = tuple(
         tuple(map(str, t["figures"])),
         str(t.get("unknown", "")),
         bool(t.get("general", False)),
+        tuple(map(str, t.get("displaces", ()))),
+        bool(t.get("pick", False)),
+        str(t.get("card", "")),
     )
     for t in _DATA["topic"]
 )
@@ -148,6 +157,7 @@ FIGURES = {
         f.get("narrow", False),
         str(f.get("flows", "")),
         bool(f.get("judged", False)),
+        bool(f.get("tickers", False)),
     )
     for name, f in _DATA["figure"].items()
 }
@@ -167,44 +177,10 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
         bearing = tuple(f for f in topic.figures if FIGURES[f].spoken_of(said, question))
         if bearing:
             found.append((topic, bearing))
+    displaced = {name for topic, _ in found for name in topic.displaces}
+    found = [(topic, bearing) for topic, bearing in found if topic.name not in displaced]
     specific = [(topic, bearing) for topic, bearing in found if not topic.general]
     return specific or found
-
-
-class Page:
-    """The bundled page of a topic as the tools returned it: its sentences, each cited."""
-
-    def __init__(self, results: list[Result], title: str) -> None:
-        mine = [r for r in results if r.tool in (EXECUTE_PYTHON, SEARCH_WEB) and r.title == title]
-        self._sentences: list[tuple[str, dict[str, Any]]] = [
-            (sentence.strip(), cite(result, at, at + 1))
-            for result in mine
-            for at, text in enumerate(result.texts)
-            for sentence in re.split(r"(?<=[.!?])\s+", text)
-            if sentence.strip()
-        ]
-
-    @property
-    def found(self) -> bool:
-        return bool(self._sentences)
-
-    def sentence(self, key: str) -> Block | None:
-        """Return the first sentence holding `key` (case ignored), cited to its passage."""
-        for text, citation in self._sentences:
-            if key and key.lower() in text.lower():
-                return (text, [citation])
-        return None
-
-    def amounts(self, key: str) -> list[float]:
-        """Return the money amounts of the sentence holding `key`, in order."""
-        said = self.sentence(key)
-        return amounts(said[0]) if said else []
-
-    def number(self, key: str, after: str) -> int | None:
-        """Return the first whole number after the word `after` in the sentence of `key`."""
-        said = self.sentence(key)
-        found = re.search(rf"{re.escape(after)}\D*?(\d+)", said[0]) if said else None
-        return int(found[1]) if found else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +193,7 @@ class Case:
     accounts: list[Row]
     flows: list[Row]
     page: Page
+    holdings: tuple[Row, ...] = ()  # the holdings of the tickers it names
 
     def unread(self) -> list[Block]:
         """What to say when the page didn't come back to answer from."""
@@ -262,6 +239,8 @@ class Guided:
         query = accounts_query(self.question, bearing)
         if query:
             calls.append(ToolCall(EXECUTE_SQL, {"query": query}))
+        if "holdings" in bearing and self.question.tickers:
+            calls.append(ToolCall(EXECUTE_SQL, {"query": holding_query(self.question)}))
         flows = {FIGURES[f].flows for f in bearing} - {""}
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for f, q in FLOWS.items() if f in flows]
         if "spent" in flows:  # last month's spending by category (`bills.py`)
@@ -269,6 +248,12 @@ class Guided:
             calls.append(ToolCall(EXECUTE_SQL, {"query": spent}))
         titles = list(dict.fromkeys(topic.page for topic, _ in self.topics))
         books = library()
+        # A topic's page may be a corpus document (a regulation, a guide): its reader reads it.
+        read = [d for d in books.docs if d.tool and d.title in titles]
+        calls += [ToolCall(d.tool, {"path": d.path}) for d in read if d.tool]
+        titles = [t for t in titles if t not in {d.title for d in read}]
+        if not titles:
+            return calls
         pages = [
             DocHit(d, 0.0, 1.0, ()) for d in books.docs if d.tool is None and d.title in titles
         ]
@@ -281,11 +266,13 @@ class Guided:
         from .guidance_rules import RULES  # the writers use this module's Case
 
         rows = rows_of(results)
-        accounts = [r for r in rows if not r.get("transaction_id")]  # spending totals too
+        accounts = [r for r in rows if not (r.get("transaction_id") or r.get("ticker"))]
         flows = [r for r in rows if r.get("transaction_id")]
+        holdings = tuple(r for r in rows if r.get("ticker"))
         blocks: list[Block] = [(self.note, [])] if self.note else []
         for number, (topic, bearing) in enumerate(self.topics):
-            case = Case(self.question, topic, bearing, accounts, flows, Page(results, topic.page))
+            page = Page(results, topic.page)
+            case = Case(self.question, topic, bearing, accounts, flows, page, holdings)
             if number:
                 blocks.append(("\n\n", []))
             blocks += RULES[topic.rule](case)

@@ -32,6 +32,7 @@ from .guidance_figures import (
 )
 from .guidance_home import home_sale, mortgage, pmi
 from .guidance_pay import retirement_start, take_home
+from .guidance_quoted import quoted
 from .scope import padded
 from .words import count_of, join_words, money, percent, sentence, years
 
@@ -360,4 +361,6 @@ RULES: dict[str, Callable[[Case], list[Block]]] = {
     "claim_age": claim_age,
     "take_home": take_home,
     "retirement_start": retirement_start,
+    "quoted": quoted,
+    "growth": quoted,
 }
