@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 
 from . import event_log, leases
-from .notes import StoredEvent, following
+from .notes import StoredEvent
 from .wakeups import Wakeups
 
 HEARTBEAT_SECONDS = 15.0
@@ -33,8 +33,10 @@ class AnswerReader:
         wakeups: Wakeups,
         stopping: threading.Event,
         resume_if_expired: Callable[[int, str, datetime | None], object],
+        ask_to_store: Callable[[str], object] | None = None,
     ) -> None:
         self.engine, self.wakeups = engine, wakeups
+        self._ask_to_store = ask_to_store  # a gap: its runner stores what it sent live
         self._stopping = stopping  # set as the worker begins to stop (`stop_serving`)
         self._resume_if_expired = resume_if_expired  # a dead runner's turn taken over
 
@@ -60,16 +62,28 @@ class AnswerReader:
         events written (`notes`), so it reads the database only for its first look, after a
         gap in the event ids it was handed, or after news that did not say what.
         """
-        read = True
+        read, asked = True, False
+        held: dict[int, StoredEvent] = {}  # handed over past a gap, until the gap is filled
         with self.wakeups.inbox(message_id) as inbox:
             while True:
                 if self._stopping.is_set():
                     raise WorkerStopping
                 inbox.flag.clear()
                 handed, stale = inbox.take()
-                batch = None if read or stale else following(handed, after)
-                if read := batch is None:  # a gap, or news that did not say what: read it
-                    batch = event_log.events_after(self.engine, message_id, after)
+                for event in handed:
+                    if event.seq > after:
+                        held.setdefault(event.seq, event)
+                # The first look, news that did not say what, or a new gap (a lost note's
+                # events may be stored): the database is the truth, its events taken as they
+                # are (a cancel's or a takeover's ids jump ahead).
+                read = read or stale or (bool(held) and not asked and min(held) > after + 1)
+                batch = event_log.events_after(self.engine, message_id, after) if read else []
+                batch.extend(_following(held, batch[-1].seq if batch else after))
+                if held and not asked and self._ask_to_store is not None:
+                    # A gap (this reader came after some events were handed out live, or a
+                    # note was lost): the runner stores them, and the store's news fills it.
+                    self._ask_to_store(message_id)
+                asked = bool(held)
                 if batch:
                     done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
                     yield batch if done is None else batch[: done + 1]
@@ -82,6 +96,7 @@ class AnswerReader:
                 if (
                     not batch
                     and read
+                    and not held
                     and not self._still_running(user_id, session_id, message_id, after)
                 ):
                     return
@@ -99,3 +114,14 @@ class AnswerReader:
             return bool(event_log.events_after(self.engine, message_id, after))
         self._resume_if_expired(user_id, message_id, lease_until)
         return True
+
+
+def _following(held: dict[int, StoredEvent], after: int) -> list[StoredEvent]:
+    """Take from `held` the events that follow `after` without a gap; drop older ones."""
+    for seq in [seq for seq in held if seq <= after]:
+        del held[seq]
+    run: list[StoredEvent] = []
+    while (event := held.pop(after + 1, None)) is not None:
+        run.append(event)
+        after += 1
+    return run

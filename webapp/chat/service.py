@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,9 +36,10 @@ from ..settings import (
 )
 from ..store.writes import is_transient
 from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
-from . import conversations, leases, open_streams, records, versions
+from . import conversations, event_log, leases, open_streams, records, versions
 from .event_log import LeaseLost
 from .leases import SessionBusy
+from .live import LiveChannel, store_key
 from .notes import StoredEvent
 from .reading import AnswerReader
 from .sink import DatabaseSink
@@ -49,6 +51,9 @@ log = logging.getLogger(__name__)
 LEASE = timedelta(seconds=TURN_LEASE_SECONDS)
 DEADLINE = timedelta(seconds=TURN_DEADLINE_SECONDS)
 CRASHED = "Something went wrong while answering. Please try again."
+# How long an end from outside waits for the runner in another process to store what it
+# handed out live (a runner that is gone, or on another host without Redis, never answers).
+STORED_ELSEWHERE_SECONDS = 0.5
 
 
 class ChatService:
@@ -67,6 +72,8 @@ class ChatService:
         listener: Listener | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         on_ended: Callable[[str], object] | None = None,
+        live: LiveChannel | None = None,
+        store_spacing: float = 0.0,
     ) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
@@ -75,6 +82,10 @@ class ChatService:
         self.worker_id = records.new_id()  # this process, for counting its open streams
         self.wakeups = Wakeups()
         self.listener = listener
+        # How batches reach other processes' readers before they are stored (`live.py`),
+        # and the most a running turn's store waits (0: every batch is stored; see sink.py).
+        self.live = live
+        self.store_spacing = store_spacing if live is not None else 0.0
         # Told each answer that reached its end here (done, stopped, failed), once its row is
         # final: the web layer keeps what a page draws of it (webapp/web/snapshots.py).
         self.on_ended = on_ended
@@ -83,7 +94,11 @@ class ChatService:
         self._lock = threading.Lock()
         self.upkeep = Upkeep(self)  # the sweeper, this worker's exit, dead runners' turns
         self.reader = AnswerReader(
-            engine, self.wakeups, self.upkeep.stopping, self.upkeep.resume_if_expired
+            engine,
+            self.wakeups,
+            self.upkeep.stopping,
+            self.upkeep.resume_if_expired,
+            self.ask_to_store,
         )
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
@@ -202,6 +217,12 @@ class ChatService:
         if self.listener is not None:
             self.listener.publish(message_id, events)
 
+    def ask_to_store(self, message_id: str) -> None:
+        """Ask the answer's runner, wherever it runs, to store what it handed out live."""
+        self.wakeups.wake(store_key(message_id))
+        if self.live is not None:
+            self.live.send(store_key(message_id))
+
     def start_background(self) -> None:
         """Start this worker's sweeper and listener (`Upkeep.start_background`)."""
         self.upkeep.start_background()
@@ -243,12 +264,22 @@ class ChatService:
         self, message_id: str, *, status: str, error: str | None, stop_reason: str | None
     ) -> bool:
         """End a running answer from outside its runner, wherever it runs; False if not running."""
+        here = [sink for sink in self.running_sinks() if sink.message_id == message_id]
+        for sink in here:  # the answer keeps what its readers were handed
+            sink.store_now()
+        live = self.store_spacing > 0
+        stored = bool(here) or not live or self._stored_elsewhere(message_id)
         ended = leases.end_running(
-            self.engine, message_id, status=status, error=error, stop_reason=stop_reason
+            self.engine,
+            message_id,
+            status=status,
+            error=error,
+            stop_reason=stop_reason,
+            live=live,
+            withdraw=not stored,
         )
-        for sink in self.running_sinks():
-            if sink.message_id == message_id:
-                sink.abort()
+        for sink in here:
+            sink.abort()
         if ended:
             self.announce(message_id)
             # A runner in another process hears it through the wake-up channel (PostgreSQL's
@@ -257,6 +288,19 @@ class ChatService:
                 self.listener.publish(leases.stop_key(message_id))
             self.ended(message_id)
         return ended
+
+    def _stored_elsewhere(self, message_id: str) -> bool:
+        """Ask another process's runner to store its live events; True once it has."""
+        before = event_log.last_seq(self.engine, message_id)
+        deadline = time.monotonic() + STORED_ELSEWHERE_SECONDS
+        with self.wakeups.watch(message_id) as news:
+            self.ask_to_store(message_id)
+            while (left := deadline - time.monotonic()) > 0:
+                if news.wait(left):
+                    news.clear()
+                    if event_log.last_seq(self.engine, message_id) > before:
+                        return True
+        return False
 
     def resume_stale_once(self) -> None:
         """On first use, take over a dead worker's turns (`Upkeep.resume_stale_once`)."""

@@ -15,6 +15,8 @@ from typing import TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from .engine import unpinged
+
 # How long a write keeps retrying a locked database or a dropped connection before it gives up.
 WRITE_RETRY_SECONDS = 10.0
 
@@ -51,7 +53,9 @@ def write(
     delay = 0.01
     while True:
         try:
-            with engine.begin() as conn:
+            # No idle ping first: a dropped connection fails the first statement, which
+            # invalidates the pool, and the write is tried again on a new connection.
+            with unpinged(), engine.begin() as conn:
                 return work(conn)
         except sa.exc.DBAPIError as exc:
             if not is_transient(exc) or time.monotonic() + delay > deadline:
