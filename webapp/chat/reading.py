@@ -73,10 +73,11 @@ class AnswerReader:
                 for event in handed:
                     if event.seq > after:
                         held.setdefault(event.seq, event)
-                # The first look, news that did not say what, or a new gap (a lost note's
-                # events may be stored): the database is the truth, its events taken as they
-                # are (a cancel's or a takeover's ids jump ahead).
-                read = read or stale or (bool(held) and not asked and min(held) > after + 1)
+                # The first look, news that did not say what, or news while a gap is open (a
+                # lost note's events, or those its runner stored when asked, may be stored):
+                # the database is the truth, its events taken as they are (an end from outside
+                # and a takeover number theirs past the gap: `event_log.SEQ_SKIP`).
+                read = read or stale or (bool(held) and min(held) > after + 1)
                 batch = event_log.events_after(self.engine, message_id, after) if read else []
                 batch.extend(_following(held, batch[-1].seq if batch else after))
                 if held and not asked and self._ask_to_store is not None:
