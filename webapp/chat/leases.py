@@ -163,6 +163,15 @@ def message_state(
     return (str(row.status), aware(row.lease_until)) if row else None
 
 
+def lease_of(engine: Engine, message_id: str) -> datetime | None:
+    """Return a running answer's lease (None when it is not running)."""
+    query = sa.select(ai_chat_logs.c.lease_until).where(
+        ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running"
+    )
+    with engine.connect() as conn:
+        return aware(conn.execute(query).scalar())
+
+
 def stale_messages(engine: Engine) -> list[tuple[int, str]]:
     """Return (user id, message id) of every running answer whose lease has run out."""
     query = sa.select(ai_chat_logs.c.user_id, ai_chat_logs.c.id).where(

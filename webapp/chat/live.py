@@ -39,9 +39,17 @@ STORE_PREFIX = "store:"  # a reader's request that the turn store what it has se
 PEERS_SECONDS = 1.0  # how long a listing of the folder's sockets is used before a new one
 
 
+ENDING_PREFIX = "ending:"  # ... and that it is being ended: store every batch from now on
+
+
 def store_key(message_id: str) -> str:
     """The wake-up key on which a running turn hears that a reader wants its events stored."""
     return STORE_PREFIX + message_id
+
+
+def ending_key(message_id: str) -> str:
+    """The key on which a running turn hears that it is being ended from another process."""
+    return ENDING_PREFIX + message_id
 
 
 class LiveChannel(Protocol):

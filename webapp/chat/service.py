@@ -36,10 +36,10 @@ from ..settings import (
 )
 from ..store.writes import is_transient
 from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
-from . import conversations, event_log, leases, open_streams, records, versions
+from . import conversations, leases, open_streams, records, versions
 from .event_log import LeaseLost
 from .leases import SessionBusy
-from .live import LiveChannel, store_key
+from .live import LiveChannel, ending_key, store_key
 from .notes import StoredEvent
 from .reading import AnswerReader
 from .sink import DatabaseSink
@@ -266,17 +266,18 @@ class ChatService:
         """End a running answer from outside its runner, wherever it runs; False if not running."""
         here = [sink for sink in self.running_sinks() if sink.message_id == message_id]
         for sink in here:  # the answer keeps what its readers were handed
-            sink.store_now()
-        live = self.store_spacing > 0
-        stored = bool(here) or not live or self._stored_elsewhere(message_id)
+            sink.end_live()
+        # Where the runner could not be told (gone, or on a host without Redis), the end's
+        # events are numbered past any it handed out live, and withdraw those.
+        unsure = self.store_spacing > 0 and not here and not self._stored_elsewhere(message_id)
         ended = leases.end_running(
             self.engine,
             message_id,
             status=status,
             error=error,
             stop_reason=stop_reason,
-            live=live,
-            withdraw=not stored,
+            live=unsure,
+            withdraw=unsure,
         )
         for sink in here:
             sink.abort()
@@ -290,16 +291,20 @@ class ChatService:
         return ended
 
     def _stored_elsewhere(self, message_id: str) -> bool:
-        """Ask another process's runner to store its live events; True once it has."""
-        before = event_log.last_seq(self.engine, message_id)
+        """Tell another process's runner that its answer ends: it stores what it handed out
+        live, and every batch from then on before handing it out (`DatabaseSink.end_live`).
+        True once its store shows (the lease it renews), within STORED_ELSEWHERE_SECONDS."""
+        before = leases.lease_of(self.engine, message_id)
+        if before is None:
+            return True  # not running: nothing is handed out live
         deadline = time.monotonic() + STORED_ELSEWHERE_SECONDS
-        with self.wakeups.watch(message_id) as news:
-            self.ask_to_store(message_id)
-            while (left := deadline - time.monotonic()) > 0:
-                if news.wait(left):
-                    news.clear()
-                    if event_log.last_seq(self.engine, message_id) > before:
-                        return True
+        self.wakeups.wake(ending_key(message_id))
+        if self.live is not None:
+            self.live.send(ending_key(message_id))
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, 0.02))  # a few cheap reads, for a cancel
+            if leases.lease_of(self.engine, message_id) != before:
+                return True
         return False
 
     def resume_stale_once(self) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..turn.runner import TurnResult
 from . import event_log, leases
 from .event_log import MAX_UNSTORED, LeaseLost
-from .live import store_key
+from .live import ending_key, store_key
 from .notes import StoredEvent
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ class DatabaseSink:
         self._unstored: list[StoredEvent] = []
         self._stores = 0
         self._asked = False  # a reader asked for the unstored events to be stored now
+        self._live_off = False  # being ended: every batch is stored before it is handed out
 
     def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
         self.seq += 1
@@ -113,7 +114,7 @@ class DatabaseSink:
 
     def _store_due(self) -> bool:
         spacing = self.service.store_spacing
-        if spacing <= 0 or self.service.live is None or self._asked:
+        if spacing <= 0 or self.service.live is None or self._asked or self._live_off:
             return True
         due = min(spacing, FIRST_STORE_SECONDS * 2.0 ** min(self._stores, 20))
         return time.monotonic() >= self.held_at + due or len(self._unstored) >= MAX_UNSTORED
@@ -263,10 +264,15 @@ class DatabaseSink:
                 self.abort()
                 return
 
-    def store_now(self) -> None:
-        """Store what was handed out live (an end from outside keeps what readers saw)."""
+    def end_live(self) -> None:
+        """Store what was handed out live, and from now on store each batch before handing
+        it out: an end from outside then keeps what readers saw, and numbers its own events
+        after the last one stored."""
         try:
-            self.flush(store=True)
+            with self._writing, self._batch() as (batch, _):
+                self._live_off = True
+                if not self._gave_up():
+                    self._store(batch)  # even with nothing to store: the lease shows it
         except Exception:
             log.exception("could not store a turn's events before its end")
 
@@ -278,10 +284,18 @@ class DatabaseSink:
         transaction per that long, not one per window. A reader's request (`store_key`,
         after it found a gap) stores the unstored events at the next window.
         """
-        with self.service.wakeups.inbox(store_key(self.message_id), self._news) as asked:
-            self._flush_until_closed(asked.take)
+        wakeups = self.service.wakeups
+        with (
+            wakeups.inbox(store_key(self.message_id), self._news) as asked,
+            wakeups.inbox(ending_key(self.message_id), self._news) as ending,
+        ):
+            self._flush_until_closed(asked.take, ending.take)
 
-    def _flush_until_closed(self, asked: Callable[[], tuple[list[StoredEvent], bool]]) -> None:
+    def _flush_until_closed(
+        self,
+        asked: Callable[[], tuple[list[StoredEvent], bool]],
+        ending: Callable[[], tuple[list[StoredEvent], bool]],
+    ) -> None:
         renew_after = self.service.lease.total_seconds() * RENEW_AFTER
         flushed_at = float("-inf")
         while not self._closed.is_set():
@@ -295,6 +309,8 @@ class DatabaseSink:
                     wait = max(FLUSH_SECONDS, flushed_at + FLUSH_SPACING - time.monotonic())
                     self._closed.wait(wait)
                     self._news.clear()
+                    if ending()[1]:
+                        self.end_live()
                     self._asked = self._asked or asked()[1]
                     self.flush(store=self._asked)
                     flushed_at = time.monotonic()
