@@ -42,6 +42,16 @@ PEERS_SECONDS = 1.0  # how long a listing of the folder's sockets is used before
 ENDING_PREFIX = "ending:"  # ... and that it is being ended: store every batch from now on
 
 
+# What a request carries: a wake-up of every key (a listener reconnecting) carries nothing,
+# and asks for nothing.
+ASKED = (StoredEvent(0, "asked", ""),)
+
+
+def asked(news: tuple[list[StoredEvent], bool]) -> bool:
+    """Tell whether an inbox's news (`Inbox.take`) holds a request."""
+    return any(event.event == "asked" for event in news[0])
+
+
 def store_key(message_id: str) -> str:
     """The wake-up key on which a running turn hears that a reader wants its events stored."""
     return STORE_PREFIX + message_id

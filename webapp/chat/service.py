@@ -39,7 +39,7 @@ from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
 from . import conversations, leases, open_streams, records, versions
 from .event_log import LeaseLost
 from .leases import SessionBusy
-from .live import LiveChannel, ending_key, store_key
+from .live import ASKED, LiveChannel, ending_key, store_key
 from .notes import StoredEvent
 from .reading import AnswerReader
 from .sink import DatabaseSink
@@ -219,9 +219,9 @@ class ChatService:
 
     def ask_to_store(self, message_id: str) -> None:
         """Ask the answer's runner, wherever it runs, to store what it handed out live."""
-        self.wakeups.wake(store_key(message_id))
+        self.wakeups.wake(store_key(message_id), ASKED)
         if self.live is not None:
-            self.live.send(store_key(message_id))
+            self.live.send(store_key(message_id), ASKED)
 
     def start_background(self) -> None:
         """Start this worker's sweeper and listener (`Upkeep.start_background`)."""
@@ -298,9 +298,9 @@ class ChatService:
         if before is None:
             return True  # not running: nothing is handed out live
         deadline = time.monotonic() + STORED_ELSEWHERE_SECONDS
-        self.wakeups.wake(ending_key(message_id))
+        self.wakeups.wake(ending_key(message_id), ASKED)
         if self.live is not None:
-            self.live.send(ending_key(message_id))
+            self.live.send(ending_key(message_id), ASKED)
         while (left := deadline - time.monotonic()) > 0:
             time.sleep(min(left, 0.02))  # a few cheap reads, for a cancel
             if leases.lease_of(self.engine, message_id) != before:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..turn.runner import TurnResult
 from . import event_log, leases
 from .event_log import MAX_UNSTORED, LeaseLost
-from .live import ending_key, store_key
+from .live import asked, ending_key, store_key
 from .notes import StoredEvent
 
 if TYPE_CHECKING:
@@ -273,6 +273,8 @@ class DatabaseSink:
                 self._live_off = True
                 if not self._gave_up():
                     self._store(batch)  # even with nothing to store: the lease shows it
+        except LeaseLost:
+            pass  # ended or handed over meanwhile: the end numbers past what was handed out
         except Exception:
             log.exception("could not store a turn's events before its end")
 
@@ -286,14 +288,14 @@ class DatabaseSink:
         """
         wakeups = self.service.wakeups
         with (
-            wakeups.inbox(store_key(self.message_id), self._news) as asked,
+            wakeups.inbox(store_key(self.message_id), self._news) as wanted,
             wakeups.inbox(ending_key(self.message_id), self._news) as ending,
         ):
-            self._flush_until_closed(asked.take, ending.take)
+            self._flush_until_closed(wanted.take, ending.take)
 
     def _flush_until_closed(
         self,
-        asked: Callable[[], tuple[list[StoredEvent], bool]],
+        wanted: Callable[[], tuple[list[StoredEvent], bool]],
         ending: Callable[[], tuple[list[StoredEvent], bool]],
     ) -> None:
         renew_after = self.service.lease.total_seconds() * RENEW_AFTER
@@ -309,9 +311,9 @@ class DatabaseSink:
                     wait = max(FLUSH_SECONDS, flushed_at + FLUSH_SPACING - time.monotonic())
                     self._closed.wait(wait)
                     self._news.clear()
-                    if ending()[1]:
+                    if asked(ending()):
                         self.end_live()
-                    self._asked = self._asked or asked()[1]
+                    self._asked = self._asked or asked(wanted())
                     self.flush(store=self._asked)
                     flushed_at = time.monotonic()
                 elif self._unstored:
