@@ -34,8 +34,8 @@ FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 RENEW_AFTER = 0.7
 # Stored, when the process can hand batches to other processes live (`live.py`): the first
 # store this long after the last, each next one twice as long after, up to the turn's store
-# spacing (`ChatService.store_spacing`, at most RENEW_AFTER of a lease, so that the stores
-# keep the lease), and at every checkpoint and the end.
+# spacing (`ChatService.store_spacing`, and never past RENEW_AFTER of a lease, so that the
+# stores keep the lease), and at every checkpoint and the end.
 FIRST_STORE_SECONDS = 0.5
 
 
@@ -112,19 +112,24 @@ class DatabaseSink:
                 return
             self._store(batch)
 
+    def _spacing(self) -> float:
+        """How long after the last store (or renewal) the next one is due."""
+        # Never past RENEW_AFTER of a lease: the stores keep the lease while text flows.
+        most = min(self.service.store_spacing, self.service.lease.total_seconds() * RENEW_AFTER)
+        return min(most, FIRST_STORE_SECONDS * 2.0 ** min(self._stores, 20))
+
     def _store_due(self) -> bool:
-        spacing = self.service.store_spacing
-        if spacing <= 0 or self.service.live is None or self._asked or self._live_off:
+        if self.service.store_spacing <= 0 or self.service.live is None:
             return True
-        due = min(spacing, FIRST_STORE_SECONDS * 2.0 ** min(self._stores, 20))
-        return time.monotonic() >= self.held_at + due or len(self._unstored) >= MAX_UNSTORED
+        if self._asked or self._live_off or len(self._unstored) >= MAX_UNSTORED:
+            return True
+        return time.monotonic() >= self.held_at + self._spacing()
 
     def store_wait(self) -> float:
         """Seconds until the unstored events are due to be stored (inf when there are none)."""
         if not self._unstored:
             return float("inf")
-        due = min(self.service.store_spacing, FIRST_STORE_SECONDS * 2.0 ** min(self._stores, 20))
-        return max(0.0, self.held_at + due - time.monotonic())
+        return max(0.0, self.held_at + self._spacing() - time.monotonic())
 
     def _send_live(self, batch: list[StoredEvent]) -> bool:
         """Wake this process's readers with `batch`, and send it to the others'; False when
