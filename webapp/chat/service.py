@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,6 +39,7 @@ from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
 from . import conversations, leases, open_streams, records, versions
 from .event_log import LeaseLost
 from .leases import SessionBusy
+from .live import ASKED, LiveChannel, ending_key, store_key
 from .notes import StoredEvent
 from .queues import Batched, UserQueues
 from .reading import AnswerReader
@@ -50,6 +52,9 @@ log = logging.getLogger(__name__)
 LEASE = timedelta(seconds=TURN_LEASE_SECONDS)
 DEADLINE = timedelta(seconds=TURN_DEADLINE_SECONDS)
 CRASHED = "Something went wrong while answering. Please try again."
+# How long an end from outside waits for the runner in another process to store what it
+# handed out live (a runner that is gone, or on another host without Redis, never answers).
+STORED_ELSEWHERE_SECONDS = 0.5
 
 
 class ChatService:
@@ -68,6 +73,8 @@ class ChatService:
         listener: Listener | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         on_ended: Callable[[str], object] | None = None,
+        live: LiveChannel | None = None,
+        store_spacing: float = 0.0,
     ) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
@@ -83,6 +90,10 @@ class ChatService:
             ),
         )
         self.listener = listener
+        # How batches reach other processes' readers before they are stored (`live.py`),
+        # and the most a running turn's store waits (0: every batch is stored; see sink.py).
+        self.live = live
+        self.store_spacing = store_spacing if live is not None else 0.0
         # Told each answer that reached its end here (done, stopped, failed), once its row is
         # final: the web layer keeps what a page draws of it (webapp/web/snapshots.py).
         self.on_ended = on_ended
@@ -91,7 +102,11 @@ class ChatService:
         self._lock = threading.Lock()
         self.upkeep = Upkeep(self)  # the sweeper, this worker's exit, dead runners' turns
         self.reader = AnswerReader(
-            engine, self.wakeups, self.upkeep.stopping, self.upkeep.resume_if_expired
+            engine,
+            self.wakeups,
+            self.upkeep.stopping,
+            self.upkeep.resume_if_expired,
+            self.ask_to_store,
         )
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
@@ -216,6 +231,12 @@ class ChatService:
         if self.listener is not None:
             self.listener.publish(message_id, events)
 
+    def ask_to_store(self, message_id: str) -> None:
+        """Ask the answer's runner, wherever it runs, to store what it handed out live."""
+        self.wakeups.wake(store_key(message_id), ASKED)
+        if self.live is not None:
+            self.live.send(store_key(message_id), ASKED)
+
     def start_background(self) -> None:
         """Start this worker's sweeper and listener (`Upkeep.start_background`)."""
         self.upkeep.start_background()
@@ -255,12 +276,23 @@ class ChatService:
         self, message_id: str, *, status: str, error: str | None, stop_reason: str | None
     ) -> bool:
         """End a running answer from outside its runner, wherever it runs; False if not running."""
+        here = [sink for sink in self.running_sinks() if sink.message_id == message_id]
+        for sink in here:  # the answer keeps what its readers were handed
+            sink.end_live()
+        # Where the runner could not be told (gone, or on a host without Redis), the end's
+        # events are numbered past any it handed out live, and withdraw those.
+        unsure = self.store_spacing > 0 and not here and not self._stored_elsewhere(message_id)
         ended = leases.end_running(
-            self.engine, message_id, status=status, error=error, stop_reason=stop_reason
+            self.engine,
+            message_id,
+            status=status,
+            error=error,
+            stop_reason=stop_reason,
+            live=unsure,
+            withdraw=unsure,
         )
-        for sink in self.running_sinks():
-            if sink.message_id == message_id:
-                sink.abort()
+        for sink in here:
+            sink.abort()
         if ended:
             self.announce(message_id)
             # A runner in another process hears it through the wake-up channel (PostgreSQL's
@@ -269,6 +301,23 @@ class ChatService:
                 self.listener.publish(leases.stop_key(message_id))
             self.ended(message_id)
         return ended
+
+    def _stored_elsewhere(self, message_id: str) -> bool:
+        """Tell another process's runner that its answer ends: it stores what it handed out
+        live, and every batch from then on before handing it out (`DatabaseSink.end_live`).
+        True once its store shows (the lease it renews), within STORED_ELSEWHERE_SECONDS."""
+        before = leases.lease_of(self.engine, message_id)
+        if before is None:
+            return True  # not running: nothing is handed out live
+        deadline = time.monotonic() + STORED_ELSEWHERE_SECONDS
+        self.wakeups.wake(ending_key(message_id), ASKED)
+        if self.live is not None:
+            self.live.send(ending_key(message_id), ASKED)
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, 0.02))  # a few cheap reads, for a cancel
+            if leases.lease_of(self.engine, message_id) != before:
+                return True
+        return False
 
     def resume_stale_once(self) -> None:
         """On first use, take over a dead worker's turns (`Upkeep.resume_stale_once`)."""

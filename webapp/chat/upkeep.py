@@ -16,12 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..store.writes import WRITE_RETRY_SECONDS
 from ..turn.runner import failed_turn
 from . import event_log, leases, open_streams, records
-from .event_log import LeaseLost
+from .event_log import SEQ_SKIP, LeaseLost
 from .sink import DatabaseSink
 
 if TYPE_CHECKING:
@@ -60,6 +60,9 @@ class Upkeep:
             listener, wakeups = self.service.listener, self.service.wakeups
             if listener is not None:
                 jobs.append(lambda: listener.run(wakeups, self.stop))
+            live = self.service.live
+            if live is not None and live is not cast(object, listener):  # Redis is both
+                jobs.append(lambda: live.run(wakeups, self.stop))
             self._background = [
                 threading.Thread(target=job, daemon=True, name=f"chat-{i}")
                 for i, job in enumerate(jobs)
@@ -175,9 +178,13 @@ class Upkeep:
         # Ids are never reused: what the dead runner wrote after its checkpoint is withdrawn,
         # and readers that saw it are told so by a `reset` event.
         event_log.truncate_events(engine, message_id, after)
-        sink = DatabaseSink(self.service, message_id, owner, high_water)
+        # Past any id the dead runner handed out live and did not store (`SEQ_SKIP`).
+        live = self.service.store_spacing > 0
+        sink = DatabaseSink(
+            self.service, message_id, owner, high_water + (SEQ_SKIP - 1 if live else 0)
+        )
         try:
-            if high_water > after:
+            if high_water > after or live:
                 sink.emit("reset", {"after": after})
             if not isinstance(checkpoint, dict) or "messages" not in checkpoint:
                 sink.finish(failed_turn(sink, UNRESUMABLE))
