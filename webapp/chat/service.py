@@ -1,24 +1,25 @@
 """Turns in the background: a closed tab or a dropped connection loses nothing.
 
-A turn runs in its own thread (a greenlet under gunicorn's gevent worker) and writes its
-events to the database in short batches, so any worker can stream it, and a reader that
+A turn runs in its own thread (a greenlet under gunicorn's gevent worker) and hands its
+events to readers in short batches, live to the host's other workers (`live.py`), storing
+them on a growing spacing (`sink.py`), so any worker can stream it, and a reader that
 reconnects resumes from `Last-Event-ID`. Readers are woken by the writes themselves (see
-`wakeups.py`). The runner owns a lease on its answer row and renews it with every batch; each
+`wakeups.py`). The runner owns a lease on its answer row and renews it with every store; each
 worker's sweeper (and a reader or a new question that finds a lease expired) takes a turn
 whose runner died over from its last checkpoint under a new owner (`upkeep.py`), and the old
 runner, should it still be alive, is refused its next write.
 
 An answer ended from outside its runner (a cancel, the turn deadline), in whichever worker or
 host, reaches the runner at once over the wake-up channel (`leases.stop_key`): its model call
-is abandoned and its sandbox ends, so nothing of a turn that is over runs on. A worker told to
-stop hands its turns over and ends its streams at once (`Upkeep.stop_serving`).
+is abandoned and its sandbox ends, so nothing of a turn that is over runs on; the answer keeps
+what its readers were handed (`endings.py`). A worker told to stop hands its turns over and
+ends its streams at once (`Upkeep.stop_serving`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,9 +38,10 @@ from ..settings import (
 from ..store.writes import is_transient
 from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
 from . import conversations, leases, open_streams, records, versions
+from .endings import Endings
 from .event_log import LeaseLost
 from .leases import SessionBusy
-from .live import ASKED, LiveChannel, ending_key, store_key
+from .live import LiveChannel
 from .notes import StoredEvent
 from .queues import Batched, UserQueues
 from .reading import AnswerReader
@@ -52,9 +54,6 @@ log = logging.getLogger(__name__)
 LEASE = timedelta(seconds=TURN_LEASE_SECONDS)
 DEADLINE = timedelta(seconds=TURN_DEADLINE_SECONDS)
 CRASHED = "Something went wrong while answering. Please try again."
-# How long an end from outside waits for the runner in another process to store what it
-# handed out live (a runner that is gone, or on another host without Redis, never answers).
-STORED_ELSEWHERE_SECONDS = 0.5
 
 
 class ChatService:
@@ -101,12 +100,13 @@ class ChatService:
         self._sinks: set[DatabaseSink] = set()
         self._lock = threading.Lock()
         self.upkeep = Upkeep(self)  # the sweeper, this worker's exit, dead runners' turns
+        self.endings = Endings(self)  # ends from outside a runner, requests that it store
         self.reader = AnswerReader(
             engine,
             self.wakeups,
             self.upkeep.stopping,
             self.upkeep.resume_if_expired,
-            self.ask_to_store,
+            self.endings.ask_to_store,
         )
 
     def ask(self, user_id: int, session_id: str, question: str) -> str:
@@ -231,12 +231,6 @@ class ChatService:
         if self.listener is not None:
             self.listener.publish(message_id, events)
 
-    def ask_to_store(self, message_id: str) -> None:
-        """Ask the answer's runner, wherever it runs, to store what it handed out live."""
-        self.wakeups.wake(store_key(message_id), ASKED)
-        if self.live is not None:
-            self.live.send(store_key(message_id), ASKED)
-
     def start_background(self) -> None:
         """Start this worker's sweeper and listener (`Upkeep.start_background`)."""
         self.upkeep.start_background()
@@ -275,49 +269,11 @@ class ChatService:
     def end_answer(
         self, message_id: str, *, status: str, error: str | None, stop_reason: str | None
     ) -> bool:
-        """End a running answer from outside its runner, wherever it runs; False if not running."""
-        here = [sink for sink in self.running_sinks() if sink.message_id == message_id]
-        for sink in here:  # the answer keeps what its readers were handed
-            sink.end_live()
-        # Where the runner could not be told (gone, or on a host without Redis), the end's
-        # events are numbered past any it handed out live, and withdraw those.
-        unsure = self.store_spacing > 0 and not here and not self._stored_elsewhere(message_id)
-        ended = leases.end_running(
-            self.engine,
-            message_id,
-            status=status,
-            error=error,
-            stop_reason=stop_reason,
-            live=unsure,
-            withdraw=unsure,
+        """End a running answer from outside its runner, wherever it runs; False if not
+        running (`Endings.end_answer`: it keeps what readers were handed live)."""
+        return self.endings.end_answer(
+            message_id, status=status, error=error, stop_reason=stop_reason
         )
-        for sink in here:
-            sink.abort()
-        if ended:
-            self.announce(message_id)
-            # A runner in another process hears it through the wake-up channel (PostgreSQL's
-            # notification rides in `end_running`'s transaction; SQLite's poller sees the row).
-            if self.listener is not None:
-                self.listener.publish(leases.stop_key(message_id))
-            self.ended(message_id)
-        return ended
-
-    def _stored_elsewhere(self, message_id: str) -> bool:
-        """Tell another process's runner that its answer ends: it stores what it handed out
-        live, and every batch from then on before handing it out (`DatabaseSink.end_live`).
-        True once its store shows (the lease it renews), within STORED_ELSEWHERE_SECONDS."""
-        before = leases.lease_of(self.engine, message_id)
-        if before is None:
-            return True  # not running: nothing is handed out live
-        deadline = time.monotonic() + STORED_ELSEWHERE_SECONDS
-        self.wakeups.wake(ending_key(message_id), ASKED)
-        if self.live is not None:
-            self.live.send(ending_key(message_id), ASKED)
-        while (left := deadline - time.monotonic()) > 0:
-            time.sleep(min(left, 0.02))  # a few cheap reads, for a cancel
-            if leases.lease_of(self.engine, message_id) != before:
-                return True
-        return False
 
     def resume_stale_once(self) -> None:
         """On first use, take over a dead worker's turns (`Upkeep.resume_stale_once`)."""
