@@ -231,9 +231,9 @@ class ChatService:
         if self.listener is not None:
             self.listener.publish(message_id, events)
 
-    def start_background(self) -> None:
+    def start_background(self, serving: Callable[[], bool] | None = None) -> None:
         """Start this worker's sweeper and listener (`Upkeep.start_background`)."""
-        self.upkeep.start_background()
+        self.upkeep.start_background(serving)
 
     def stop_background(self) -> None:
         """Stop them and hand this process's turns over (`Upkeep.stop_background`)."""
@@ -296,7 +296,7 @@ class ChatService:
             name=f"turn-{message_id[:8]}",
             daemon=True,
         )
-        if self.upkeep.stopping.is_set():  # asked as this worker stops: a live one answers it
+        if self.upkeep.told_to_stop():  # asked as this worker stops: a live one answers it
             sink.hand_over()
             return
         with self._lock:
