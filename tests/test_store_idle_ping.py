@@ -1,11 +1,12 @@
 """A write checks its connection out without the idle ping (PostgreSQL counts each ping as a
 transaction): a quiet turn's lease renewal is one transaction, not two. A dropped connection
-is still found, by the write's first statement, and the write lands on a new one."""
+is still found, by the write's first statement, and the write lands on a new one. The same
+for a one-statement write in autocommit (`write_one`)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -15,7 +16,7 @@ from sqlalchemy.engine import Engine, make_url
 
 from webapp.store import engine as store_engine
 from webapp.store.engine import create_store_engine
-from webapp.store.writes import write
+from webapp.store.writes import write, write_one
 
 pytestmark = pytest.mark.postgres
 
@@ -52,8 +53,20 @@ def _insert(conn: sa.Connection) -> None:
     conn.execute(sa.text("INSERT INTO probe VALUES (1)"))
 
 
+def _write(engine: Engine) -> None:
+    write(engine, _insert)
+
+
+def _write_one(engine: Engine) -> None:  # one statement, in autocommit on PostgreSQL
+    write_one(engine, sa.text("INSERT INTO probe VALUES (1)"))
+
+
+WRITERS = pytest.mark.parametrize("writes", [_write, _write_one], ids=["write", "write_one"])
+
+
+@WRITERS
 def test_a_read_pings_an_idle_connection_and_a_write_does_not(
-    engine: Engine, pings: list[object]
+    engine: Engine, pings: list[object], writes: Callable[[Engine], None]
 ) -> None:
     with engine.connect() as conn:
         conn.execute(sa.text("SELECT 1"))
@@ -61,8 +74,8 @@ def test_a_read_pings_an_idle_connection_and_a_write_does_not(
     with engine.connect() as conn:  # the same pooled connection, idle again
         conn.execute(sa.text("SELECT 1"))
     assert len(pings) == before + 1
-    write(engine, _insert)
-    write(engine, _insert)
+    writes(engine)
+    writes(engine)
     assert len(pings) == before + 1
 
 
@@ -83,8 +96,9 @@ def _xact_commit(admin: str, database: str) -> int:
     return int(row[0]) if row else 0
 
 
+@WRITERS
 def test_a_write_on_an_idle_connection_is_one_transaction(
-    engine: Engine, pg_admin_url: str, pg_url: str
+    engine: Engine, pg_admin_url: str, pg_url: str, writes: Callable[[Engine], None]
 ) -> None:
     database, admin = str(make_url(pg_url).database), _admin(pg_admin_url)
 
@@ -94,7 +108,7 @@ def test_a_write_on_an_idle_connection_is_one_transaction(
         with engine.connect() as conn:  # a new connection (its start is a transaction) ...
             conn.execute(sa.text("SELECT 1"))  # ... read (rolled back), then idle
         if then_write:
-            write(engine, _insert)
+            writes(engine)
         engine.pool.dispose()
         return _xact_commit(admin, database) - before
 
@@ -102,15 +116,16 @@ def test_a_write_on_an_idle_connection_is_one_transaction(
     assert counted(then_write=True) - counted(then_write=False) == 1
 
 
+@WRITERS
 def test_a_write_on_a_dropped_connection_lands_on_a_new_one(
-    engine: Engine, pings: list[object], pg_admin_url: str
+    engine: Engine, pings: list[object], pg_admin_url: str, writes: Callable[[Engine], None]
 ) -> None:
     with engine.connect() as conn:
         pid = conn.execute(sa.text("SELECT pg_backend_pid()")).scalar()
     before = len(pings)
     with psycopg.connect(_admin(pg_admin_url), autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    write(engine, _insert)
+    writes(engine)
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM probe")).scalar() == 1
     assert len(pings) == before + 1  # the last read's; none before the write
