@@ -148,7 +148,10 @@ def test_in_process_readers_are_handed_each_batch_without_reading(
     service = ChatService(engine, model=lambda: None, tools=lambda _: None)  # type: ignore[arg-type,return-value]
     answer = running_answer(engine)
     reads = Reads(monkeypatch)
-    first, second = reading(service, answer), reading(service, answer)
+    # One after the other: two first looks in flight at once would share one read (flights).
+    first = reading(service, answer)
+    settle(reads)
+    second = reading(service, answer)
     settle(reads, looks=2)
     looked = reads.events
     for start in range(1, 40, 3):
