@@ -13,6 +13,7 @@ from webapp.llm.offline.compute import computation_queries, read_computation, wr
 from webapp.llm.offline.figures import rows_of
 from webapp.llm.offline.goals import read_goal
 from webapp.llm.offline.scope import scope_reply
+from webapp.llm.offline.words import a_or_an
 
 
 def _result(index: int, *rows: dict[str, object]) -> Result:
@@ -147,3 +148,20 @@ def test_sort_it_out_is_no_ranking() -> None:
 def test_a_told_card_number_is_not_asked_for() -> None:
     assert scope_reply("what's my card number?") is not None
     assert scope_reply("A thief copied my card number. Am I on the hook for any of it?") is None
+
+
+@pytest.mark.parametrize(
+    ("figure", "article"),
+    [
+        ("$8,000.00", "an"),
+        ("$11,000.00", "an"),
+        ("$18.50", "an"),
+        ("$800.00", "an"),
+        ("$1,800.00", "a"),
+        ("$15,000.00", "a"),
+        ("$110,000.00", "a"),
+        ("80%", "an"),
+    ],
+)
+def test_a_figure_takes_the_article_it_is_read_with(figure: str, article: str) -> None:
+    assert a_or_an(figure) == article

@@ -12,7 +12,7 @@ from dataclasses import replace
 from .cite import Block
 from .figures import Row
 from .sides import Computation, figure, resolve, side
-from .words import money, words
+from .words import a_or_an, money, words
 
 # "30 percent of the limit", "10 percent utilisation", "the 30 percent mark", "under 30
 # percent": a percent said with a limit, utilization or a line to stay below.
@@ -65,8 +65,8 @@ def write_line(c: Computation, rows: list[Row]) -> list[Block]:
         )
         blocks.append(
             (
-                f"- {card.title}: {money(owed)} owed of a {money(limit)} limit; {pct:g}% of the"
-                f" limit is {money(line)}, so {said} that line.\n",
+                f"- {card.title}: {money(owed)} owed of {a_or_an(money(limit))} {money(limit)}"
+                f" limit; {pct:g}% of the limit is {money(line)}, so {said} that line.\n",
                 [card.cite],
             )
         )

@@ -21,7 +21,7 @@ from .cite import Block, Result, number
 from .figures import Row, rows_of
 from .plan import ToolCall
 from .spending_ask import WHERE_FROM, month_start
-from .words import STOPWORDS, join_words, money, word_set, words
+from .words import STOPWORDS, a_or_an, join_words, money, word_set, words
 
 _TRIP = r"(?:trip|trips|vacation|holiday|getaway|weekend away)"
 _PLACE_FIRST = re.compile(rf"\b([a-z][a-z.'-]+(?: [a-z][a-z.'-]+)?) {_TRIP}\b")
@@ -125,7 +125,7 @@ class Trip:
         for row in trip:
             net = money(number(row.get("total")) or 0.0)
             off = number(row.get("refunded"))
-            note = f", net of a {money(off)} refund" if off else ""
+            note = f", net of {a_or_an(money(off))} {money(off)} refund" if off else ""
             line = f"- {row.get('merchant')}: {net}{note} ({row.label})\n"
             blocks.append((line, [row.cite]))
         return blocks

@@ -151,3 +151,11 @@ def count_of(number: int, noun: str, plural: str | None = None) -> str:
     spelled = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
     shown = spelled[number] if 0 <= number < len(spelled) else str(number)
     return f"{shown} {noun if number == 1 else plural or noun + 's'}"
+
+
+def a_or_an(figure: str) -> str:
+    """The article a figure takes as it is read aloud: "an $8,000.00 limit", "an $11 fee",
+    "a $1,800.00 refund" (one thousand...), "an 80% share"."""
+    digits = figure.lstrip("$€£ ")
+    lead = re.split(r"[,.%\s]", digits, maxsplit=1)[0]
+    return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
