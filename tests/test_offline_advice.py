@@ -5,14 +5,13 @@ each answer citing its rows and the bundled guide it quotes. Wordings here are i
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from flask import Flask
 
-from tests.support.apps import ApiClient, api_client, idle_after
+from tests.support.apps import ApiClient, answer_in_new_chat, api_client
 from webapp.llm.offline.advice import advice_kind
 from webapp.llm.offline.ask import understand
 from webapp.llm.offline.bills import bills_queries, months, stated_pay
@@ -118,14 +117,8 @@ def demo(app: Flask) -> ApiClient:
 
 
 def _ask(app: Flask, client: ApiClient, question: str) -> tuple[str, list[dict[str, Any]]]:
-    with idle_after(app):
-        session_id = client.new_session()
-        events = client.stream(client.ask(session_id, question)["stream_url"])
-    parsed = [(e.event, json.loads(e.data)) for e in events]
-    (message,) = [data for name, data in parsed if name == "message"]
-    text = "".join(block.get("text", "") for block in message["message"]["content"])
-    (summary,) = [data for name, data in parsed if name == "citations_summary"]
-    return text, list(summary["citations"])
+    text, cited = answer_in_new_chat(app, client, question)
+    return text, cited
 
 
 def test_how_long_savings_last_counts_the_bills_from_the_transactions(

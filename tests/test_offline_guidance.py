@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from flask import Flask
 
-from tests.support.apps import ApiClient, api_client, idle_after
+from tests.support.apps import ApiClient, answer_in_new_chat, api_client, idle_after
 from webapp.llm.offline.dispatch import Context, Reply, tasks
 from webapp.llm.offline.guidance import Guided, read_guided, topics_of
 from webapp.llm.offline.library import library
@@ -117,14 +117,8 @@ def test_every_query_runs_on_both_databases(sql_backend: SqlBackend, text: str) 
 
 
 def _ask(app: Flask, client: ApiClient, question: str) -> tuple[str, list[dict[str, Any]]]:
-    with idle_after(app):
-        session_id = client.new_session()
-        events = client.stream(client.ask(session_id, question)["stream_url"])
-    parsed = [(e.event, json.loads(e.data)) for e in events]
-    (message,) = [data for name, data in parsed if name == "message"]
-    text = "".join(block.get("text", "") for block in message["message"]["content"])
-    (summary,) = [data for name, data in parsed if name == "citations_summary"]
-    return text, [c["target"] for c in summary["citations"]]
+    text, cited = answer_in_new_chat(app, client, question)
+    return text, [c["target"] for c in cited]
 
 
 def _accounts(app: Flask, username: str) -> dict[str, str]:

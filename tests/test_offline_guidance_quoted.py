@@ -4,13 +4,12 @@ growth, each set beside the user's own figures, in wordings no evaluation set ho
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from flask import Flask
 
-from tests.support.apps import ApiClient, api_client, idle_after
+from tests.support.apps import ApiClient, answer_in_new_chat, api_client
 from webapp.llm.offline.guidance import read_guided, topics_of
 
 
@@ -118,14 +117,8 @@ def test_the_rule_alone_stays_with_the_documents(text: str) -> None:
 
 
 def _ask(app: Flask, client: ApiClient, question: str) -> tuple[str, list[dict[str, Any]]]:
-    with idle_after(app):
-        session_id = client.new_session()
-        events = client.stream(client.ask(session_id, question)["stream_url"])
-    parsed = [(e.event, json.loads(e.data)) for e in events]
-    (message,) = [data for name, data in parsed if name == "message"]
-    text = "".join(block.get("text", "") for block in message["message"]["content"])
-    (summary,) = [data for name, data in parsed if name == "citations_summary"]
-    return text, [c["target"] for c in summary["citations"]]
+    text, cited = answer_in_new_chat(app, client, question)
+    return text, [c["target"] for c in cited]
 
 
 def test_months_of_rent_a_balance_covers_beside_the_pages_target(app: Flask) -> None:

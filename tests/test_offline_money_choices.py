@@ -6,12 +6,10 @@ an emergency fund in mind, index funds or the bank, and one holding's share of i
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from flask import Flask
 
-from tests.support.apps import ApiClient, api_client, idle_after
+from tests.support.apps import ApiClient, answer_in_new_chat, api_client
 from webapp.llm.offline.dispatch import Context, Framed, Opened, tasks
 from webapp.llm.offline.guidance import Guided, topics_of
 from webapp.llm.offline.library import library
@@ -20,15 +18,8 @@ from webapp.llm.offline.windfall import Windfall, read_windfall
 
 def _ask(app: Flask, client: ApiClient, *questions: str) -> tuple[str, set[str]]:
     """Ask in one chat; return the last answer's text and the sources it cites."""
-    with idle_after(app):
-        session_id = client.new_session()
-        for question in questions:
-            events = client.stream(client.ask(session_id, question)["stream_url"])
-    parsed = [(e.event, json.loads(e.data)) for e in events]
-    (message,) = [data for name, data in parsed if name == "message"]
-    text = "".join(block.get("text", "") for block in message["message"]["content"])
-    (summary,) = [data for name, data in parsed if name == "citations_summary"]
-    return text, {str(c["source"]) for c in summary["citations"]}
+    text, cited = answer_in_new_chat(app, client, *questions)
+    return text, {str(c["source"]) for c in cited}
 
 
 @pytest.mark.parametrize(

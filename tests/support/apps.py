@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -133,3 +134,20 @@ def idle_after(app: Flask) -> Iterator[None]:
     finally:
         with app.app_context():
             chat_service().wait_idle()
+
+
+def answer_in_new_chat(
+    app: Flask, client: ApiClient, *questions: str
+) -> tuple[str, list[dict[str, Any]]]:
+    """Ask in a new chat, in order, each answer's stream read to the end: the last answer's
+    text and the citations its `citations_summary` packet lists."""
+    events: list[ServerSentEvent] = []
+    with idle_after(app):
+        session_id = client.new_session()
+        for question in questions:
+            events = client.stream(client.ask(session_id, question)["stream_url"])
+    parsed = [(e.event, json.loads(e.data)) for e in events]
+    (message,) = [data for name, data in parsed if name == "message"]
+    text = "".join(block.get("text", "") for block in message["message"]["content"])
+    (summary,) = [data for name, data in parsed if name == "citations_summary"]
+    return text, list(summary["citations"])
