@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -99,17 +99,12 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     return app
 
 
-def start_worker(app: object, serving: Callable[[], bool] | None = None) -> None:
-    """Start a serving process's background jobs (gunicorn.conf.py calls this per worker).
-
-    `serving` is the server's word that the worker still serves (False once it was told
-    to stop): checked before any turn a dead worker left is taken over.
-    """
+def start_worker(app: object) -> None:
+    """Start a serving process's background jobs (gunicorn.conf.py calls this per worker)."""
     # First, what sandboxed runs of a process that died (a killed worker) left behind.
     sweep_leftovers()
     if isinstance(app, Flask) and installed(app):
-        services(app).chat.start_background(serving)
-        chat_service(app)  # takes those turns over, unless told to stop meanwhile
+        chat_service(app).start_background()
 
 
 def worker_stopping(app: object) -> None:

@@ -15,7 +15,6 @@ from ..store.engine import autocommit
 from ..store.writes import write
 from .conversations import short_title
 from .event_log import (
-    SEQ_SKIP,
     LeaseLost,
     announce,
     events_after_on,
@@ -163,15 +162,6 @@ def message_state(
     return (str(row.status), aware(row.lease_until)) if row else None
 
 
-def lease_of(engine: Engine, message_id: str) -> datetime | None:
-    """Return a running answer's lease (None when it is not running)."""
-    query = sa.select(ai_chat_logs.c.lease_until).where(
-        ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running"
-    )
-    with autocommit(engine) as conn:
-        return aware(conn.execute(query).scalar())
-
-
 def stale_messages(engine: Engine) -> list[tuple[int, str]]:
     """Return (user id, message id) of every running answer whose lease has run out."""
     query = sa.select(ai_chat_logs.c.user_id, ai_chat_logs.c.id).where(
@@ -278,14 +268,7 @@ def finish_message(
 
 
 def end_running(
-    engine: Engine,
-    message_id: str,
-    *,
-    status: str,
-    error: str | None,
-    stop_reason: str | None,
-    live: bool = False,
-    withdraw: bool = False,
+    engine: Engine, message_id: str, *, status: str, error: str | None, stop_reason: str | None
 ) -> bool:
     """End a running answer from outside its runner (cancelled, past its deadline).
 
@@ -313,17 +296,12 @@ def end_running(
             .where(ai_chat_logs.c.id == message_id)
             .values(content=content, citations=citations, inline_citations=[])
         )
-        stored = written[-1].seq if written else 0
-        # Past any id its runner handed out `live` (`event_log.SEQ_SKIP`); what it did not
-        # store is withdrawn, when asked, as the stored answer has none of it.
-        seq = stored + SEQ_SKIP - 1 if live else stored
+        seq = written[-1].seq if written else 0
         place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
         closing = ([{"type": "error", "error": error}] if error else []) + [
             {"type": "stop", "stop_reason": stop_reason}
         ]
-        events = [StoredEvent(seq + 1, "reset", json.dumps({"after": stored}))] if withdraw else []
-        seq += len(events)
-        events += [
+        events = [
             StoredEvent(seq + i + 1, "packet", json.dumps({"placement": place, "obj": obj}))
             for i, obj in enumerate(closing)
         ]
