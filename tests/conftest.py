@@ -20,7 +20,8 @@ from sqlalchemy.engine import Engine, make_url
 
 from tests.support.apps import app_on_copy, shared_template
 from tests.support.fake_claude import FakeClaude
-from webapp.store.app_db import close_engine
+from webapp import create_app
+from webapp.store.app_db import close_engine, get_engine
 from webapp.store.demo import seed_demo
 from webapp.store.engine import create_store_engine
 from webapp.store.migrate import upgrade_database
@@ -200,6 +201,19 @@ def pg_url(pg_admin_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(_conninfo(pg_admin_url), autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="module")
+def pg_app(pg_url: str) -> Iterator[Flask]:
+    """The app on a new PostgreSQL database (`pg_url`), migrated and seeded with the demo users,
+    the offline engine answering."""
+    app = create_app(
+        {"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": pg_url, "ANTHROPIC_API_KEY": None}
+    )
+    upgrade_database(get_engine(app))
+    seed_demo(get_engine(app), "demo")
+    yield app
+    close_engine(app)
 
 
 @dataclass(frozen=True)

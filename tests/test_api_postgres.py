@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from flask import Flask
 
 from tests.support.apps import api_client, idle_after
-from webapp import create_app
-from webapp.store.app_db import close_engine, get_engine
-from webapp.store.demo import seed_demo
-from webapp.store.migrate import upgrade_database
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture(scope="module")
-def pg_app(pg_url: str) -> Iterator[Flask]:
-    app = create_app(
-        {"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": pg_url, "ANTHROPIC_API_KEY": None}
-    )
-    upgrade_database(get_engine(app))
-    seed_demo(get_engine(app), "demo")
-    yield app
-    close_engine(app)
 
 
 def test_credit_card_turn_on_postgres(pg_app: Flask) -> None:

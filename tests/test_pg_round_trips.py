@@ -3,7 +3,6 @@ trace), so that a read folded away or a `BEGIN` left out shows here, never as a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,10 +11,8 @@ from flask import Flask
 
 from tests.support.apps import api_client, idle_after
 from tests.support.round_trips import round_trips
-from webapp import create_app
 from webapp.chat.tables import chat_sessions
-from webapp.store.app_db import close_engine, get_engine
-from webapp.store.demo import seed_demo
+from webapp.store.app_db import get_engine
 from webapp.store.engine import autocommit, create_store_engine
 from webapp.store.migrate import upgrade_database
 from webapp.store.writes import write, write_one
@@ -23,17 +20,6 @@ from webapp.store.writes import write, write_one
 pytestmark = pytest.mark.postgres
 
 QUESTION = "Can I deduct charitable donations?"
-
-
-@pytest.fixture(scope="module")
-def pg_app(pg_url: str) -> Iterator[Flask]:
-    app = create_app(
-        {"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": pg_url, "ANTHROPIC_API_KEY": None}
-    )
-    upgrade_database(get_engine(app))
-    seed_demo(get_engine(app), "demo")
-    yield app
-    close_engine(app)
 
 
 def test_asking_costs_the_request_eleven_round_trips(pg_app: Flask) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 
 import psycopg
@@ -14,25 +13,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import QueuePool
 
 from tests.support.waiting import wait_for
-from webapp import create_app
 from webapp.chat.open_streams import open_streams
 from webapp.chat.queues import Batched, UserQueues
 from webapp.services import chat_service
-from webapp.store.app_db import close_engine, get_engine
-from webapp.store.demo import seed_demo
-from webapp.store.migrate import upgrade_database
+from webapp.store.app_db import get_engine
 from webapp.store.users import create_api_token, user_for_token
-
-
-@pytest.fixture(scope="module")
-def pg_app(pg_url: str) -> Iterator[Flask]:
-    app = create_app(
-        {"TESTING": True, "SECRET_KEY": "test", "DATABASE_URL": pg_url, "ANTHROPIC_API_KEY": None}
-    )
-    upgrade_database(get_engine(app))
-    seed_demo(get_engine(app), "demo")
-    yield app
-    close_engine(app)
 
 
 @pytest.mark.postgres
