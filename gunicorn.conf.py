@@ -49,7 +49,6 @@ def post_worker_init(worker: Any) -> None:
 
     from webapp.app import start_worker, worker_stopping
 
-    start_worker(worker.wsgi)
     gunicorns = signal.getsignal(signal.SIGTERM)
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -61,6 +60,13 @@ def post_worker_init(worker: Any) -> None:
 
     signal.signal(signal.SIGTERM, on_sigterm)
     signal.siginterrupt(signal.SIGTERM, False)  # as gunicorn has it: requests go on meanwhile
+    # A SIGTERM that came while the worker booted (a deploy right after a start) reached
+    # gunicorn's own handler alone, which clears `alive`: then the worker takes over no turn
+    # (another worker's hand-over would be started here, only to be handed over again at
+    # exit, its model call wasted) and stops serving at once.
+    start_worker(worker.wsgi, serving=lambda: bool(worker.alive))
+    if not worker.alive:
+        gevent.spawn(worker_stopping, worker.wsgi)
 
 
 def worker_exit(server: Any, worker: Any) -> None:

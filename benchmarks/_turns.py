@@ -23,8 +23,10 @@ import _client as client
 import _databases as databases
 import _service as service
 from _client import HttpError, SseStream
+from _procfs import cpu_seconds
 
 TURNS_PER_USER = 3
+SETTLE_SECONDS = 0.5
 QUESTION = "Can I deduct charitable donations?"
 
 
@@ -44,6 +46,7 @@ class TurnsResult:
     errors: Counter[str] = field(default_factory=Counter)
     frames: int = 0  # per answer
     wall: float | None = None
+    cpu_ms: float | None = None  # the workers' CPU per turn (user + system, from /proc)
     log_errors: Counter[str] = field(default_factory=Counter)
     restarts: int = 0
     error: str | None = None
@@ -101,9 +104,14 @@ async def run_all(
         except TimeoutError:
             return Outcome(None, None, [], f"not done within {options.timeout:g} s")
 
+    cpu_before = cpu_seconds(sorted(workers))
     start = time.perf_counter()
     outcomes = await asyncio.gather(*(bounded(i) for i in range(len(sessions))))
     result.wall = time.perf_counter() - start
+    # What the turns left to finish after `done` (their last writes) counts too.
+    await asyncio.sleep(SETTLE_SECONDS)
+    cpu = cpu_seconds(sorted(workers | set(server.workers()))) - cpu_before
+    result.cpu_ms = cpu * 1e3 / max(1, len(sessions))
     for outcome in outcomes:
         if outcome.first is not None:
             result.first.append(outcome.first)
@@ -215,7 +223,7 @@ def users_for(options: TurnsOptions) -> int:
 
 def _row(r: TurnsResult) -> list[str]:
     if r.error:
-        return [str(r.round), r.side, f"error: {r.error}"] + [""] * 7
+        return [str(r.round), r.side, f"error: {r.error}"] + [""] * 8
     notes = [f"{count}x {reason}" for reason, count in r.errors.most_common(2)]
     if r.restarts:
         notes.append(f"{r.restarts} worker restarts")
@@ -231,13 +239,14 @@ def _row(r: TurnsResult) -> list[str]:
         client.ms(client.percentile(r.done, 50)),
         client.ms(client.percentile(r.done, 99)),
         client.secs(r.wall),
+        "-" if r.cpu_ms is None else f"{r.cpu_ms:.1f} ms",
         "; ".join(notes),
     ]
 
 
 def _figures(r: TurnsResult) -> list[float | None]:
     p = client.percentile
-    return [p(r.first, 50), p(r.first, 99), p(r.done, 50), p(r.done, 99), r.wall]
+    return [p(r.first, 50), p(r.first, 99), p(r.done, 50), p(r.done, 99), r.wall, r.cpu_ms]
 
 
 def report(rounds: list[tuple[TurnsResult, TurnsResult]], options: TurnsOptions) -> str:
@@ -251,7 +260,7 @@ def report(rounds: list[tuple[TurnsResult, TurnsResult]], options: TurnsOptions)
             measured.append(pairs)
             rows.append(["", "app÷floor", "", ""] + [client.ratio(a, f) for a, f in pairs] + [""])
     if measured:
-        columns = [[pairs[i] for pairs in measured] for i in range(5)]
+        columns = [[pairs[i] for pairs in measured] for i in range(6)]
         rows.append(
             ["all", f"median of {len(measured)}", "", ""]
             + [client.median_ratio(column) for column in columns]
@@ -267,6 +276,7 @@ def report(rounds: list[tuple[TurnsResult, TurnsResult]], options: TurnsOptions)
         "done p50",
         "done p99",
         "wall",
+        "CPU/turn",
         "notes",
     ]
     title = (
@@ -317,4 +327,10 @@ def goal_report(floor: TurnsResult, app: TurnsResult, compute: dict[str, float] 
         f"{floor_p99:.3f} s + {spread:.2f} s = {goal:.2f} s: {verdict}; "
         f"p99 / floor = {app_p99 / floor_p99:.1f}x, "
         f"(p99 - engine compute) / floor = {(app_p99 - spread) / floor_p99:.1f}x"
+        + (
+            ""
+            if app.cpu_ms is None
+            else f"; the app's workers used {app.cpu_ms:.1f} ms of CPU a turn "
+            f"({app.cpu_ms / compute['median_ms']:.1f}x the engine's compute)"
+        )
     )

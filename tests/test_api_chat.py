@@ -20,6 +20,7 @@ from tests.support.apps import ApiClient, api_client, idle_after, make_app
 from tests.support.fake_claude import FakeClaude, Paced, Reply, text_reply, tool_reply
 from tests.support.waiting import wait_for
 from webapp.chat import sessions
+from webapp.chat.service import ChatService
 from webapp.chat.tables import (
     ai_chat_logs,
     chat_checkpoints,
@@ -533,10 +534,14 @@ def test_a_key_used_for_another_question_or_chat_is_refused(app: Flask, demo: Ap
     assert demo.session(other_session)["messages"] == []
 
 
+@pytest.mark.parametrize("backend", ["app", "pg_app"], ids=["sqlite", "postgresql"])
 def test_two_requests_racing_with_one_key_ask_once(
-    app: Flask, demo: ApiClient, monkeypatch: pytest.MonkeyPatch
+    backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Both requests look the key up before either has asked: the race the key must survive.
+    app: Flask = request.getfixturevalue(backend)
+    demo = api_client(app, "demo")
+    # Both requests look the key up before either has asked: the race the key must survive,
+    # however slow the machine (the key is stored with the question, in one transaction).
     looked = threading.Barrier(2)
     real_find = sessions.find_key
     calls: list[str] = []
@@ -552,6 +557,15 @@ def test_two_requests_racing_with_one_key_ask_once(
         return found
 
     monkeypatch.setattr(sessions, "find_key", find_key)
+    # The winner is slow to start its turn once its question is stored (a loaded machine):
+    # the loser, refused as busy meanwhile, must still find the key and answer the same.
+    real_start = ChatService.start_turn
+
+    def slow_start(self: ChatService, *args: Any, **kwargs: Any) -> Any:
+        threading.Event().wait(1.5)
+        return real_start(self, *args, **kwargs)
+
+    monkeypatch.setattr(ChatService, "start_turn", slow_start)
     session_id = demo.new_session()
     responses: list[httpx.Response] = []
 

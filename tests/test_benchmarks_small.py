@@ -151,6 +151,9 @@ def test_service_turns_alternates_rounds(pg_admin_url: str) -> None:
     ]
     # Every turn answered, and the floor replays exactly the app's frames.
     assert {row[3] for row in rows} == {"0"}
+    # The workers' CPU per turn (the floor's may round to nothing in a round this small).
+    cpu = {row[1]: float(row[9].removesuffix(" ms")) for row in rows}
+    assert cpu["app"] > 0 and cpu["floor"] >= 0
     assert len({row[2] for row in rows}) == 1 and int(rows[0][2]) > 2
     assert sum(1 for row in _cells(out) if row[:1] == ["app÷floor"]) == 2
     assert any(row[:2] == ["all", "median of 2"] for row in _cells(out))

@@ -21,8 +21,9 @@ from typing import Any
 from flask import Flask, current_app
 from sqlalchemy.engine import Engine
 
+from .chat.live import socket_channel
 from .chat.service import ChatService
-from .chat.wakeups import listener_for
+from .chat.wakeups import RedisListener, listener_for
 from .favicons.fetch import FaviconService
 from .llm.base import Model
 from .llm.claude import ClaudeModel
@@ -158,6 +159,8 @@ def _make(app: Flask, overrides: dict[str, Any], ended: AnswerEnded | None) -> S
         )
 
     def chat() -> ChatService:
+        listener = listener_for(engine, redis_url)
+        live = listener if isinstance(listener, RedisListener) else socket_channel(str(engine.url))
         return ChatService(
             engine,
             lambda: language_model(app),
@@ -166,9 +169,11 @@ def _make(app: Flask, overrides: dict[str, Any], ended: AnswerEnded | None) -> S
             deadline=timedelta(seconds=float(config["TURN_DEADLINE_SECONDS"])),
             max_turns_per_user=int(config["MAX_TURNS_PER_USER"]),
             max_streams_per_user=int(config["MAX_STREAMS_PER_USER"]),
-            listener=listener_for(engine, redis_url),
+            listener=listener,
             max_tokens=int(config["MODEL_MAX_TOKENS"]),
             on_ended=(lambda message_id: ended(app, engine, message_id)) if ended else None,
+            live=live,
+            store_spacing=float(config["STREAM_STORE_SECONDS"]),
         )
 
     def failures() -> FailureLog:

@@ -28,6 +28,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-sonnet-5"
 TURN_LEASE_SECONDS = 30.0
 TURN_DEADLINE_SECONDS = 600.0
+STREAM_STORE_SECONDS = 20.0
 MAX_TURNS_PER_USER = 3
 MAX_STREAMS_PER_USER = 20
 # Far above what one household or office behind a shared address fails in 15 minutes.
@@ -109,6 +110,13 @@ def seconds(value: object) -> float:
     return number
 
 
+def seconds_or_zero(value: object) -> float:
+    """A number of seconds, or 0 (off)."""
+    if value in (0, "0", 0.0):
+        return 0.0
+    return seconds(value)
+
+
 def switch(value: object) -> bool:
     """`on` or `off`."""
     if isinstance(value, bool):
@@ -162,6 +170,13 @@ SETTINGS: tuple[Setting, ...] = (
         "how long a silent turn runner keeps its turn before another worker takes it over",
     ),
     Setting("TURN_DEADLINE_SECONDS", TURN_DEADLINE_SECONDS, seconds, "the most one turn may run"),
+    Setting(
+        "STREAM_STORE_SECONDS",
+        STREAM_STORE_SECONDS,
+        seconds_or_zero,
+        "the most a running answer's text waits to be stored, handed to readers live meanwhile;"
+        " 0 stores every batch",
+    ),
     Setting(
         "MAX_TURNS_PER_USER",
         MAX_TURNS_PER_USER,

@@ -110,10 +110,14 @@ def format_event(data: str, *, event: str | None = None, id: str | int | None = 
         head += f"event: {event}\n"
     if id is not None:
         text = str(id)
-        if _LINES.search(text) or "\0" in text:
+        # An int's digits hold neither (a stream's events carry their seq).
+        if type(id) is not int and (_LINES.search(text) or "\0" in text):
             raise ValueError("an event id cannot contain a line break or NUL")
         head += f"id: {text}\n"
-    body = "".join(f"data: {line}\n" for line in _LINES.split(data))
+    if "\n" in data or "\r" in data:
+        body = "".join(f"data: {line}\n" for line in _LINES.split(data))
+    else:  # one line, as a packet's JSON always is
+        body = f"data: {data}\n"
     return head + body + "\n"
 
 

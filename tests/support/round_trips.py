@@ -3,7 +3,10 @@
 A round trip is a message the client then waits on: a simple `Query` (psycopg's `BEGIN`,
 `COMMIT` and `ROLLBACK`) or the `Sync` that ends an extended-protocol statement. SQLAlchemy's
 events can't tell these apart (they fire for a `BEGIN` that autocommit never sends), so
-this reads what went over the wire instead.
+this reads what went over the wire instead. A `Sync` that ends no `Execute` is psycopg
+preparing a statement on the server, once per connection, the fifth time that connection
+runs it (`prepare_threshold`): such a trip is kept apart (`prepared`), since which request
+meets it depends only on which pooled connection it happened to check out.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class Trips:
     """The round trips seen, each as the start of its statement (as sent, or last parsed)."""
 
     sent: list[str] = field(default_factory=list)
+    prepared: list[str] = field(default_factory=list)  # one-time prepares (see above)
 
     @property
     def count(self) -> int:
@@ -63,14 +67,17 @@ def round_trips(engine: Engine, *, this_thread: bool = True) -> Iterator[Trips]:
                 dbapi.pgconn.untrace()
             log.flush()
             log.seek(0)
-            statement = ""
+            statement, executed = "", False
             for line in log:
                 fields = line.rstrip("\n").split("\t")
                 if len(fields) >= 4 and fields[1] == "F":
                     kind, rest = fields[3], " ".join(fields[4:]).strip()
                     if kind == "Parse":  # its name, then the statement
                         statement = rest.split(" ", 1)[-1]
+                    elif kind == "Execute":
+                        executed = True
                     elif kind == "Query":
                         trips.sent.append(rest.strip()[:80])
                     elif kind == "Sync":
-                        trips.sent.append(statement.strip()[:80])
+                        (trips.sent if executed else trips.prepared).append(statement.strip()[:80])
+                        executed = False

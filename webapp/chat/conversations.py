@@ -109,13 +109,18 @@ def list_sessions(
         return [session_row(r) for r in conn.execute(query)]
 
 
+# A turn's own reads are built once, their values bound as they run: building a statement
+# (and its cache key) costs more CPU than SQLAlchemy's running it.
+_SESSION = sa.select(*SESSION_COLUMNS).where(
+    chat_sessions.c.id == sa.bindparam("session_id"),
+    chat_sessions.c.user_id == sa.bindparam("user_id"),
+)
+
+
 def get_session(engine: Engine, user_id: int, session_id: str) -> SessionRow | None:
     """Return one of the user's sessions, or None (also for another user's)."""
-    query = sa.select(*SESSION_COLUMNS).where(
-        chat_sessions.c.id == session_id, chat_sessions.c.user_id == user_id
-    )
     with autocommit(engine) as conn:
-        row = conn.execute(query).first()
+        row = conn.execute(_SESSION, {"session_id": session_id, "user_id": user_id}).first()
     return session_row(row) if row else None
 
 
@@ -130,17 +135,20 @@ def session_messages(engine: Engine, user_id: int, session_id: str) -> list[Mess
         return [message_row(r) for r in conn.execute(query)]
 
 
+_MESSAGE = sa.select(*MESSAGE_COLUMNS).where(
+    ai_chat_logs.c.id == sa.bindparam("message_id"),
+    ai_chat_logs.c.session_id == sa.bindparam("session_id"),
+    ai_chat_logs.c.user_id == sa.bindparam("user_id"),
+)
+
+
 def get_message(
     engine: Engine, user_id: int, session_id: str, message_id: str
 ) -> MessageRow | None:
     """Return one of the user's messages in a session, or None."""
-    query = sa.select(*MESSAGE_COLUMNS).where(
-        ai_chat_logs.c.id == message_id,
-        ai_chat_logs.c.session_id == session_id,
-        ai_chat_logs.c.user_id == user_id,
-    )
+    values = {"message_id": message_id, "session_id": session_id, "user_id": user_id}
     with autocommit(engine) as conn:
-        row = conn.execute(query).first()
+        row = conn.execute(_MESSAGE, values).first()
     return message_row(row) if row else None
 
 
@@ -168,18 +176,26 @@ _HISTORY_ROWS = 200
 _HISTORY_CHUNK = 20
 
 
-def history_query(user_id: int, session_id: str, before: datetime | None = None) -> sa.Select[Any]:
-    """Return the query `text_history` reads: a chat's latest shown messages (before
-    `before`, when given), newest first, the few columns history needs (never the
-    citations), at most _HISTORY_ROWS of them."""
+def _history(user_id: Any, session_id: Any) -> sa.Select[Any]:
     c = ai_chat_logs.c
-    query = (
+    return (
         sa.select(c.role, c.content, c.status, c.stop_reason)
         .where(c.session_id == session_id, c.user_id == user_id, VISIBLE)
         .order_by(c.created_at.desc(), c.role, c.id.desc())  # the index's order, backwards
         .limit(_HISTORY_ROWS)
     )
-    return query if before is None else query.where(c.created_at < before)
+
+
+def history_query(user_id: int, session_id: str, before: datetime | None = None) -> sa.Select[Any]:
+    """Return the query `text_history` reads: a chat's latest shown messages (before
+    `before`, when given), newest first, the few columns history needs (never the
+    citations), at most _HISTORY_ROWS of them."""
+    query = _history(user_id, session_id)
+    return query if before is None else query.where(ai_chat_logs.c.created_at < before)
+
+
+# A new question's first read (most chats hold less than a chunk): built once, as `_SESSION`.
+_LATEST = _history(sa.bindparam("user_id"), sa.bindparam("session_id")).limit(_HISTORY_CHUNK)
 
 
 def text_history(
@@ -197,12 +213,16 @@ def text_history(
     in its place). Text only, so a turn cites only what it wrote; a refused exchange is left
     out (the streaming-refusals guide), and so is a question whose answer failed or was stopped.
     """
-    query = history_query(user_id, session_id, before)
     # Most chats hold less than a chunk: one plain read (one round trip) says all.
     with autocommit(engine) as conn:
-        latest = conn.execute(query.limit(_HISTORY_CHUNK)).all()
+        if before is None:
+            latest = conn.execute(_LATEST, {"user_id": user_id, "session_id": session_id}).all()
+        else:
+            chunk = history_query(user_id, session_id, before).limit(_HISTORY_CHUNK)
+            latest = conn.execute(chunk).all()
     if len(latest) < _HISTORY_CHUNK:
         return _exchanges(latest, budget)
+    query = history_query(user_id, session_id, before)
     with (
         engine.connect() as conn,
         conn.execution_options(yield_per=_HISTORY_CHUNK).execute(query) as rows,

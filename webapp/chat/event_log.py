@@ -71,6 +71,13 @@ def announce(
 
 EVENTS_CHANNEL = "webapp_chat_events"
 
+# A running turn hands its events to readers live and stores them later (`chat/sink.py`);
+# it stores before its unstored events reach MAX_UNSTORED. Events another writer (an end
+# from outside, a takeover) numbers after the last stored one skip SEQ_SKIP ids, past any
+# the runner handed out live, so that no reader takes them for copies of what it has.
+SEQ_SKIP = 1_000_000
+MAX_UNSTORED = 100_000
+
 
 def append_events(
     engine: Engine, message_id: str, owner: str, lease: timedelta, events: Sequence[StoredEvent]

@@ -4,7 +4,7 @@ that says which runner writes it, and how it ends (done, failed, stopped, handed
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,6 +15,7 @@ from ..store.engine import autocommit
 from ..store.writes import write
 from .conversations import short_title
 from .event_log import (
+    SEQ_SKIP,
     LeaseLost,
     announce,
     events_after_on,
@@ -49,10 +50,12 @@ def start_message(
     owner: str,
     checkpoint: dict[str, Any] | None = None,
     max_running: int | None = None,
+    also: Callable[[sa.Connection, str], None] | None = None,
 ) -> tuple[str, str]:
     """Store the question, a running answer row owned by `owner` and its first checkpoint.
 
-    One transaction; returns both message ids. SessionBusy while the session is answering;
+    One transaction, with `also(conn, answer_id)` when given (the request's idempotency
+    key); returns both message ids. SessionBusy while the session is answering;
     TooManyTurns when the user would have more than `max_running` answers being written.
     """
     user_id_msg, answer_id = new_id(), new_id()
@@ -69,6 +72,8 @@ def start_message(
             raise TooManyTurns
         if checkpoint is not None:  # a new answer's first: nothing to replace
             insert_checkpoint(conn, answer_id, checkpoint, 0)
+        if also is not None:
+            also(conn, answer_id)
 
     try:
         write(engine, work)
@@ -160,6 +165,15 @@ def message_state(
     with autocommit(engine) as conn:
         row = conn.execute(query).first()
     return (str(row.status), aware(row.lease_until)) if row else None
+
+
+def lease_of(engine: Engine, message_id: str) -> datetime | None:
+    """Return a running answer's lease (None when it is not running)."""
+    query = sa.select(ai_chat_logs.c.lease_until).where(
+        ai_chat_logs.c.id == message_id, ai_chat_logs.c.status == "running"
+    )
+    with autocommit(engine) as conn:
+        return aware(conn.execute(query).scalar())
 
 
 def stale_messages(engine: Engine) -> list[tuple[int, str]]:
@@ -268,7 +282,14 @@ def finish_message(
 
 
 def end_running(
-    engine: Engine, message_id: str, *, status: str, error: str | None, stop_reason: str | None
+    engine: Engine,
+    message_id: str,
+    *,
+    status: str,
+    error: str | None,
+    stop_reason: str | None,
+    live: bool = False,
+    withdraw: bool = False,
 ) -> bool:
     """End a running answer from outside its runner (cancelled, past its deadline).
 
@@ -296,16 +317,23 @@ def end_running(
             .where(ai_chat_logs.c.id == message_id)
             .values(content=content, citations=citations, inline_citations=[])
         )
-        seq = written[-1].seq if written else 0
+        stored = written[-1].seq if written else 0
+        # Past any id its runner handed out `live` (`event_log.SEQ_SKIP`); what it did not
+        # store is withdrawn, when asked, as the stored answer has none of it.
+        seq = stored + SEQ_SKIP - 1 if live else stored
         place = {"turn_index": 0, "tab_index": 0, "sub_turn_index": None, "model_index": 0}
         closing = ([{"type": "error", "error": error}] if error else []) + [
             {"type": "stop", "stop_reason": stop_reason}
         ]
-        events = [
+        events = [StoredEvent(seq + 1, "reset", json.dumps({"after": stored}))] if withdraw else []
+        seq += len(events)
+        events += [
             StoredEvent(seq + i + 1, "packet", json.dumps({"placement": place, "obj": obj}))
             for i, obj in enumerate(closing)
         ]
-        events.append(StoredEvent(seq + len(events) + 1, "done", json.dumps({"status": status})))
+        # Right after the last of them: `seq` already counts the reset (a reader handed an id
+        # skipped here would hold `done` past a gap).
+        events.append(StoredEvent(seq + len(closing) + 1, "done", json.dumps({"status": status})))
         insert_events(conn, message_id, events)
         announce(conn, stop_key(message_id))  # its runner, wherever it is, stops now
         return True

@@ -49,17 +49,17 @@ def decode_note(note: str) -> tuple[str, list[StoredEvent] | None]:
     return message_id, events
 
 
-def following(events: Sequence[StoredEvent], after: int) -> list[StoredEvent] | None:
-    """Return the events that follow `after` without a gap, each once, in order.
+def following(held: dict[int, StoredEvent], after: int) -> list[StoredEvent]:
+    """Take from `held` (events by id) those that follow `after` without a gap, in order.
 
-    None when an event is missing between `after` and the last one handed over: the reader
-    must then read from the database. Events at or before `after` (a second copy, from
-    another channel) are dropped.
+    What is left in `held` lies past a gap: a reader keeps it until the events between are
+    read from the database (a lost note, or events handed out live before it listened).
+    Events at or before `after` (a second copy, from another channel) are dropped.
     """
-    by_seq = {e.seq: e for e in events if e.seq > after}
-    if not by_seq:
-        return []
-    ordered = [by_seq[seq] for seq in sorted(by_seq)]
-    if ordered[0].seq != after + 1 or ordered[-1].seq - ordered[0].seq != len(ordered) - 1:
-        return None
-    return ordered
+    for seq in [seq for seq in held if seq <= after]:
+        del held[seq]
+    run: list[StoredEvent] = []
+    while (event := held.pop(after + 1, None)) is not None:
+        run.append(event)
+        after += 1
+    return run

@@ -32,6 +32,35 @@ def open_stream(
     return open_streams(engine, user_id, worker, limit, 1, lease)[0]
 
 
+_LOCK_USER = sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE")
+# The user's streams that count: on this worker, or on a worker whose lease still holds.
+# Built once, their values bound as they run (building one costs more than running it).
+_HELD = (
+    sa.select(sa.func.count())
+    .select_from(chat_open_streams)
+    .where(
+        chat_open_streams.c.user_id == sa.bindparam("user_id"),
+        sa.or_(
+            chat_open_streams.c.worker == sa.bindparam("worker"),
+            chat_open_streams.c.worker.in_(
+                sa.select(chat_workers.c.id).where(
+                    chat_workers.c.seen_at > sa.bindparam("alive_since")
+                )
+            ),
+        ),
+    )
+)
+_STREAM_COLUMNS = ("id", "user_id", "worker", "opened_at")
+# One stream: counted and stored in one statement, after the lock.
+_OPEN_ONE = chat_open_streams.insert().from_select(
+    list(_STREAM_COLUMNS),
+    sa.select(
+        *(sa.bindparam(f"new_{k}", type_=chat_open_streams.c[k].type) for k in _STREAM_COLUMNS)
+    ).where(_HELD.scalar_subquery() < sa.bindparam("limit")),
+)
+_CLOSE = sa.text("DELETE FROM chat_open_streams WHERE id = :id")
+
+
 def open_streams(
     engine: Engine, user_id: int, worker: str, limit: int, wanted: int, lease: timedelta
 ) -> list[str | None]:
@@ -41,31 +70,18 @@ def open_streams(
 
     def work(conn: sa.Connection) -> list[str | None]:
         if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
-        alive = sa.select(chat_workers.c.id).where(chat_workers.c.seen_at > now() - lease)
-        held = (
-            sa.select(sa.func.count())
-            .select_from(chat_open_streams)
-            .where(
-                chat_open_streams.c.user_id == user_id,
-                sa.or_(chat_open_streams.c.worker == worker, chat_open_streams.c.worker.in_(alive)),
-            )
-        )
+            conn.execute(_LOCK_USER, {"id": user_id})
         at = now()
+        held = {"user_id": user_id, "worker": worker, "alive_since": at - lease}
         if wanted > 1:
-            room = max(0, limit - int(conn.execute(held).scalar() or 0))
+            room = max(0, limit - int(conn.execute(_HELD, held).scalar() or 0))
             granted: list[str | None] = [*ids[:room], *[None] * (wanted - room)]
             rows = [{"id": i, "user_id": user_id, "worker": worker, "opened_at": at} for i in ids]
             if room:
                 conn.execute(chat_open_streams.insert(), rows[:room])
             return granted
-        # One stream: counted and stored in one statement, after the lock.
-        values = {"id": ids[0], "user_id": user_id, "worker": worker, "opened_at": at}
-        c = chat_open_streams.c
-        row = sa.select(*(sa.literal(v, c[k].type) for k, v in values.items())).where(
-            held.scalar_subquery() < limit
-        )
-        inserted = conn.execute(chat_open_streams.insert().from_select(list(values), row))
+        new = {"new_id": ids[0], "new_user_id": user_id, "new_worker": worker, "new_opened_at": at}
+        inserted = conn.execute(_OPEN_ONE, {**held, **new, "limit": limit})
         return [ids[0] if inserted.rowcount else None]
 
     return write(engine, work)
@@ -73,7 +89,7 @@ def open_streams(
 
 def close_stream(engine: Engine, stream_id: str) -> None:
     """Stop counting a stream that ended."""
-    write_one(engine, chat_open_streams.delete().where(chat_open_streams.c.id == stream_id))
+    write_one(engine, _CLOSE.bindparams(id=stream_id))
 
 
 def worker_seen(engine: Engine, worker: str) -> None:

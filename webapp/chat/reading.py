@@ -36,8 +36,10 @@ class AnswerReader:
         wakeups: Wakeups,
         stopping: threading.Event,
         resume_if_expired: Callable[[int, str, datetime | None], object],
+        ask_to_store: Callable[[str], object] | None = None,
     ) -> None:
         self.engine, self.wakeups = engine, wakeups
+        self._ask_to_store = ask_to_store  # a gap: its runner stores what it sent live
         self._stopping = stopping  # set as the worker begins to stop (`stop_serving`)
         self._resume_if_expired = resume_if_expired  # a dead runner's turn taken over
         # The streams of an answer opened together read it once (`flights`).
@@ -65,17 +67,37 @@ class AnswerReader:
         events written (`notes`), so it reads the database only for its first look, after a
         gap in the event ids it was handed, or after news that did not say what.
         """
-        read = True
+        read, asked = True, False
+        held: dict[int, StoredEvent] = {}  # handed over past a gap, until the gap is filled
         with self.wakeups.inbox(message_id) as inbox:
-            listening = time.monotonic()  # a read begun since then may be shared
             while True:
                 if self._stopping.is_set():
                     raise WorkerStopping
                 inbox.flag.clear()
                 handed, stale = inbox.take()
-                batch = None if read or stale else following(handed, after)
-                if read := batch is None:  # a gap, or news that did not say what: read it
-                    batch = self._events_after(message_id, after, listening)
+                # A read begun from now on holds every write whose news was just taken (a
+                # write's news follows its commit), so only such a read may be shared.
+                since = time.monotonic()
+                for event in handed:
+                    if event.seq > after:
+                        held.setdefault(event.seq, event)
+                # The first look, news that did not say what, or news while a gap is open (a
+                # lost note's events, or those its runner stored when asked, may be stored):
+                # the database is the truth, its events taken as they are (an end from outside
+                # and a takeover number theirs past the gap: `event_log.SEQ_SKIP`).
+                read = read or stale or (bool(held) and min(held) > after + 1)
+                batch = [*self._events_after(message_id, after, since)] if read else []
+                batch.extend(following(held, batch[-1].seq if batch else after))
+                # What the news handed on followed on, yet more of it lies past a gap, and the
+                # database was not read for it: read now, not at the next news. There may be
+                # none: an end from outside numbers its events past the gap (SEQ_SKIP) when
+                # its runner did not say in time that it stored, and nothing follows an end.
+                again = bool(held) and not read
+                if held and not asked and self._ask_to_store is not None:
+                    # A gap (this reader came after some events were handed out live, or a
+                    # note was lost): the runner stores them, and the store's news fills it.
+                    self._ask_to_store(message_id)
+                asked = bool(held)
                 if batch:
                     done = next((i for i, e in enumerate(batch) if e.event == "done"), None)
                     yield batch if done is None else batch[: done + 1]
@@ -88,11 +110,12 @@ class AnswerReader:
                 if (
                     not batch
                     and read
-                    and not self._still_running(user_id, session_id, message_id, after, listening)
+                    and not held
+                    and not self._still_running(user_id, session_id, message_id, after, since)
                 ):
                     return
-                read = False
-                while not inbox.flag.wait(HEARTBEAT_SECONDS):
+                read = again
+                while not again and not inbox.flag.wait(HEARTBEAT_SECONDS):
                     yield []  # a heartbeat costs no query
 
     def _events_after(self, message_id: str, after: int, since: float) -> list[StoredEvent]:

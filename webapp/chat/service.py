@@ -1,17 +1,19 @@
 """Turns in the background: a closed tab or a dropped connection loses nothing.
 
-A turn runs in its own thread (a greenlet under gunicorn's gevent worker) and writes its
-events to the database in short batches, so any worker can stream it, and a reader that
+A turn runs in its own thread (a greenlet under gunicorn's gevent worker) and hands its
+events to readers in short batches, live to the host's other workers (`live.py`), storing
+them on a growing spacing (`sink.py`), so any worker can stream it, and a reader that
 reconnects resumes from `Last-Event-ID`. Readers are woken by the writes themselves (see
-`wakeups.py`). The runner owns a lease on its answer row and renews it with every batch; each
+`wakeups.py`). The runner owns a lease on its answer row and renews it with every store; each
 worker's sweeper (and a reader or a new question that finds a lease expired) takes a turn
 whose runner died over from its last checkpoint under a new owner (`upkeep.py`), and the old
 runner, should it still be alive, is refused its next write.
 
 An answer ended from outside its runner (a cancel, the turn deadline), in whichever worker or
 host, reaches the runner at once over the wake-up channel (`leases.stop_key`): its model call
-is abandoned and its sandbox ends, so nothing of a turn that is over runs on. A worker told to
-stop hands its turns over and ends its streams at once (`Upkeep.stop_serving`).
+is abandoned and its sandbox ends, so nothing of a turn that is over runs on; the answer keeps
+what its readers were handed (`endings.py`). A worker told to stop hands its turns over and
+ends its streams at once (`Upkeep.stop_serving`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from ..llm.base import Model
@@ -36,8 +39,10 @@ from ..settings import (
 from ..store.writes import is_transient
 from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
 from . import conversations, leases, open_streams, records, versions
+from .endings import Endings
 from .event_log import LeaseLost
 from .leases import SessionBusy
+from .live import LiveChannel
 from .notes import StoredEvent
 from .queues import Batched, UserQueues
 from .reading import AnswerReader
@@ -68,6 +73,8 @@ class ChatService:
         listener: Listener | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         on_ended: Callable[[str], object] | None = None,
+        live: LiveChannel | None = None,
+        store_spacing: float = 0.0,
     ) -> None:
         self.engine, self.model, self.tools, self.lease = engine, model, tools, lease
         self.deadline, self.max_turns_per_user = deadline, max_turns_per_user
@@ -83,6 +90,10 @@ class ChatService:
             ),
         )
         self.listener = listener
+        # How batches reach other processes' readers before they are stored (`live.py`),
+        # and the most a running turn's store waits (0: every batch is stored; see sink.py).
+        self.live = live
+        self.store_spacing = store_spacing if live is not None else 0.0
         # Told each answer that reached its end here (done, stopped, failed), once its row is
         # final: the web layer keeps what a page draws of it (webapp/web/snapshots.py).
         self.on_ended = on_ended
@@ -90,12 +101,24 @@ class ChatService:
         self._sinks: set[DatabaseSink] = set()
         self._lock = threading.Lock()
         self.upkeep = Upkeep(self)  # the sweeper, this worker's exit, dead runners' turns
+        self.endings = Endings(self)  # ends from outside a runner, requests that it store
         self.reader = AnswerReader(
-            engine, self.wakeups, self.upkeep.stopping, self.upkeep.resume_if_expired
+            engine,
+            self.wakeups,
+            self.upkeep.stopping,
+            self.upkeep.resume_if_expired,
+            self.endings.ask_to_store,
         )
 
-    def ask(self, user_id: int, session_id: str, question: str) -> str:
-        """Store the question and start its turn.
+    def ask(
+        self,
+        user_id: int,
+        session_id: str,
+        question: str,
+        also: Callable[[sa.Connection, str], None] | None = None,
+    ) -> str:
+        """Store the question and start its turn; `also(conn, answer_id)` runs in the
+        transaction that stores it.
 
         SessionBusy while the session is still answering; TooManyTurns past the user's cap.
         The store's own refusal says the session is busy (no read before it, as a turn is
@@ -114,6 +137,7 @@ class ChatService:
                         owner,
                         checkpoint,
                         max_running=self.max_turns_per_user,
+                        also=also,
                     )
             except SessionBusy:
                 self._not_busy(user_id, session_id)  # takes a dead runner's turn over
@@ -216,9 +240,9 @@ class ChatService:
         if self.listener is not None:
             self.listener.publish(message_id, events)
 
-    def start_background(self) -> None:
+    def start_background(self, serving: Callable[[], bool] | None = None) -> None:
         """Start this worker's sweeper and listener (`Upkeep.start_background`)."""
-        self.upkeep.start_background()
+        self.upkeep.start_background(serving)
 
     def stop_background(self) -> None:
         """Stop them and hand this process's turns over (`Upkeep.stop_background`)."""
@@ -254,21 +278,11 @@ class ChatService:
     def end_answer(
         self, message_id: str, *, status: str, error: str | None, stop_reason: str | None
     ) -> bool:
-        """End a running answer from outside its runner, wherever it runs; False if not running."""
-        ended = leases.end_running(
-            self.engine, message_id, status=status, error=error, stop_reason=stop_reason
+        """End a running answer from outside its runner, wherever it runs; False if not
+        running (`Endings.end_answer`: it keeps what readers were handed live)."""
+        return self.endings.end_answer(
+            message_id, status=status, error=error, stop_reason=stop_reason
         )
-        for sink in self.running_sinks():
-            if sink.message_id == message_id:
-                sink.abort()
-        if ended:
-            self.announce(message_id)
-            # A runner in another process hears it through the wake-up channel (PostgreSQL's
-            # notification rides in `end_running`'s transaction; SQLite's poller sees the row).
-            if self.listener is not None:
-                self.listener.publish(leases.stop_key(message_id))
-            self.ended(message_id)
-        return ended
 
     def resume_stale_once(self) -> None:
         """On first use, take over a dead worker's turns (`Upkeep.resume_stale_once`)."""
@@ -291,7 +305,7 @@ class ChatService:
             name=f"turn-{message_id[:8]}",
             daemon=True,
         )
-        if self.upkeep.stopping.is_set():  # asked as this worker stops: a live one answers it
+        if self.upkeep.told_to_stop():  # asked as this worker stops: a live one answers it
             sink.hand_over()
             return
         with self._lock:

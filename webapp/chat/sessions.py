@@ -9,7 +9,6 @@ same key again answers with the same message and starts nothing.
 from __future__ import annotations
 
 import math
-import time
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -33,10 +32,6 @@ from .tables import (
 
 KEY_CHARS = 200
 KEY_LIFETIME = timedelta(hours=24)
-# How long a request waits for a twin with the same key, which got the session first, to
-# record the message it started.
-KEY_WAIT_SECONDS = 1.0
-_KEY_POLL_SECONDS = 0.05
 # Bidirectional overrides and isolates reorder what is shown around them: a title could
 # then read as something else.
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -230,41 +225,6 @@ def question_before(engine: Engine, user_id: int, session_id: str, answer_id: st
     return None
 
 
-def discard_exchange(engine: Engine, user_id: int, session_id: str, answer_id: str) -> None:
-    """Delete an answer, its events and checkpoint, and the question just before it."""
-
-    def work(conn: sa.Connection) -> None:
-        answer = conn.execute(
-            sa.select(ai_chat_logs.c.created_at).where(
-                ai_chat_logs.c.id == answer_id,
-                ai_chat_logs.c.session_id == session_id,
-                ai_chat_logs.c.user_id == user_id,
-            )
-        ).first()
-        if answer is None:
-            return
-        question = conn.execute(
-            sa.select(ai_chat_logs.c.id)
-            .where(
-                ai_chat_logs.c.session_id == session_id,
-                ai_chat_logs.c.user_id == user_id,
-                ai_chat_logs.c.role == "user",
-                ai_chat_logs.c.created_at < answer.created_at,
-            )
-            .order_by(ai_chat_logs.c.created_at.desc())
-            .limit(1)
-        ).scalar()
-        ids = [answer_id] + ([str(question)] if question is not None else [])
-        conn.execute(
-            chat_idempotency_keys.delete().where(chat_idempotency_keys.c.message_id == answer_id)
-        )
-        conn.execute(chat_events.delete().where(chat_events.c.message_id == answer_id))
-        conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == answer_id))
-        conn.execute(ai_chat_logs.delete().where(ai_chat_logs.c.id.in_(ids)))
-
-    write(engine, work)
-
-
 def find_key(engine: Engine, user_id: int, key: str) -> tuple[str, str] | None:
     """Return (session id, message id) asked with the user's key in the last 24 hours."""
     query = sa.select(chat_idempotency_keys.c.session_id, chat_idempotency_keys.c.message_id).where(
@@ -277,6 +237,29 @@ def find_key(engine: Engine, user_id: int, key: str) -> tuple[str, str] | None:
     return (str(row.session_id), str(row.message_id)) if row else None
 
 
+def record_key(
+    conn: sa.Connection, user_id: int, key: str, session_id: str, message_id: str
+) -> None:
+    """Record in `conn`'s transaction the message asked with a key (an IntegrityError when
+    the user's key names a message already), forgetting the user's keys past their lifetime
+    so that one may be used again."""
+    conn.execute(
+        chat_idempotency_keys.delete().where(
+            chat_idempotency_keys.c.user_id == user_id,
+            chat_idempotency_keys.c.created_at < records.now() - KEY_LIFETIME,
+        )
+    )
+    conn.execute(
+        chat_idempotency_keys.insert().values(
+            user_id=user_id,
+            key=key,
+            session_id=session_id,
+            message_id=message_id,
+            created_at=records.now(),
+        )
+    )
+
+
 def remember_key(
     engine: Engine, user_id: int, key: str, session_id: str, message_id: str
 ) -> tuple[str, str]:
@@ -285,27 +268,8 @@ def remember_key(
     That is this one, unless another request recorded the key first (the primary key makes
     the insert race-safe): then the winner's.
     """
-
-    def work(conn: sa.Connection) -> None:
-        # Keys past their lifetime are forgotten, so that one may be used again.
-        conn.execute(
-            chat_idempotency_keys.delete().where(
-                chat_idempotency_keys.c.user_id == user_id,
-                chat_idempotency_keys.c.created_at < records.now() - KEY_LIFETIME,
-            )
-        )
-        conn.execute(
-            chat_idempotency_keys.insert().values(
-                user_id=user_id,
-                key=key,
-                session_id=session_id,
-                message_id=message_id,
-                created_at=records.now(),
-            )
-        )
-
     try:
-        write(engine, work)
+        write(engine, lambda conn: record_key(conn, user_id, key, session_id, message_id))
     except sa.exc.IntegrityError:
         winner = find_key(engine, user_id, key)
         if winner is None:
@@ -331,27 +295,26 @@ def ask_once(
     if key is None:
         return Asked(service.ask(user_id, session_id, question), False)
     engine = service.engine
-    give_up = time.monotonic() + KEY_WAIT_SECONDS
-    while True:
-        found = find_key(engine, user_id, key)
-        if found is not None:
-            return _repeated(engine, user_id, session_id, question, found)
-        try:
-            message_id = service.ask(user_id, session_id, question)
-        except SessionBusy:
-            # Perhaps a twin with this key asked first and is about to record it.
-            if time.monotonic() >= give_up:
-                raise
-            time.sleep(_KEY_POLL_SECONDS)
-            continue
-        winner = remember_key(engine, user_id, key, session_id, message_id)
-        if winner == (session_id, message_id):
-            return Asked(message_id, False)
-        # A twin recorded the key between our look and our question: the key names its
-        # message, so ours is withdrawn as though it was never asked.
-        service.cancel(user_id, session_id, message_id)
-        discard_exchange(engine, user_id, session_id, message_id)
+    found = find_key(engine, user_id, key)
+    if found is not None:
+        return _repeated(engine, user_id, session_id, question, found)
+    try:
+        # The key is stored in the transaction that stores the question, so a twin request
+        # with the same key either finds it above or is refused by the store below.
+        message_id = service.ask(
+            user_id,
+            session_id,
+            question,
+            also=lambda conn, answer_id: record_key(conn, user_id, key, session_id, answer_id),
+        )
+    except (SessionBusy, sa.exc.IntegrityError):
+        # Refused: the chat answers another question, or a twin stored this key first (with
+        # its question: the chat is busy with it) and names its message.
+        winner = find_key(engine, user_id, key)
+        if winner is None:
+            raise
         return _repeated(engine, user_id, session_id, question, winner)
+    return Asked(message_id, False)
 
 
 def _repeated(

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..turn.runner import TurnResult
 from . import event_log, leases
-from .event_log import LeaseLost
+from .event_log import MAX_UNSTORED, LeaseLost
+from .live import ASKED, asked, ending_key, store_key, storing_key
 from .notes import StoredEvent
 
 if TYPE_CHECKING:
@@ -31,6 +32,11 @@ FLUSH_SPACING = 0.1  # as often as the browser's stream renders
 # (30 s leases: after 21 s, so 0.048 transactions a second), leaving the rest of the lease
 # for that write's own retries (`webapp.store.writes.WRITE_RETRY_SECONDS`).
 RENEW_AFTER = 0.7
+# Stored, when the process can hand batches to other processes live (`live.py`): the first
+# store this long after the last, each next one twice as long after, up to the turn's store
+# spacing (`ChatService.store_spacing`, and never past RENEW_AFTER of a lease, so that the
+# stores keep the lease), and at every checkpoint and the end.
+FIRST_STORE_SECONDS = 0.5
 
 
 class DatabaseSink:
@@ -59,6 +65,11 @@ class DatabaseSink:
         self._abandoned = False
         # When the lease was last renewed by a write (the question's own, at first).
         self.held_at = time.monotonic()
+        # Handed to readers live, not stored yet; stored with the next write (`_store`).
+        self._unstored: list[StoredEvent] = []
+        self._stores = 0
+        self._asked = False  # a reader asked for the unstored events to be stored now
+        self._live_off = False  # being ended: every batch is stored before it is handed out
 
     def next_event(self, event: str, data: dict[str, Any]) -> StoredEvent:
         self.seq += 1
@@ -87,21 +98,68 @@ class DatabaseSink:
             self._pending.append(self.next_event(event, data))
         self._news.set()
 
-    def flush(self) -> None:
-        """Store the pending events now, in one transaction."""
+    def flush(self, store: bool = False) -> None:
+        """Hand the pending events to every reader now; store them when due (or `store`).
+
+        Without a live channel every batch is stored, as its only way to other processes.
+        """
         with self._writing, self._batch() as (batch, _):
             # Handed over or ended meanwhile: a write now would renew a lease given up.
-            if batch and not self._gave_up():
-                event_log.append_events(
-                    self.service.engine, self.message_id, self.owner, self.service.lease, batch
-                )
-                self.held_at = time.monotonic()
-                self.service.announce(self.message_id, batch)
+            if self._gave_up() or not (batch or (store and self._unstored)):
+                return
+            if not store and not self._store_due() and self._send_live(batch):
+                self._unstored.extend(batch)
+                return
+            self._store(batch)
+
+    def _spacing(self) -> float:
+        """How long after the last store (or renewal) the next one is due."""
+        # Never past RENEW_AFTER of a lease: the stores keep the lease while text flows.
+        most = min(self.service.store_spacing, self.service.lease.total_seconds() * RENEW_AFTER)
+        return min(most, FIRST_STORE_SECONDS * 2.0 ** min(self._stores, 20))
+
+    def _store_due(self) -> bool:
+        if self.service.store_spacing <= 0 or self.service.live is None:
+            return True
+        if self._asked or self._live_off or len(self._unstored) >= MAX_UNSTORED:
+            return True
+        return time.monotonic() >= self.held_at + self._spacing()
+
+    def store_wait(self) -> float:
+        """Seconds until the unstored events are due to be stored (inf when there are none)."""
+        if not self._unstored:
+            return float("inf")
+        return max(0.0, self.held_at + self._spacing() - time.monotonic())
+
+    def _send_live(self, batch: list[StoredEvent]) -> bool:
+        """Wake this process's readers with `batch`, and send it to the others'; False when
+        the channel can't carry it (then it is stored at once)."""
+        live = self.service.live
+        if live is None or not live.send(self.message_id, batch):
+            return False
+        self.service.wakeups.wake(self.message_id, batch)
+        return True
+
+    def _store(self, batch: list[StoredEvent]) -> None:
+        """Store the unstored events and `batch` in one transaction, renewing the lease."""
+        events = [*self._unstored, *batch]
+        event_log.append_events(
+            self.service.engine, self.message_id, self.owner, self.service.lease, events
+        )
+        self._stored(events)
+
+    def _stored(self, events: list[StoredEvent]) -> None:
+        self._unstored, self._asked = [], False
+        self._stores += 1
+        self.held_at = time.monotonic()
+        if events:
+            self.service.announce(self.message_id, events)
 
     def save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self._check()
         with self._writing, self._batch() as (batch, seq):
             self._check()  # not handed over while this waited for the flusher
+            events = [*self._unstored, *batch]
             event_log.save_checkpoint(
                 self.service.engine,
                 self.message_id,
@@ -109,16 +167,15 @@ class DatabaseSink:
                 self.service.lease,
                 checkpoint,
                 seq,
-                batch,
+                events,
             )
-            self.held_at = time.monotonic()
-        if batch:
-            self.service.announce(self.message_id, batch)
+            self._stored(events)
 
     def finish(self, result: TurnResult) -> None:
         if isinstance(self._failure, LeaseLost):  # ended or handed over: not this runner's
             raise self._failure
         with self._writing, self._batch() as (batch, _):
+            batch = [*self._unstored, *batch]
             with self._lock:
                 done = self.next_event("done", {"status": result.status})
             leases.finish_message(
@@ -134,6 +191,7 @@ class DatabaseSink:
                 events=batch,
                 stop_reason=result.stop_reason,
             )
+            self._unstored = []
         self.close()
         self.service.announce(self.message_id, [*batch, done])
         self.service.ended(self.message_id)
@@ -211,19 +269,57 @@ class DatabaseSink:
                 self.abort()
                 return
 
-    def run_flusher(self) -> None:
-        """Close batch windows, and keep the lease when the model is quiet for long.
+    def end_live(self) -> bool:
+        """Store what was handed out live, and from now on store each batch before handing
+        it out: an end from outside then keeps what readers saw, and numbers its own events
+        after the last one stored. False when this runner could not store (then the end
+        numbers its events past any id handed out)."""
+        try:
+            with self._writing, self._batch() as (batch, _):
+                self._live_off = True
+                if self._gave_up():
+                    return False
+                # Even with nothing to store: the write proves this runner still owns it.
+                self._store(batch)
+        except LeaseLost:
+            return False  # ended or handed over meanwhile
+        except Exception:
+            log.exception("could not store a turn's events before its end")
+            return False
+        return True
 
-        Every write the turn makes renews the lease anyway; only a turn quiet for
+    def _say_storing(self) -> None:
+        """Tell the end from another process that `end_live` stored (`Endings`)."""
+        self.service.wakeups.wake(storing_key(self.message_id), ASKED)
+        if self.service.live is not None:
+            self.service.live.send(storing_key(self.message_id), ASKED)
+
+    def run_flusher(self) -> None:
+        """Close batch windows, store them when due, and keep the lease when quiet for long.
+
+        Every store the turn makes renews the lease anyway; only a turn quiet for
         `RENEW_AFTER` of a lease renews it on its own, so an idle running answer costs one
-        transaction per that long, not one per window.
+        transaction per that long, not one per window. A reader's request (`store_key`,
+        after it found a gap) stores the unstored events at the next window.
         """
+        wakeups = self.service.wakeups
+        with (
+            wakeups.inbox(store_key(self.message_id), self._news) as wanted,
+            wakeups.inbox(ending_key(self.message_id), self._news) as ending,
+        ):
+            self._flush_until_closed(wanted.take, ending.take)
+
+    def _flush_until_closed(
+        self,
+        wanted: Callable[[], tuple[list[StoredEvent], bool]],
+        ending: Callable[[], tuple[list[StoredEvent], bool]],
+    ) -> None:
         renew_after = self.service.lease.total_seconds() * RENEW_AFTER
         flushed_at = float("-inf")
         while not self._closed.is_set():
             try:
                 quiet = max(0.0, self.held_at + renew_after - time.monotonic())
-                if self._news.wait(quiet):
+                if self._news.wait(min(quiet, self.store_wait())):
                     if self._closed.is_set():
                         return
                     # Let the window fill: a short one after a quiet spell (the first words
@@ -231,8 +327,13 @@ class DatabaseSink:
                     wait = max(FLUSH_SECONDS, flushed_at + FLUSH_SPACING - time.monotonic())
                     self._closed.wait(wait)
                     self._news.clear()
-                    self.flush()
+                    if asked(ending()) and self.end_live():
+                        self._say_storing()
+                    self._asked = self._asked or asked(wanted())
+                    self.flush(store=self._asked)
                     flushed_at = time.monotonic()
+                elif self._unstored:
+                    self.flush(store=True)  # due: stored (and the lease renewed)
                 else:
                     with self._writing:
                         if self._gave_up():

@@ -38,15 +38,19 @@ def next_title(title: str, taken: list[str]) -> str:
     return title if highest == 0 else f"{title} ({highest + 1})"
 
 
+# Read as every first question is asked: built once, its values bound as it runs.
+_TAKEN = sa.select(chat_sessions.c.title).where(
+    chat_sessions.c.user_id == sa.bindparam("user_id"),
+    chat_sessions.c.id != sa.bindparam("session_id"),
+    sa.or_(
+        chat_sessions.c.title == sa.bindparam("title"),
+        chat_sessions.c.title.like(sa.bindparam("numbered"), escape=LIKE_ESCAPE),
+    ),
+)
+
+
 def distinct_title(conn: sa.Connection, user_id: int, session_id: str, title: str) -> str:
     """Return `title` made distinct from the user's other chats' titles (in `conn`'s view)."""
     numbered = like_literal(title) + " (%)"
-    query = sa.select(chat_sessions.c.title).where(
-        chat_sessions.c.user_id == user_id,
-        chat_sessions.c.id != session_id,
-        sa.or_(
-            chat_sessions.c.title == title,
-            chat_sessions.c.title.like(numbered, escape=LIKE_ESCAPE),
-        ),
-    )
-    return next_title(title, [str(name) for name in conn.execute(query).scalars()])
+    values = {"user_id": user_id, "session_id": session_id, "title": title, "numbered": numbered}
+    return next_title(title, [str(name) for name in conn.execute(_TAKEN, values).scalars()])

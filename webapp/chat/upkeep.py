@@ -16,12 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..store.writes import WRITE_RETRY_SECONDS
 from ..turn.runner import failed_turn
 from . import event_log, leases, open_streams, records
-from .event_log import LeaseLost
+from .event_log import SEQ_SKIP, LeaseLost
 from .sink import DatabaseSink
 
 if TYPE_CHECKING:
@@ -41,18 +41,25 @@ class Upkeep:
         self.service = service
         self.stop = threading.Event()  # the sweeper and the listener end
         self.stopping = threading.Event()  # a deploy's SIGTERM: see `stop_serving`
+        # The server's own word that this worker still serves (gunicorn's `worker.alive`,
+        # `start_background`): a SIGTERM can come before `stop_serving` may be called.
+        self.serving: Callable[[], bool] = lambda: True
         self._handed_over = threading.Event()  # ... and its hand-overs are written
         self._lock = threading.Lock()
         self._swept = False
         self._background: list[threading.Thread] = []
 
-    def start_background(self) -> None:
+    def start_background(self, serving: Callable[[], bool] | None = None) -> None:
         """Start this worker's sweeper and its listener for other processes' writes.
 
         Called once per worker process (gunicorn's `post_worker_init`, see gunicorn.conf.py):
         turns a dead worker left running are taken over within a lease and a sweep, whether
-        or not anyone is reading them.
+        or not anyone is reading them. `serving` is False once the server has told this
+        worker to stop, even before `stop_serving` runs: a worker told to stop as it booted
+        takes nothing over (it would start a turn's model call only to hand it over).
         """
+        if serving is not None:
+            self.serving = serving
         with self._lock:
             if self._background:
                 return
@@ -60,6 +67,9 @@ class Upkeep:
             listener, wakeups = self.service.listener, self.service.wakeups
             if listener is not None:
                 jobs.append(lambda: listener.run(wakeups, self.stop))
+            live = self.service.live
+            if live is not None and live is not cast(object, listener):  # Redis is both
+                jobs.append(lambda: live.run(wakeups, self.stop))
             self._background = [
                 threading.Thread(target=job, daemon=True, name=f"chat-{i}")
                 for i, job in enumerate(jobs)
@@ -108,6 +118,10 @@ class Upkeep:
             self._handed_over.set()
             self.service.wakeups.wake_all()
 
+    def told_to_stop(self) -> bool:
+        """Tell whether this worker is on its way out: it starts and takes over no turn."""
+        return self.stopping.is_set() or not self.serving()
+
     def _sweep_forever(self) -> None:
         # This worker's lease, renewed twice a lease: its streams count against their users
         # while it holds, and stop counting once it lapses (the worker died). The sweep, a
@@ -126,7 +140,7 @@ class Upkeep:
                     log.exception("could not say this worker is alive")
             if self.stop.wait(beat):
                 return
-            if time.monotonic() < sweep_at or self.stopping.is_set():
+            if time.monotonic() < sweep_at or self.told_to_stop():
                 continue
             sweep_at = time.monotonic() + SWEEP_SECONDS
             try:
@@ -163,7 +177,7 @@ class Upkeep:
 
     def resume_if_stale(self, user_id: int, message_id: str) -> bool:
         """Take over an answer whose lease expired, from its last checkpoint."""
-        if self.stopping.is_set():  # a stopping worker hands turns over, it takes none
+        if self.told_to_stop():  # a stopping worker hands turns over, it takes none
             return False
         engine = self.service.engine
         owner = leases.claim_stale(engine, message_id, self.service.lease)
@@ -175,9 +189,13 @@ class Upkeep:
         # Ids are never reused: what the dead runner wrote after its checkpoint is withdrawn,
         # and readers that saw it are told so by a `reset` event.
         event_log.truncate_events(engine, message_id, after)
-        sink = DatabaseSink(self.service, message_id, owner, high_water)
+        # Past any id the dead runner handed out live and did not store (`SEQ_SKIP`).
+        live = self.service.store_spacing > 0
+        sink = DatabaseSink(
+            self.service, message_id, owner, high_water + (SEQ_SKIP - 1 if live else 0)
+        )
         try:
-            if high_water > after:
+            if high_water > after or live:
                 sink.emit("reset", {"after": after})
             if not isinstance(checkpoint, dict) or "messages" not in checkpoint:
                 sink.finish(failed_turn(sink, UNRESUMABLE))

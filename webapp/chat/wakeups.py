@@ -199,6 +199,16 @@ class RedisListener:
         except Exception as exc:  # readers elsewhere still get it at their next heartbeat
             log.warning("could not publish an answer event (%s)", type(exc).__name__)
 
+    def send(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> bool:
+        """Hand a batch to every host's readers before it is stored (`live.LiveChannel`)."""
+        note = encode_note(message_id, events, REDIS_NOTE_BYTES)
+        try:
+            self._client.publish(EVENTS_CHANNEL, note)
+        except Exception as exc:
+            log.warning("could not publish an answer event (%s)", type(exc).__name__)
+            return False
+        return not events or note != message_id
+
     def run(self, wakeups: Wakeups, stop: threading.Event) -> None:
         import redis
 

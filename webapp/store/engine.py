@@ -187,6 +187,20 @@ def autocommit(engine: Engine) -> Iterator[Connection]:
 # which invalidates the pool; writes retry (`store.writes.write`).
 PING_IDLE_SECONDS = 10.0
 
+# Set while a write that retries a dropped connection checks one out (`unpinged`): it needs
+# no ping, which would double a quiet turn's lease renewal (issue 21's idle answer).
+_retried: ContextVar[bool] = ContextVar("webapp_store_write_retries", default=False)
+
+
+@contextmanager
+def unpinged() -> Iterator[None]:
+    """Check connections out without the idle ping, for a caller that retries a dead one."""
+    token = _retried.set(True)
+    try:
+        yield
+    finally:
+        _retried.reset(token)
+
 
 def _ping_when_idle(engine: Engine) -> None:
     def checkin(_dbapi: object, record: Any) -> None:
@@ -196,6 +210,8 @@ def _ping_when_idle(engine: Engine) -> None:
         idle_since = record.info.pop("idle_since", None)
         if idle_since is None or time.monotonic() - idle_since < PING_IDLE_SECONDS:
             return
+        if _retried.get():
+            return  # its first statement finds a dead connection, and the write tries again
         try:
             engine.dialect.do_ping(dbapi)
         except Exception as exc:  # as `pool_pre_ping` does: the pool connects afresh

@@ -15,7 +15,7 @@ from typing import TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from .engine import autocommit
+from .engine import autocommit, unpinged
 
 # How long a write keeps retrying a locked database or a dropped connection before it gives up.
 WRITE_RETRY_SECONDS = 10.0
@@ -81,7 +81,11 @@ def _retrying(attempt: Callable[[], T], budget: float) -> T:
     delay = 0.01
     while True:
         try:
-            return attempt()
+            # No idle ping first: a dropped connection fails the first statement, which
+            # invalidates the pool, and the write is tried again on a new connection. In
+            # autocommit (`write_one`) that statement never ran, so trying it again is safe.
+            with unpinged():
+                return attempt()
         except sa.exc.DBAPIError as exc:
             if not is_transient(exc) or time.monotonic() + delay > deadline:
                 raise
