@@ -107,8 +107,11 @@ def read_stream(client: FlaskClient, url: str) -> list[ServerSentEvent]:
 
 
 def squash(html: str) -> str:
-    """Return the HTML without the whitespace between tags, and each form's fresh key blank."""
+    """Return the HTML without the whitespace between tags, and what each render of a form
+    makes fresh blank: its idempotency key and its CSRF token (signed with the second it was
+    drawn, so two renders a tick apart differ there alone)."""
     html = re.sub(r'(name="idempotency_key"[^>]*value=")[0-9a-f]+', r"\1", html)
+    html = re.sub(r'(name="csrf_token"[^>]*value=")[^"]+', r"\1", html)
     return re.sub(r">\s+<", "><", " ".join(html.split()))
 
 

@@ -22,7 +22,7 @@ from tests.support.apps import api_client, idle_after
 from tests.support.history import copy_exchange, statements
 from tests.test_web_chat import QUESTION, new_chat, sign_in, soup, squash, user_id
 from webapp.chat.leases import start_message
-from webapp.chat.snapshots import finished_answer, save_snapshot
+from webapp.chat.snapshots import finished_events, save_snapshot
 from webapp.chat.tables import ai_chat_logs, chat_events
 from webapp.chat.upkeep import UNRESUMABLE
 from webapp.services import chat_service
@@ -209,7 +209,7 @@ def test_a_stopped_answer_keeps_a_snapshot_and_its_forms_are_drawn_fresh(
 ) -> None:
     engine, uid, session_id = get_engine(app), user_id(app), new_chat(app)
     _, answer_id = start_message(engine, uid, session_id, QUESTION, timedelta(seconds=30), "x")
-    assert finished_answer(engine, answer_id) is None  # running: nothing to keep yet
+    assert finished_events(engine, answer_id) is None  # running: nothing to keep yet
     assert not save_snapshot(engine, answer_id, VERSION, "{}")
     with app.app_context():
         assert chat_service(app).cancel(uid, session_id, answer_id)

@@ -18,7 +18,9 @@ from markdown_it import MarkdownIt
 _NEWLINE = re.compile(r"\r\n?|\n")
 _BLANK_LINE = re.compile(r"(?:\r\n?|\n)[ \t]*(?=\r\n?|\n)")
 _BACKTICKS = re.compile(r"`+")
-_PARSER = MarkdownIt("commonmark")
+# Block structure only: code blocks are block tokens, and reading each block's inline
+# markup (links, emphasis) changes none of them.
+_PARSER = MarkdownIt("commonmark").disable("inline")
 
 
 def _line_starts(text: str) -> list[int]:

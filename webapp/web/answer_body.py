@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from markupsafe import Markup
@@ -211,18 +211,60 @@ def _drawn(
     return _CR.sub("\n", "".join(parts)), tuple(cites), tuple(choosers.values())
 
 
+class _Numbers(Mapping[int, Markup]):
+    """Each citation number's HTML, drawn the first time it is looked up.
+
+    Only the browser's stream looks (to tell whether a block it sent still draws the same);
+    a finished answer's snapshot and a page never do, so they no longer draw every citation
+    twice.
+    """
+
+    __slots__ = ("_draw", "_drawn")
+
+    def __init__(self, draw: Callable[[], dict[int, Markup]]) -> None:
+        self._draw: Callable[[], dict[int, Markup]] | None = draw
+        self._drawn: dict[int, Markup] | None = None
+
+    def _all(self) -> dict[int, Markup]:
+        if self._drawn is None:
+            assert self._draw is not None
+            self._drawn, self._draw = self._draw(), None
+        return self._drawn
+
+    def __getitem__(self, number: int) -> Markup:
+        return self._all()[number]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 def _numbers(
     state: ProcessedMessageState,
     message_id: str,
     labeler: AccountLabeler | None,
     pending: bool,
     library: Library | None = None,
-) -> dict[int, Markup]:
+) -> Mapping[int, Markup]:
     # Each known number drawn as a marker alone would be: the same code as in the text.
     numbers = sorted(n for n in state.citation_map if 0 <= n <= MAX_MARKER_NUMBER)
-    probe = replace(state, deltas=[" ".join(f"[[{n}]]()" for n in numbers)], is_complete=True)
-    _, chips, _ = _drawn(probe, message_id, labeler, pending, library)
-    return dict(zip(numbers, chips, strict=True))
+    # The state goes on changing in place as packets arrive: the probe keeps what it holds now.
+    probe = replace(
+        state,
+        deltas=[" ".join(f"[[{n}]]()" for n in numbers)],
+        is_complete=True,
+        citation_map=dict(state.citation_map),
+        citations=list(state.citations),
+        document_map=dict(state.document_map),
+    )
+
+    def draw() -> dict[int, Markup]:
+        _, chips, _ = _drawn(probe, message_id, labeler, pending, library)
+        return dict(zip(numbers, chips, strict=True))
+
+    return _Numbers(draw)
 
 
 def answer_text(

@@ -11,6 +11,7 @@ from flask import url_for
 from sqlalchemy.engine import Engine
 
 from ..chat.event_log import events_after
+from ..chat.notes import StoredEvent
 from ..chat.records import MessageRow
 from ..packets.destinations import AccountLabeler
 from ..packets.documents import SearchDoc
@@ -111,11 +112,18 @@ class AnswerRenderer:
 
     def stored(self, message: MessageRow) -> AnswerViews:
         """Return a stored answer, folded from its packets (running ones are still streaming)."""
-        stream, error = fold(_stored_packets(self._engine, message.id))
-        running = message.status == "running"
-        if not running and message.status == "error" and error is None:
-            error = message.error[:MAX_ERROR_CHARS] if message.error else GENERIC_ERROR
-        return self.views(message.id, stream, streaming=running, error=error)
+        packets = _stored_packets(self._engine, message.id)
+        return self.folded(message.id, message.status, message.error, packets)
+
+    def folded(
+        self, message_id: str, status: str, row_error: str | None, packets: Iterable[Any]
+    ) -> AnswerViews:
+        """Return an answer folded from its packets, as its row's status and error say."""
+        stream, error = fold(packets)
+        running = status == "running"
+        if not running and status == "error" and error is None:
+            error = row_error[:MAX_ERROR_CHARS] if row_error else GENERIC_ERROR
+        return self.views(message_id, stream, streaming=running, error=error)
 
     def placeholder(self, message_id: str) -> AnswerViews:
         """Return a plain stand-in for a stored answer that can't be drawn."""
@@ -123,8 +131,13 @@ class AnswerRenderer:
 
 
 def _stored_packets(engine: Engine, message_id: str) -> list[Any]:
+    return answer_packets(events_after(engine, message_id, 0))
+
+
+def answer_packets(events: Iterable[StoredEvent]) -> list[Any]:
+    """Return the packets of an answer's stored events, in order, less what a reset withdrew."""
     packets: list[tuple[int, Any]] = []
-    for event in events_after(engine, message_id, 0):
+    for event in events:
         if event.event == "packet":
             try:
                 packets.append((event.seq, json.loads(event.data)))

@@ -27,7 +27,7 @@ from markupsafe import Markup
 from sqlalchemy.engine import Engine
 
 from ..chat.records import MessageRow
-from ..chat.snapshots import Snapshot, finished_answer, load_snapshots, save_snapshot
+from ..chat.snapshots import Snapshot, finished_events, load_snapshots, save_snapshot
 from ..packets.destinations import (
     AccountPage,
     AppPage,
@@ -38,7 +38,7 @@ from ..packets.destinations import (
     WebPage,
 )
 from .answer_body import AnswerText, AnswerView
-from .answers import AnswerRenderer, AnswerViews
+from .answers import AnswerRenderer, AnswerViews, answer_packets
 from .openers import ChooserLink, Opener, OpenKind
 from .sheet import Section, SourceRow, SourcesView
 
@@ -271,10 +271,11 @@ def snapshot_answer(app: Flask, engine: Engine, message_id: str) -> bool:
     Drawn as a request to the app's root would draw it, so the app's own URLs are spelled
     as its pages spell them.
     """
-    found = finished_answer(engine, message_id)
+    found = finished_events(engine, message_id)
     if found is None:
         return False
-    user_id, message = found
+    packets = answer_packets(found.events)
     with app.test_request_context():
-        data = snapshot_of(AnswerRenderer(engine, user_id).stored(message))
+        renderer = AnswerRenderer(engine, found.user_id)
+        data = snapshot_of(renderer.folded(message_id, found.status, found.error, packets))
     return save_snapshot(engine, message_id, VERSION, json.dumps(data, separators=(",", ":")))

@@ -8,6 +8,7 @@ search engine's `<hi>` emphasis becomes markup. `freshness` says how old a row's
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -107,8 +108,20 @@ def readable_fields(text: str) -> str:
     )
 
 
+# A source's snippet is drawn twice in every answer (its citation's preview and its row), and
+# again in every answer citing the same passage: short passages are kept, each drawn once.
+CACHED_SNIPPET_TEXT = 8192
+CACHED_SNIPPETS = 512
+
+
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> Markup:
     """Return `text` as plain words cut to `limit` characters: `<hi>` as <mark>, all escaped."""
+    if type(text) is not str or len(text) > CACHED_SNIPPET_TEXT:
+        return _snippet(text, limit)
+    return _kept_snippet(text, limit)
+
+
+def _snippet(text: str, limit: int) -> Markup:
     text = markdown_text(readable_fields(text))
     pieces: list[tuple[str, bool]] = []
     position = 0
@@ -128,6 +141,9 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> Markup:
         if len(piece) > room:
             return Markup("{}…").format(Markup(out.rstrip()))
     return out
+
+
+_kept_snippet = functools.lru_cache(maxsize=CACHED_SNIPPETS)(_snippet)
 
 
 def relative_time(updated_at: str | None, now: datetime | None = None) -> str | None:
