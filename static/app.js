@@ -371,6 +371,44 @@
 
   var patched = new WeakSet();
 
+  // A Stop being pressed stays where it is: what the stream brings the answer (its patches,
+  // and the whole `answer` and `sources` fragments htmx would swap in) waits until the press
+  // ends. Each new line of text moves the button below it down, a fragment swapped in replaces
+  // the button itself, and a press whose release lands off the button clicks nothing: the
+  // answer went on being written.
+  var pressed = null;  // the article whose Stop is held down
+  var waiting = [];  // what came meanwhile, in order, each to be done on release
+  function release() {
+    var queued = waiting;
+    pressed = null;
+    waiting = [];
+    queued.forEach(function (later) { later(); });
+  }
+  function held(article, later) {
+    if (!pressed || pressed !== article) return false;
+    waiting.push(later);
+    return true;
+  }
+  document.addEventListener("htmx:sseBeforeMessage", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    var html = event.detail.data;
+    var later = function () {
+      if (document.body.contains(target)) htmx.swap(target, html, { swapStyle: "innerHTML" });
+    };
+    if (target && held(target.closest("article.message"), later)) event.preventDefault();
+  });
+  document.addEventListener("pointerdown", function (event) {
+    var target = event.target instanceof Element ? event.target : null;
+    var button = target && target.closest(".answer-stop button");
+    if (button) pressed = button.closest("article.message");
+  }, true);
+  ["pointerup", "pointercancel"].forEach(function (type) {
+    // After the click the release makes (it comes right after pointerup).
+    document.addEventListener(type, function () { if (pressed) setTimeout(release, 0); }, true);
+  });
+  // A release the page never hears of (the window left meanwhile) lets the answer go on too.
+  window.addEventListener("blur", function () { if (pressed) release(); });
+
   document.addEventListener("htmx:sseOpen", function (event) {
     var article = event.detail.elt || event.target;
     var source = event.detail.source;
@@ -381,6 +419,7 @@
     if (source && !patched.has(source)) {
       patched.add(source);
       source.addEventListener("patch", function (message) {
+        if (held(article, function () { patch(article, message.data); })) return;
         var stick = nearBottom();
         patch(article, message.data);
         if (stick) scrollToEnd();
@@ -391,8 +430,12 @@
 
   document.addEventListener("htmx:sseClose", function (event) {
     var article = event.detail.elt || event.target;
-    finish(article);
-    if (event.detail.type === "message") announceAnswer(article);  // its `done` arrived
+    var done = event.detail.type === "message";  // its `done` arrived
+    var later = function () {
+      finish(article);
+      if (done) announceAnswer(article);
+    };
+    if (!held(article, later)) later();
   });
 
   // The browser reconnects by itself after a dropped stream, and the extension after a

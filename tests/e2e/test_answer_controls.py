@@ -90,6 +90,40 @@ def test_stop_an_answer_mid_stream(slow_chat: Page, slow_server: LiveServer) -> 
     assert words(answer.locator(".answer-body").inner_text()) == shown
 
 
+def test_a_slow_press_of_stop_stops_though_the_text_goes_on_arriving(slow_chat: Page) -> None:
+    # A press takes a moment (a person's, or a browser's on a loaded machine); each line of
+    # text that came meanwhile moved Stop down, and a release off the button clicked nothing.
+    page = slow_chat
+    ask(page, QUESTION)
+    answer = page.locator("article.message.assistant").last
+    expect(answer.locator(".answer-body")).to_contain_text("Your cards add up", timeout=TIMEOUT)
+    stop = answer.get_by_role("button", name="Stop")
+    # Text goes on arriving between reading where Stop is and pressing there: a press that
+    # lands off it (it moved first) is let go and made again where it is now.
+    for _ in range(10):
+        box = stop.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        if stop.evaluate("button => button.matches(':active')"):
+            break
+        page.mouse.up()
+    else:
+        pytest.fail("no press landed on Stop")
+    box = stop.bounding_box()
+    page.wait_for_timeout(2_000)  # some 280 characters at the model's pace: lines of text
+    assert stop.bounding_box() == box
+    # A whole fragment the stream swaps in (as after a reconnect) waits too: htmx's SSE
+    # extension asks first, and the swap is refused while Stop is held.
+    refused = answer.locator(".answer").evaluate(
+        """fragment => !fragment.dispatchEvent(new CustomEvent("htmx:sseBeforeMessage", {
+            bubbles: true, cancelable: true, detail: {data: fragment.innerHTML}}))"""
+    )
+    assert refused
+    page.mouse.up()
+    expect(answer.locator(".answer-stopped")).to_have_text("Stopped.", timeout=TIMEOUT)
+
+
 def test_retry_a_stopped_answer_in_its_place(
     slow_chat: Page, slow_server: LiveServer, slow_model: FakeClaude
 ) -> None:

@@ -46,6 +46,9 @@ def long_chat(page: Page, live_server: LiveServer) -> tuple[Page, str]:
 def come_back(page: Page, first: str) -> None:
     back = page.get_by_role("link", name="← Back to the answer")
     expect(back).to_be_visible()
+    # The link is aimed at the answer by static/app.js once the page has loaded; on a loaded
+    # machine it is drawn (and clickable) a while before that.
+    page.wait_for_load_state()
     back.click()
     expect(page).to_have_url(re.compile(rf"/chat/[0-9a-f]+#message-{first}$"))
     expect(page.locator(f"#message-{first}")).to_be_in_viewport()

@@ -53,7 +53,9 @@ def person_with_chats(
     ids: dict[str, str] = {}
     with engine.begin() as conn:
         for n, (title, answer, days) in enumerate(chats):
-            at = now - timedelta(days=days, minutes=n)
+            # a millisecond apart, newest first: spread by minutes, the "today" chats of a run
+            # in the hour after midnight fell under "Yesterday"
+            at = now - timedelta(days=days, milliseconds=n)
             ids[title] = uuid.uuid4().hex
             conn.execute(
                 chat_sessions.insert().values(
