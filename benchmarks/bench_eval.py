@@ -1,15 +1,16 @@
 """The offline engine on an evaluation set: answers fully correct out of all, and turn times.
 
 Each question of the set (`--set dev`, the default: `tests/eval/questions.toml`; `--set
-more`, `--set third` ... `--set sixth`: the second to sixth development sets,
-`questions_more.toml`, `questions_third.toml`, `questions_fourth.toml`, `questions_fifth.toml`
-and `questions_sixth.toml`; `--set holdout`:
-`tests/eval/holdout.toml`, the held-out set no test runs) is asked through the JSON API on a
+more`, `--set third` ... `--set eleventh`: the second to eleventh development sets,
+`questions_more.toml`, `questions_third.toml`, ..., `questions_eleventh.toml`; `--set holdout`:
+`tests/eval/holdout.toml`, the held-out set no test runs; `--set validation`:
+`tests/eval/validation.toml`, the validation set, scored before and after an engine change and
+never run by a test either) is asked through the JSON API on a
 fresh seeded database (`tests/eval/scoring.py`, the same scoring the test uses), after any
 `before` questions in the same chat; an answer is fully correct when it says everything and
 cites everything the set asks of it, and lists the sources it should. Turn time is from just
 before the POST to the stream's `done`.
-Run: `.venv/bin/python benchmarks/bench_eval.py [--set more|third|fourth|fifth|sixth|holdout]`.
+Run: `.venv/bin/python benchmarks/bench_eval.py [--set more|third|...|eleventh|holdout|validation]`.
 """
 
 from __future__ import annotations

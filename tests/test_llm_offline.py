@@ -16,7 +16,8 @@ from webapp.llm.offline.library import Library, LibraryDoc, library
 from webapp.llm.offline.markets import quote
 from webapp.llm.offline.model import OfflineModel
 from webapp.llm.offline.plan import account_query, plan
-from webapp.llm.offline.prose import Source, document_answer, units_of
+from webapp.llm.offline.prose import document_answer
+from webapp.llm.offline.quotable import Source, units_of
 from webapp.llm.offline.words import amounts, money, years
 from webapp.llm.stream import MessageAccumulator
 from webapp.tools.python.market import FinnhubLive

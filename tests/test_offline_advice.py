@@ -37,8 +37,14 @@ if TYPE_CHECKING:
         ("would it be crazy to drop $9,000 on a boat using my savings?", "afford"),
         ("got a $1,000 tax refund - which card should it go on?", "payoff"),
         ("am I too heavy in VTI?", "sell"),
+        ("is it dumb to leave my emergency money sitting in checking", "cushion"),
         # the rule in general, no figures of one's own: the documents answer
         ("How many months of expenses should an emergency fund cover?", None),
+        # "worth" as a value asks no judgement; "worth doing" does
+        ("rank my investments from biggest to smallest by what theyre worth", None),
+        ("list what my holdings are worth", None),
+        ("is it worth paying my amex off early?", "payoff"),
+        ("are index funds worth it for me?", "allocate"),
     ],
 )
 def test_money_advice_is_read_by_its_words(text: str, kind: str | None) -> None:
@@ -150,3 +156,21 @@ def test_one_holding_against_the_mix_shows_the_mix_and_the_rule(
     assert "40 shares of VTI" in text  # the rest of the mix
     assert "you should sell" not in text.lower()
     assert any("diversification" in c["source"] for c in citations)
+
+
+def test_where_to_keep_the_cushion_quotes_the_guide_on_keeping_it_apart(app: Flask) -> None:
+    said, _ = answer_in_new_chat(
+        app, api_client(app, "alex"), "am i ok leaving all my cash in checking?"
+    )
+    assert "$3,120.44" in said and "three to six months" in said
+    assert "separate from your everyday checking" in said
+
+
+def test_one_holding_against_the_whole_mix_cites_the_portfolio_for_its_share(
+    app: Flask, demo: ApiClient
+) -> None:
+    text, citations = _ask(
+        app, demo, "my apple and vti are basically all i have, too concentrated?"
+    )
+    assert "25.3% of your holdings" in text
+    assert "silvia://your-portfolio" in {c["source"] for c in citations}

@@ -9,13 +9,15 @@ from datetime import date
 import pytest
 
 from webapp.citations.citable import chunks
-from webapp.llm.offline.ask import understand
+from webapp.llm.offline.ask import documentish, understand
 from webapp.llm.offline.cite import Result
 from webapp.llm.offline.conversation import questions_of
 from webapp.llm.offline.dispatch import Context, Figures, _computed, figures
 from webapp.llm.offline.library import library
-from webapp.llm.offline.prose import Source, document_answer
+from webapp.llm.offline.prose import document_answer
+from webapp.llm.offline.quotable import Source
 from webapp.llm.offline.spending_ask import read_spending
+from webapp.llm.offline.words import as_documents_say
 from webapp.tools.readers import DocumentRead, read_document
 
 TODAY = date(2026, 12, 1)
@@ -90,6 +92,10 @@ def test_hold_is_a_holding_only_when_the_user_holds_it() -> None:
         ("what's the max I can put in a roth if I'm 52?", "590-a|408a|roth-ira"),
         ("how much profit from selling my house can i keep tax free?", "section-121"),
         ("how long after my statement can i report a billing mistake?", "-card-charge|1026.13"),
+        ("the servicer says we overpaid escrow, will they give the extra back?", "escrow-basics"),
+        ("if someone skimmed my debit card how much am i liable for", "1026.12"),
+        ("charges i didn't authorise turned up on my mastercard, most i'd owe?", "1026.12|-charge"),
+        ("whats the process for challenging a charge", "-card-charge|1026.13|sapphire"),
     ],
 )
 def test_the_document_about_what_was_asked_ranks_alone(text: str, path: str) -> None:
@@ -127,3 +133,71 @@ def test_how_much_takes_the_dollar_figure_over_a_time() -> None:
     source = _bundled("read_tax_authority", "usc/title-26/section-121.md", asked)
     blocks = document_answer(asked, [source], library().rarity)
     assert "$250,000" in " ".join(text for text, _ in blocks)
+
+
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        ("charges I didn't authorise", "charges i unauthorized"),
+        ("a stranger got hold of my card", "a stranger unauthorized my card"),
+        ("am I on the hook for it", "am i liability for it"),
+        ("will they send the extra back", "will they refund the extra"),
+    ],
+)
+def test_an_everyday_phrase_is_read_as_the_documents_word(said: str, read: str) -> None:
+    assert as_documents_say(said) == read
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("does the servicer have to give the extra back?", True),
+        ("is my bank required to refund me", True),
+        ("someone used my card without permission, what do I owe?", True),
+        ("how much do I have to pay on my amex", False),
+    ],
+)
+def test_what_another_party_must_do_is_a_rule(text: str, rule: bool) -> None:
+    assert documentish(text) is rule
+
+
+def test_a_thiefs_purchases_ask_the_rule_not_the_spending() -> None:
+    assert (
+        "spending"
+        not in understand("a thief used my card, am I on the hook for purchases?").intents
+    )
+    assert "spending" in understand("what purchases did I make last week").intents
+
+
+def test_a_question_naming_a_bundled_document_is_answered_from_it() -> None:
+    task = figures("what does section 121 say about selling my house", Context(library(), None))
+    assert isinstance(task, Figures)
+    assert [hit.doc.path for hit in task.hits] == ["usc/title-26/section-121.md"]
+
+
+def test_how_do_i_gets_every_step_of_a_list_of_steps_in_order() -> None:
+    asked = "whats the process for challenging a charge on my card"
+    path = "guides/disputing-a-card-charge.md"
+    blocks = document_answer(
+        asked, [_bundled("read_credit_card_document", path, asked)], library().rarity
+    )
+    lines = " ".join(text for text, _ in blocks).splitlines()
+    assert [line.split(".")[0] for line in lines] == [
+        "- Look again",
+        "- Ask the merchant first when you know them",
+        "- Note the dates",
+        "- Write to the billing-error address",
+        "- Pay the rest",
+        "- Report fraud separately",
+        "- Follow up",
+    ]
+    assert "60 days" in lines[2]
+
+
+def test_what_a_document_says_of_its_own_subject_opens_each_section() -> None:
+    asked = "what does the tax code say about excluding the gain when you sell your house"
+    path = "usc/title-26/section-121.md"
+    blocks = document_answer(asked, [_bundled("read_tax_authority", path, asked)], library().rarity)
+    said = " ".join(text for text, _ in blocks)
+    assert said.startswith("Gain on the sale or exchange of a home is left out of gross income")
+    assert said.index("$250,000") < said.index("A seller who fails the two-year tests")

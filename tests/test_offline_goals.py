@@ -9,9 +9,9 @@ from datetime import date
 
 import pytest
 
+from tests.support.sql_results import row_result
 from webapp.llm.offline.ask import understand
 from webapp.llm.offline.card_limits import supposed
-from webapp.llm.offline.cite import Result
 from webapp.llm.offline.compute import read_computation, write_computation
 from webapp.llm.offline.conversation import follow_up, previous_question
 from webapp.llm.offline.figures import rows_of
@@ -21,18 +21,6 @@ from webapp.llm.offline.regular import named, read_regular, read_span
 from webapp.llm.offline.trips import read_trip
 
 TODAY = date(2026, 12, 1)
-
-
-def row_result(index: int, source: str, *rows: dict[str, object]) -> Result:
-    """One SQL result of rows, as the query service returns it."""
-    texts = ["\n".join(f"{k}: {v}" for k, v in row.items()) for row in rows]
-    block = {
-        "type": "search_result",
-        "source": source,
-        "title": source,
-        "content": [{"type": "text", "text": t} for t in texts],
-    }
-    return Result("execute_sql", index, block)
 
 
 @pytest.mark.parametrize(

@@ -44,9 +44,9 @@ from webapp.llm.offline.guidance import read_guided, topics_of
             {"card_balance"},
         ),
         (
-            "the store refunded a return to my citi card - how long until it shows up on the card?",
+            "best buy refunded a return to my citi card - how long until it shows up on it?",
             "a refund to a card",
-            {"cards"},
+            {"charge"},
         ),
         (
             "i want to dispute a charge on my sapphire, do i still owe the full balance meanwhile?",
@@ -61,12 +61,12 @@ from webapp.llm.offline.guidance import read_guided, topics_of
         (
             "could i roll my old traditional ira into a roth and pay the tax out of my checking?",
             "Roth conversions and distributions",
-            {"source"},
+            {"tax_source"},
         ),
         (
             "do i have to start taking money out of my roth at 75 or can my savings carry me?",
             "Roth conversions and distributions",
-            {"source"},
+            {"tax_source"},
         ),
         (
             "my bags went missing on a trip i paid with my sapphire, what's covered, what do i owe?",
@@ -107,6 +107,8 @@ def test_a_rule_in_words_is_read_with_the_figures_that_bear_on_it(
         "how does compound interest work?",
         "is a stolen card my problem?",
         "how do I dispute a credit card charge?",
+        "the store refunded a return to my citi card - how long until it shows up on the card?",
+        "how long do i have to dispute a charge on my card",
         "what is an escrow shortage?",
         "what are the roth conversion rules?",
         "what is the difference between an ETF and a mutual fund?",

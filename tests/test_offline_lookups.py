@@ -1,11 +1,14 @@
 """Plain look-ups in new wordings (issue 19's fifth development set): an institution by its
 first word ("the wells account"), what is "sitting in" an account, the banks linked here,
-and a breakdown of investments that counts their uninvested cash."""
+a breakdown of investments that counts their uninvested cash, and a card named by the
+issuer's name for it ("the Double Cash")."""
 
 from __future__ import annotations
 
 import pytest
+from flask import Flask
 
+from tests.support.apps import answer_in_new_chat, api_client
 from webapp.llm.offline.ask import understand
 from webapp.llm.offline.library import library
 from webapp.llm.offline.plan import UNINVESTED_QUERY, plan
@@ -76,3 +79,23 @@ def test_an_allocation_asked_as_such_stays_the_shares_alone() -> None:
         call.input.get("query") for call in plan(understand("How is my portfolio allocated?"), [])
     ]
     assert UNINVESTED_QUERY not in queries
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how much is on my double cash card",
+        "balance on the citi double cash pls",
+        "whats my double cash balance",
+    ],
+)
+def test_a_card_named_by_its_issuers_name_is_that_card_not_cash(app: Flask, text: str) -> None:
+    said, cited = answer_in_new_chat(app, api_client(app, "demo"), text)
+    assert "$624.50" in said and "$25,175.09" not in said
+    assert len(cited) == 1
+
+
+def test_cash_and_debt_together_count_only_the_banks_as_cash(app: Flask) -> None:
+    said, _ = answer_in_new_chat(app, api_client(app, "demo"), "how much cash and debt do i have")
+    assert "owe $4,782.07" in said and "$25,175.09 in cash" in said
+    assert "$4,782.07 in cash" not in said

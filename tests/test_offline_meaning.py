@@ -102,6 +102,14 @@ def test_a_real_word_is_not_a_typo_of_its_plural() -> None:
     assert correct("Citi Double Cash benefits guide") == "Citi Double Cash benefits guide"
 
 
+def test_a_british_spelling_is_read_as_the_american_one_the_engine_knows() -> None:
+    assert correct("Utilisation across the amex pls") == "utilization across the amex pls"
+    assert understand(correct("how high is my card utilisation")).intents == ("utilization",)
+    assert understand(correct("utilisation rate?")).intents == ("utilization",)
+    # a word whose American form is no word the engine knows stays as it was
+    assert correct("I realise it's late") == "I realise it's late"
+
+
 def test_a_difference_of_accounts_named_by_their_names() -> None:
     found = read_computation("how much more do i owe on the sapphire than the citi")
     assert found is not None and found.op == "difference"

@@ -72,3 +72,31 @@ def test_spending_follow_ups_keep_the_period(
 def test_no_spending_follow_up_after_another_kind_of_question() -> None:
     assert follow_spending("and netflix?", "what's my net worth?", TODAY) is None
     assert follow_spending("and my amex?", "what did i spend last month", TODAY) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "whats my credit score? been meaning to check it for like a year",
+        "what's my fico score? asking cause my landlord wants it",
+        "whats a good chili recipe? having people over sunday for the game",
+        "will the market crash next month? trying to decide when to buy",
+    ],
+)
+def test_a_later_part_that_only_tells_gets_no_answer_of_its_own(text: str) -> None:
+    found = _tasks(text)
+    assert len(found) == 1, found  # the question's answer, and nothing for the remark
+
+
+def test_a_later_part_that_asks_is_still_answered() -> None:
+    assert len(_tasks("whats my amex balance? tell me about pmi")) == 2
+    assert len(_tasks("whats my citi balance? and the apr on it")) == 2
+
+
+def test_a_part_that_points_back_is_ranked_as_what_it_points_at() -> None:
+    _, second = _tasks("what's an escrow account? how often do they review it")
+    assert isinstance(second, Figures)
+    assert [h.doc.title for h in second.hits][:1] == ["Mortgage escrow accounts: the basics"]
+    _, limit = _tasks("what does fdic insurance cover? is there a limit on it")
+    assert isinstance(limit, Figures)  # the FDIC's limit, not every page with a limit
+    assert [h.doc.title for h in limit.hits] == ["Understanding deposit insurance"]

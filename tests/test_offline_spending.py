@@ -60,6 +60,9 @@ def test_category_merchant_and_files_are_read() -> None:
         "hello",
         "What is cash flow?",
         "How much does a mortgage cost?",
+        # the money in an account, not money coming in: "in it" ends the question
+        "which account of mine has the most money in it?",
+        "is there more money in it?",
     ):
         assert read_spending(other, TODAY) is None
 

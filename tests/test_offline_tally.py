@@ -9,8 +9,9 @@ from datetime import date
 
 import pytest
 
-from webapp.llm.offline.ask import exclusion_last, understand
+from webapp.llm.offline.ask import understand
 from webapp.llm.offline.compute import computation_queries, read_computation
+from webapp.llm.offline.leaving import exclusion_last
 from webapp.llm.offline.sides import measure_of, side
 from webapp.llm.offline.spending_ask import read_spending
 

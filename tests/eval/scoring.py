@@ -2,10 +2,14 @@
 the answer checked for what it must say and what it must cite.
 
 The development sets `questions.toml`, `questions_more.toml`, `questions_third.toml`,
-`questions_fourth.toml`, `questions_fifth.toml` and `questions_sixth.toml`, used
-by `tests/eval/test_eval.py` (every question must pass but the few it marks as expected
-failures), and the held-out set `holdout.toml`, scored only by
-`benchmarks/bench_eval.py --set holdout` (never a test: the engine is not tuned against it).
+`questions_fourth.toml`, `questions_fifth.toml`, `questions_sixth.toml`,
+`questions_seventh.toml`, `questions_eighth.toml`, `questions_ninth.toml`,
+`questions_tenth.toml` and `questions_eleventh.toml`, used by `tests/eval/test_eval.py` (every question must pass but the
+few it marks as expected failures), the held-out set `holdout.toml`, scored only by
+`benchmarks/bench_eval.py --set holdout` (never a test: the engine is not tuned against it),
+and the validation set `validation.toml`, a second set written the same blind way and scored
+only by `benchmarks/bench_eval.py --set validation`, before and after an engine change, to
+see whether the change generalises (never a test either, and never tuned on).
 The benchmark prints a set's score: answers fully correct / total.
 """
 
@@ -38,7 +42,13 @@ THIRD = Path(__file__).with_name("questions_third.toml")
 FOURTH = Path(__file__).with_name("questions_fourth.toml")
 FIFTH = Path(__file__).with_name("questions_fifth.toml")
 SIXTH = Path(__file__).with_name("questions_sixth.toml")
+SEVENTH = Path(__file__).with_name("questions_seventh.toml")
+EIGHTH = Path(__file__).with_name("questions_eighth.toml")
+NINTH = Path(__file__).with_name("questions_ninth.toml")
+TENTH = Path(__file__).with_name("questions_tenth.toml")
+ELEVENTH = Path(__file__).with_name("questions_eleventh.toml")
 HOLDOUT = Path(__file__).with_name("holdout.toml")
+VALIDATION = Path(__file__).with_name("validation.toml")
 SETS = {
     "dev": QUESTIONS,
     "more": MORE,
@@ -46,7 +56,13 @@ SETS = {
     "fourth": FOURTH,
     "fifth": FIFTH,
     "sixth": SIXTH,
+    "seventh": SEVENTH,
+    "eighth": EIGHTH,
+    "ninth": NINTH,
+    "tenth": TENTH,
+    "eleventh": ELEVENTH,
     "holdout": HOLDOUT,
+    "validation": VALIDATION,
 }
 USERS = ("demo", "alex")
 # The kinds of question. The development set has every one of DEV_INTENTS; the held-out set
@@ -218,7 +234,10 @@ class Evaluator:
         problems += [f"says {p!r}" for p in ALWAYS_NEVER if re.search(rf"\b{p}\b", answer.content)]
         cited = [(str(c["source"]), c["target"]) for c in answer.citations]
         for spec in question.cites:
-            if not any(self.matches(question.user, spec, c) for c in cited):
+            if "covers" in spec:
+                if not self.covered(question.user, spec["covers"], cited):
+                    problems.append(f"does not cite {spec}")
+            elif not any(self.matches(question.user, spec, c) for c in cited):
                 problems.append(f"does not cite {spec}")
         if question.cites_one_of and not any(
             self.matches(question.user, spec, c) for spec in question.cites_one_of for c in cited
@@ -248,6 +267,18 @@ class Evaluator:
         ]
         assert len(found) == 1, f"{name!r} names {len(found)} accounts of {user}"
         return str(found[0]["source_account_id"])
+
+    def covered(self, user: str, names: list[str], cited: list[tuple[str, Any]]) -> bool:
+        """Tell whether the answer's account citations, whatever their shape (one account each,
+        or several under one label: the seed's rule), together cite every account named."""
+        ids: set[str] = set()
+        for _source, target in cited:
+            kind = (target or {}).get("kind")
+            if kind == "account":
+                ids.add(str(target["accountId"]))
+            elif kind == "accounts":
+                ids |= {str(a["accountId"]) for a in target.get("accounts", [])}
+        return {self._account_id(user, name) for name in names} <= ids
 
     def matches(self, user: str, spec: dict[str, Any], cited: tuple[str, Any]) -> bool:
         """Tell whether one citation (source, target) is the one `spec` describes."""
@@ -297,7 +328,7 @@ def source_family(source: str, target: dict[str, Any] | None) -> Family:
 
 def spec_family(spec: dict[str, Any]) -> Family:
     """Tell which family of source a `cites` entry names."""
-    if spec.keys() & {"account", "accounts", "label", "portfolio"}:
+    if spec.keys() & {"account", "accounts", "covers", "label", "portfolio"}:
         return "data"
     return "market" if "ticker" in spec else "document"
 

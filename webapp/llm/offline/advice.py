@@ -67,20 +67,26 @@ def _needs(need: str, said: str, question: Question) -> bool:
     return True
 
 
+# "worth putting $2k into", "worth refinancing": worth as a judgement of doing something.
+_WORTH_DOING = re.compile(r" worth \w+ing ")
+
+
 def asks_judgement(phrase: str) -> bool:
     """Tell whether a padded phrase asks for a judgement ("should I", "can I rely on")."""
-    return lexicon.has_phrase(_stemmed(phrase.strip()), _MARKERS)
+    said = _stemmed(phrase.strip())
+    return lexicon.has_phrase(said, _MARKERS) or _WORTH_DOING.search(phrase) is not None
 
 
 def advice_kind(phrase: str, question: Question) -> str | None:
     """Return which advice a padded phrase asks for ("payoff", "afford", "sell", "plan",
     "cushion", "allocate"), or None when it asks for no judgement."""
     said = _stemmed(_PAY_OFF.sub(r" \1 off \2", phrase).strip())
-    if not lexicon.has_phrase(said, _MARKERS):
+    if not asks_judgement(phrase):
         return None
+    worth = _WORTH_DOING.search(phrase) is not None
     for rule in _RULES:
         groups = all(lexicon.has_phrase(said, group) for group in rule.groups)
-        judged = not rule.markers or lexicon.has_phrase(said, rule.markers)
+        judged = not rule.markers or lexicon.has_phrase(said, rule.markers) or worth
         if groups and judged and _needs(rule.needs, said, question):
             return rule.kind
     return None

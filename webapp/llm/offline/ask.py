@@ -10,13 +10,15 @@ in `plan.py` matches them against the user's own names).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, cast
 
 from ...tools.python.market import SnapshotMarket
 from . import lexicon
-from .words import STOPWORDS, amounts, stem, words, years
+from .leaving import excluding, exclusion_last
+from .words import STOPWORDS, amounts, as_documents_say, stem, words, years
 
 Intent: TypeAlias = Literal[
     "small_talk",
@@ -66,7 +68,8 @@ _SPENDING = re.compile(
 CAN_SPEND = re.compile(r"\b(can|could|may) (i|we) (still |yet )?spend\b|\bleft to spend\b")
 _HOW_MUCH_HAVE = re.compile(
     r" how (much|many) (\w+ ){1,3}(do|did) (i|we) (have|own|hold) |"
-    r" do (i|we) (have|own|hold) (?!to )"
+    r" do (i|we) (have|own|hold) (?!to )|"
+    r" (what|how much) (\w+ ){0,2}(have|ve) (i|we) got (?!to )| (what|whatve) (i|we) got "
 )
 _PRICE_PHRASES = lexicon.phrases("price_phrases")
 _HOLDING_WORDS = "|".join(lexicon.phrases("holding_words"))
@@ -84,10 +87,23 @@ _CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = tuple(
 # Words (as stems) that make a question about rules and documents, even when it says "my".
 _DOCUMENT_STEMS = frozenset(stem(w) for w in lexicon.phrases("document_words"))
 _POSSESSIVE = frozenset({"my", "mine", "our"})
+_OBLIGATION = re.compile(str(lexicon.table("implied_own")["obligation"]))
 
 
 def _documentish(phrase: str) -> bool:
-    return any(stem(word) in _DOCUMENT_STEMS for word in phrase.split())
+    """Tell a padded phrase asking a rule: a word of one ("charges I didn't make" is
+    unauthorized use), or what another party must do."""
+    said = as_documents_say(phrase).split()
+    return any(stem(w) in _DOCUMENT_STEMS for w in said) or bool(_OBLIGATION.search(phrase))
+
+
+_CARD_RULES = frozenset(stem(w) for w in lexicon.words_of("card_rules"))
+
+
+def _card_rule(phrase: str) -> bool:
+    """Tell a question about what a card's rules make the user pay for charges ("am I on the
+    hook for purchases a thief made?"), which no transaction answers."""
+    return any(stem(w) in _CARD_RULES for w in as_documents_say(phrase).split())
 
 
 def documentish(text: str) -> bool:
@@ -123,6 +139,10 @@ class Question:
     excluded_kinds: tuple[Kind, ...] = ()
     # Several accounts named to be taken together: "the sapphire and the amex together".
     together: bool = False
+    # Asks what an account is called: "the actual name of my bofa card", "what's it called".
+    names_asked: bool = False
+    # Asks for an account as a whole: "tell me about my Citi card" (every figure on record).
+    described: bool = False
 
     @property
     def names_account(self) -> bool:
@@ -156,9 +176,15 @@ def is_small_talk(text: str) -> bool:
     return 0 < len(found) <= 7 and all(word in _SMALL_TALK for word in found)
 
 
+@functools.cache
+def _snapshot_symbols() -> frozenset[str]:
+    # The bundled snapshot's files, listed once: they are part of the app, as the lexicon is.
+    return frozenset(SnapshotMarket().symbols)
+
+
 def tickers_in(text: str) -> list[str]:
     """Return the tickers a question names, by symbol or company name, in order."""
-    known = set(SnapshotMarket().symbols)
+    known = _snapshot_symbols()
     found: list[str] = []
     lowered = text.lower()
     for name, ticker in COMPANIES.items():
@@ -199,20 +225,28 @@ def _kinds(phrase: str) -> list[Kind]:
 
 def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     intents: list[Intent] = []
-    if own and _SPENDING.search(phrase) and not CAN_SPEND.search(phrase):
+    if own and _SPENDING.search(phrase) and not CAN_SPEND.search(phrase) and not _card_rule(phrase):
         return ["spending"]  # there are no transactions to answer from: say so
     for intent, cues in _CUES:
         if own and any(_has(phrase, cue) for cue in cues):
             intents.append(intent)
-    if own and _SPLIT_HOLDINGS.search(phrase) and set(intents) <= {"holdings", "balances"}:
+    # "split up, like stocks vs etfs vs crypto vs cash": the cash is one part of the split
+    if own and _SPLIT_HOLDINGS.search(phrase) and set(intents) <= {"holdings", "balances", "cash"}:
         intents = ["allocation"]  # "break down how my investments are split up"
     if own and _HOW_MUCH_HAVE.search(phrase) and not intents:
         intents.append("holdings" if tickers else "balances")  # "how much ETH do I have"
     documentish = _documentish(phrase)
     kinds = _kinds(phrase)
     carded = "credit" in kinds or _has(phrase, "credit") or bool(institutions_in(phrase))
-    if (carded or not kinds) and own and not intents and {"limit", "limits"} & set(phrase.split()):
-        intents.append("utilization")  # "Amex limit?", "the limit on my citi"
+    # "Amex limit?", "the limit on my citi"; "my citi card's balance and limit": the limit
+    # answer says what is owed too
+    if (
+        (carded or not kinds)
+        and own
+        and set(intents) <= {"balances"}
+        and {"limit", "limits"} & set(phrase.split())
+    ):
+        intents = ["utilization"]
     if "utilization" in intents and not carded and (kinds or documentish):
         # "more than the limit into my IRA", "the limit on deducting cash I give to
         # charities": a contribution or a deduction limit, not a card's
@@ -264,50 +298,20 @@ def _implied_own(text: str, phrase: str) -> bool:
         return True  # "what's sitting in the wells account": what it holds
     if _LINKED.search(phrase):
         return True  # "which banks are connected?": the user's own
+    if _HELD_AT.search(phrase) and institutions_in(text):
+        return True  # "what's at chase": what the user keeps there
     if not any(_has(phrase, cue) for cue in _MEASURE_CUES):
         return False
     named = bool(institutions_in(text) or _kinds(phrase))
     return named or len(phrase.split()) <= 3
 
 
-_EXCLUDING = lexicon.phrases("excluding")
-# "leave" and "strip" leave something out only with their particle: "leave the house out of
-# it", "strip the house out", not "leave my brokerage alone to grow".
-_LEAVE_OUT = frozenset({"leave", "leaving", "strip", "stripping"})
-_OUT = re.compile(r" (out|aside|off)( |$)")
 _CONTENTS = re.compile(str(lexicon.table("implied_own")["contents"]))
 _LINKED = re.compile(str(lexicon.table("implied_own")["linked"]))
+_HELD_AT = re.compile(str(lexicon.table("implied_own")["held_at"]))
 _TOGETHER = lexicon.words_of("together")
-
-
-def excluding(phrase: str) -> tuple[str, str]:
-    """Split a padded phrase at the words that leave something out ("outside of", "without",
-    "except"): what is asked about, and what is left out (empty when nothing is)."""
-    cuts = [
-        (at, w)
-        for w in _EXCLUDING
-        if (at := phrase.find(f" {w} ")) >= 0
-        and (w not in _LEAVE_OUT or _OUT.search(phrase, at + len(w) + 1))
-    ]
-    if not cuts:
-        return phrase, ""
-    at, word = min(cuts)
-    return phrase[: at + 1], " " + phrase[at + len(word) + 2 :]
-
-
-_CLAUSE = re.compile(
-    r"^(?P<clause>[^,;:\u2013\u2014]+?)\s*(?:[,;:\u2013\u2014]|\s-+)\s+(?P<rest>\S.*)$"
-)
-
-
-def exclusion_last(text: str) -> str:
-    """Put a leading clause that leaves something out after the question it qualifies:
-    "Not counting the house, which account holds the most?" -> "which account holds the most
-    not counting the house" (what is left out runs to the end of the question)."""
-    found = _CLAUSE.match(text.strip())
-    if not found or not any(_phrase(found["clause"]).startswith(f" {w} ") for w in _EXCLUDING):
-        return text
-    return f"{found['rest'].rstrip(' ?.!')} {found['clause']}"
+_CALLED = re.compile(str(lexicon.table("implied_own")["called"]))
+_ABOUT = re.compile(str(lexicon.table("implied_own")["about"]))
 
 
 def asks_split(text: str) -> bool:
@@ -316,6 +320,12 @@ def asks_split(text: str) -> bool:
     return _SPLIT_HOLDINGS.search(_phrase(text)) is not None
 
 
+# The readers of a message ask again and again how its questions read (a turn asked a dozen
+# times for the same few): each reading is kept. A `Question` is frozen, so it is shared.
+UNDERSTOOD = 1024
+
+
+@functools.lru_cache(maxsize=UNDERSTOOD)
 def understand(text: str, own: bool = False) -> Question:
     """Read a question: its intents (none: a document or nothing) and its entities; `own`:
     it is about the user's own figures even without saying "my" (a later part of a message)."""
@@ -328,6 +338,8 @@ def understand(text: str, own: bool = False) -> Question:
     intents = _intents(phrase, tickers, own)
     if own and tickers and intents == ["balances"]:
         intents = ["holdings"]  # "what's my ether worth": the holding, not every account
+    if own and not intents and _HELD_AT.search(phrase) and institutions_in(text):
+        intents = ["balances"]  # "what's at chase": the accounts there
     if intents == ["balances"] and _CONTENTS.search(phrase):
         intents.append("holdings")  # "what's in my brokerage account": what it holds, if any
     kinds = _kinds(phrase)
@@ -342,6 +354,19 @@ def understand(text: str, own: bool = False) -> Question:
     )
     if "holdings" in intents and "quote" in intents and not own:
         intents.remove("holdings")
+    # "tell me about my Citi card": the accounts it names, each with all that is on record
+    described = (
+        bool(_POSSESSIVE & set(phrase.split()))
+        and _ABOUT.search(phrase) is not None
+        and bool(kinds or institutions_in(text))
+        and set(intents) <= {"balances"}
+        and not modal
+        and not _documentish(phrase)
+    )
+    if described:  # what an account that may hold investments holds, too
+        held = not kinds or bool({"investment", "retirement"} & set(kinds))
+        intents = ["balances", "holdings"] if held else ["balances"]
+        maybe_accounts = False
     skip = GENERIC | STOPWORDS | {t.lower() for t in tickers} | set(COMPANIES)
     kind_words = {w for cue, _ in KIND_PHRASES for w in cue.split()}
     names = [w for w in phrase.split() if w not in skip and w not in kind_words and not w.isdigit()]
@@ -370,4 +395,6 @@ def understand(text: str, own: bool = False) -> Question:
         # "leaving the Chase card out": that card, not every card
         excluded_kinds=() if left_names else tuple(k for k in _kinds(left_out) if k not in kinds),
         together=bool(_TOGETHER & set(lowered)) and len(names) > 1,
+        names_asked=own and _CALLED.search(phrase) is not None,
+        described=described,
     )

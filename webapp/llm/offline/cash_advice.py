@@ -14,6 +14,7 @@ from .bills import Outgoings, bill_line, bill_names, months, said_bills, stated_
 from .cite import Block
 from .figures import Row
 from .overview import cash_lines
+from .saving_pace import asks_pace, pace_lines
 from .words import count_of, money
 
 _CUSHION_WORDS = re.compile(r"\b(cushion|emergenc\w*|rainy day|safety net|nest egg|buffer)\b")
@@ -142,6 +143,8 @@ def cushion(question: Question, rows: list[Row], guide: list[Block]) -> list[Blo
     blocks: list[Block] = [(text + (":\n" if len(cash) > 1 else "."), cites)]
     if len(cash) > 1:
         blocks += cash_lines(cash)
+    if asks_pace(question.text):  # "am I putting enough into savings each month?"
+        blocks += pace_lines(rows)
     if not spend.bills and not spend.spent:
         blocks.append(
             (
@@ -185,6 +188,12 @@ def cushion(question: Question, rows: list[Row], guide: list[Block]) -> list[Blo
         if have < 3 * spend.monthly:
             short = money(3 * spend.monthly - have)
             blocks.append((f"What you have is {short} short of three months. ", target[1] + cites))
+        elif have < 6 * spend.monthly:
+            short = money(6 * spend.monthly - have)
+            said = f"What you have is past three months of them, {short} short of six. "
+            blocks.append((said, target[1] + cites))
+        else:
+            blocks.append(("What you have is past six months of them. ", target[1] + cites))
         blocks.append(
             (
                 "That counts only the fixed bills: food, fuel and other essentials come on top, "

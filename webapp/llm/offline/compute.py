@@ -11,10 +11,12 @@ from dataclasses import replace
 from typing import cast
 
 from . import lexicon
-from .ask import Question, exclusion_last, tickers_in
+from .ask import Question, tickers_in
 from .cite import Block
+from .counted import NOUNS, write_average, write_count, write_extreme
 from .figures import Row
 from .goals import read_goal, write_goal
+from .leaving import exclusion_last
 from .lines import read_line, write_line
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
 from .pointing import back, both_back
@@ -29,15 +31,15 @@ from .sides import (
     figure,
     held,
     measure_of,
+    pair_of,
     resolve,
-    shown,
     side,
     side_query,
     value,
     whole,
 )
 from .tally import read_tally, write_tally
-from .words import count_of, join_words, money, percent, sentence, words
+from .words import join_words, money, percent, words
 
 _OPS = lexicon.table("operations")
 _CONTRAST = re.compile(r",?\s*\b(?:as opposed to|rather than|instead of)\b[^?.!;]*", re.I)
@@ -64,6 +66,7 @@ _RATIO = (
         r" (?:pay off|pay down|pay for|clear|cover|wipe out|pay) (?P<b>.+)"
     ),
 )
+_COMPARATIVES = "bigger|larger|greater|more|higher|smaller|lower|less|fewer"
 _DIFFERENCE = (
     re.compile(r"(?:difference|gap|spread) between (?P<a>.+?) and (?P<b>.+)"),
     re.compile(
@@ -77,21 +80,20 @@ _DIFFERENCE = (
         r"stack|look) (?:against|to|with|next to|beside|versus|vs) (?P<b>.+)"
     ),
     re.compile(r"(?:owe|have|is there) more (?:on|in|at) (?P<a>.+?) or (?:on |in |at )?(?P<b>.+)"),
+    # "is my checking bigger than my savings", "are my card balances higher than my cash"
+    re.compile(
+        rf"^(?:is|are|was|were) (?P<a>.+?) (?:{_COMPARATIVES}) than (?:in |on |at )?(?P<b>.+)"
+    ),
+    # "do i have more in checking than savings", "do i owe more on the amex than the citi"
+    re.compile(
+        r"(?:have|owe|keep|got) (?:more|less) (?:money )?(?:in|on|at) (?P<a>.+?)"
+        r" than (?:in |on |at )?(?P<b>.+)"
+    ),
     re.compile(
         r"which is (?:bigger|larger|greater|more|higher|smaller|lower|less) (?P<a>.+?) or (?P<b>.+)"
     ),
     re.compile(r"(?P<a>.+?) (?:vs|versus|compared to|compared with) (?P<b>.+)"),
 )
-_NOUNS = {
-    "credit": "credit cards",
-    "checking": "checking accounts",
-    "savings": "savings accounts",
-    "depository": "bank accounts",
-    "investment": "investment accounts",
-    "loan": "loans",
-}
-
-
 # "the most I can put into a Roth IRA": what is allowed, not one of the user's accounts
 _CAN = re.compile(r" (can|could|may|should) (i|we) | (i|we) (can|could|may|am allowed to) ")
 
@@ -128,8 +130,13 @@ def _over_holdings(text: str, phrase: str) -> Computation | None:
             found = pattern.search(phrase.strip())
             if found:
                 sides = (side(found[a]), side(found[b]))
-                if all(held(s) or about_accounts(s) for s in sides) and any(
-                    s.tickers for s in sides
+                # a ticker on one side, or holdings as a whole against accounts ("my
+                # stocks vs what I owe on my cards"); accounts on both sides are not holdings'
+                mixed = any(map(held, sides)) and not all(map(held, sides))
+                # a side may point back at what the last question named ("how much of that
+                # is apple" after the brokerage's balance)
+                if all(held(s) or about_accounts(s) or back(s) is not None for s in sides) and (
+                    any(s.tickers for s in sides) or mixed
                 ):
                     return Computation(cast(Op, op), sides, over="holdings")
     counted = lexicon.has_phrase(phrase, tuple(_OPS["count"])) and "shares" not in phrase.split()
@@ -177,7 +184,8 @@ def read_computation(text: str) -> Computation | None:
     phrase = " " + " ".join(words(text)) + " "
     if set(words(text)) & {"price", "prices", "trading", "quote"}:
         return None
-    tally = read_line(text) or read_tally(text, phrase) or read_goal(text) or both_back(text)
+    tally = read_line(text) or read_tally(text, phrase) or read_goal(text)
+    tally = tally or pair_of(phrase) or both_back(text)
     if tally:
         return tally
     if HOLDING_WORDS & set(words(text)) or tickers_in(text):
@@ -207,7 +215,7 @@ def read_computation(text: str) -> Computation | None:
     measure = measure_of(whole)
     accounts = bool(said & {"account", "accounts", "card", "cards"} or whole.kinds)
     if accounts and not whole.tickers and not _CAN.search(phrase):
-        for op in ("highest", "lowest"):
+        for op in ("highest", "lowest", "average"):
             if lexicon.has_phrase(phrase, tuple(_OPS[op])):
                 return Computation(op, (whole,), "balance" if measure == "cash" else measure)
         if lexicon.has_phrase(phrase, tuple(_OPS["count"])) and not said & {"much", "shares"}:
@@ -231,7 +239,7 @@ def computation_queries(computation: Computation) -> list[str]:
         + (f" WHERE {where}" if where else "")
         + " ORDER BY account_name, institution_name"
     ]
-    if computation.op not in ("highest", "lowest", "count", "rank"):
+    if computation.op not in ("highest", "lowest", "average", "count", "rank"):
         # Only each side's own accounts: a label the turn shows twice is cited as one source.
         # a side that names an end ("my skinniest one"): that account alone, so that it cites
         # that account and not others under its label ("Checking" at Chase and Wells Fargo)
@@ -283,35 +291,12 @@ def _name(one: Question, rows: list[Row]) -> str:
     if len(rows) <= 2:
         return join_words([r.label for r in rows])
     if one.kinds and not one.institutions:  # "your checking and savings accounts"
-        return "your " + join_words([_NOUNS.get(k, k) for k in one.kinds])
+        return "your " + join_words([NOUNS.get(k, k) for k in one.kinds])
     return describe(one)
 
 
 def _first_up(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def _extreme(c: Computation, rows: list[Row]) -> list[Block]:
-    (one,) = c.sides
-    pool = [r for r in resolve(one, rows) if figure(r, c.measure) is not None]
-    if not pool:
-        return [("None of your linked accounts has that on record.", [])]
-    ranked = sorted(pool, key=lambda r: figure(r, c.measure) or 0.0, reverse=c.op == "highest")
-    top = ranked[0]
-    noun = join_words([_NOUNS.get(k, k) for k in one.kinds]) or "accounts"
-    what = {"balance": "balance", "limit": "credit limit", "available": "available credit"}.get(
-        c.measure, "utilization"
-    )
-    blocks: list[Block] = [
-        (
-            sentence(
-                f"{top.label} has the {c.op} {what} of your {noun}: {shown(top, c.measure)}.\n"
-            ),
-            [top.cite],
-        )
-    ]
-    blocks += [(f"- {r.title}: {shown(r, c.measure)}\n", [r.cite]) for r in ranked]
-    return blocks
 
 
 def write_computation(c: Computation, found: list[Row]) -> list[Block]:
@@ -324,23 +309,11 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
     if c.op in ("target", "rank", "move"):
         return write_goal(c, rows)
     if c.op in ("highest", "lowest"):
-        return _extreme(c, rows)
-    if c.op == "count" and c.over == "holdings":
-        held = [r for r in rows if r.get("ticker")]
-        tickers = list(dict.fromkeys(str(r.get("ticker")) for r in held))
-        if not tickers:
-            return [("You have no investment holdings linked.", [])]
-        listed = join_words(tickers)
-        return [
-            (f"You have {count_of(len(tickers), 'holding')}: {listed}.", [r.cite for r in held])
-        ]
+        return write_extreme(c, rows)
+    if c.op == "average":
+        return write_average(c, rows)
     if c.op == "count":
-        (one,) = c.sides
-        counted = resolve(one, rows)
-        noun = join_words([_NOUNS.get(k, k) for k in one.kinds]) or "accounts"
-        names = join_words([r.label for r in counted])
-        count = count_of(len(counted), noun.rstrip("s") if len(counted) == 1 else noun, noun)
-        return [(f"You have {count}{': ' + names if names else ''}.", [r.cite for r in counted])]
+        return write_count(c, rows)
     note: list[Block] = [(c.note + "\n", [])] if c.note else []
     return note + _two_sides(c, rows)
 
@@ -387,10 +360,11 @@ def _two_sides(c: Computation, rows: list[Row]) -> list[Block]:
                 cites_a + cites_b if a != b else cites_a,
             )
         ]
-    more, less = (name_a, name_b) if va >= vb else (name_b, name_a)
+    (more, many), less = ((name_a, rows_a), name_b) if va >= vb else ((name_b, rows_b), name_a)
     return [
         (
-            f"{_first_up(more)} is {money(abs(va - vb))} more than {less}.\n",
+            f"{_first_up(more)} {'are' if len(many) > 1 else 'is'} {money(abs(va - vb))} more"
+            f" than {less}.\n",
             cites_a + cites_b,
         ),
         *blocks,

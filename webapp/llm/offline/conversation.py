@@ -60,19 +60,57 @@ def earlier_questions(messages: list[dict[str, Any]]) -> list[str]:
     return [q for q in asked[:-1] if q.strip()]
 
 
+_HEADINGS = frozenset(str(lexicon.table("parts")["headings"]).split())
+_ASKERS = lexicon.phrases("parts", "askers")
+_HEADING = re.compile(r"^(?P<head>[^:?!]{1,30}):\s+(?P<rest>\S.*)$", re.DOTALL)
+_COMMA = re.compile(r",\s+")
+# A clause that sets a condition: "what if I paid off my amex, what would be left" is one.
+_IF = re.compile(r" (if|suppose|supposing|once|after|when|unless|assuming|say) ")
+
+
+def _opens_asking(text: str) -> bool:
+    return any(_padded(text).startswith(f" {a} ") for a in _ASKERS)
+
+
+def _clauses(piece: str) -> list[str]:
+    """A piece without its heading ("3 things: ..."), cut at each comma that starts another
+    question when the clause before it opened as one ("what's in my wells fargo checking, how
+    much do i owe citi"); "if I paid it, what would be left" stays one question."""
+    found = _HEADING.match(piece)
+    if found and set(words(found["head"])) <= _HEADINGS:
+        piece = found["rest"]
+    clauses: list[str] = []
+    for chunk in _COMMA.split(piece):
+        before = clauses[-1] if clauses else ""
+        if _opens_asking(chunk) and _opens_asking(before) and not _IF.search(_padded(before)):
+            clauses.append(chunk)
+        elif clauses:
+            clauses[-1] = f"{clauses[-1]}, {chunk}"
+        else:
+            clauses.append(chunk)
+    return clauses
+
+
 def split_parts(text: str) -> list[str]:
-    """Split a message into its questions: after a question mark, or at "and what", "plus"."""
+    """Split a message into its questions: after a question mark, at a comma that starts
+    another question, or at "and what", "plus what"."""
     parts: list[str] = []
-    for piece in _SPLIT.split(text.strip()):
+    for piece in (c for p in _SPLIT.split(text.strip()) for c in _clauses(p)):
         lowered = " " + " ".join(words(piece)) + " "
         cut = min((lowered.find(f" {j} ") for j in _JOINERS if f" {j} " in lowered[1:]), default=-1)
         if cut > 0:
             head_words = len(lowered[:cut].split())
             tokens = piece.split()
-            parts += [" ".join(tokens[:head_words]), " ".join(tokens[head_words:])]
+            # "$7,500" is two words and one token: cut after the tokens holding the head's words
+            counted = [len(words(" ".join(tokens[: n + 1]))) for n in range(len(tokens))]
+            head = next((n + 1 for n, c in enumerate(counted) if c >= head_words), len(tokens))
+            parts += [" ".join(tokens[:head]), " ".join(tokens[head:])]
         else:
             parts.append(piece)
-    cleaned = [re.sub(r"^(?:and|also|plus)\s+", "", p.strip(), flags=re.IGNORECASE) for p in parts]
+    cleaned = [
+        re.sub(r"^(?:and|also|plus)\s+", "", p.strip().rstrip(","), flags=re.IGNORECASE)
+        for p in parts
+    ]
     return [p for p in cleaned if len(words(p)) >= 1] or [text]
 
 
@@ -82,21 +120,69 @@ def _padded(text: str) -> str:
 
 _ASIDES = frozenset(str(lexicon.table("parts")["asides"]).split())
 _ELABORATIONS = lexicon.phrases("parts", "elaborations")
+_ASKING = lexicon.phrases("parts", "asking")
+_LEADS = _ASIDES | {"but", "or", "k", "wait", "also", "then", "now", "lol"}
+
+
+def asks(part: str) -> bool:
+    """Tell whether a part of a message asks something, a question or a request, rather than
+    only telling ("been meaning to check it for like a year", "be honest lol")."""
+    if part.rstrip().endswith("?"):
+        return True
+    said = words(part)
+    while said and said[0] in _LEADS:
+        said = said[1:]
+    opening = " ".join(said) + " "
+    return any(opening.startswith(f"{a} ") for a in _ASKING)
+
+
+def with_pointed(text: str, earlier: tuple[str, ...]) -> str:
+    """What to rank the documents on: the question, and when it points back at the one
+    before it ("what does fdic insurance cover? is there a limit on it", "which one moved
+    more"), that one's words too, so that "it" is ranked as what it stands for, not on the
+    words around it ("limit" of any page, "moved")."""
+    if not earlier or not lexicon.has_phrase(_padded(text), _PRONOUNS):
+        return text
+    return f"{split_parts(earlier[-1])[-1]} {text}"
+
+
+_BE = r"(is|isn t|isnt|is not|are|aren t|arent|was|wasn t|wasnt)"
+_STATES = re.compile(rf"^ (?!{_BE} )(\S+ ){{1,4}}{_BE} ")
+
+
+def states(part: str) -> bool:
+    """A part that says how things are ("the house isn't really liquid") and asks nothing:
+    no question mark, no question word first; it says more about the question before it."""
+    lead = _padded(part)
+    return (
+        not part.rstrip().endswith("?") and not _opens_asking(part) and bool(_STATES.search(lead))
+    )
+
+
+_REMARKS = lexicon.phrases("parts", "remarks")
+_MEASURES_ASKED = frozenset(str(lexicon.table("parts")["measures"]).split())
 
 
 def questions_of(text: str) -> list[str]:
-    """Return the message's questions: a part that only says "ok" is dropped, and one that
+    """Return the message's questions: a part that only says "ok", or that reports what
+    someone said ("my loan officer keeps mentioning it"), is dropped, and one that
     elaborates the one before joins it: not a question and opening "Wondering when ...", or
-    a question with no topic of its own ("how much?"); one that points back ("what's in it
-    right now?") stays a question of its own, about what the earlier part named."""
+    a question with no topic of its own ("how much?", "is there a cap?"); one that points
+    back ("what's in it right now?") stays a question of its own, about what the earlier part
+    named."""
     parts = split_parts(text)
     kept: list[str] = []
     for part in parts:
         lead = _padded(part)
-        elaborates = not part.rstrip().endswith("?") and any(
-            lead.startswith(f" {e} ") for e in _ELABORATIONS
-        )
+        telling = not part.rstrip().endswith("?")
+        if kept and telling and lexicon.has_phrase(lead, _REMARKS):
+            continue  # "... our loan officer keeps mentioning it": why it's asked, no question
+        elaborates = telling and any(lead.startswith(f" {e} ") for e in _ELABORATIONS)
         bare = set(lead.split()) <= STOPWORDS and not lexicon.has_phrase(lead, _PRONOUNS)
+        measures = set(lead.split()) - STOPWORDS
+        pointing = lexicon.has_phrase(lead, _PRONOUNS)  # "is there a limit on it": its own
+        if kept and not bare and not pointing and measures and measures <= _MEASURES_ASKED:
+            bare = not understand(part).intents  # "is there a cap?", not "and the limit?"
         if kept and (elaborates or bare):
             kept[-1] = f"{kept[-1]} {part}"
         elif len(parts) == 1 or not set(lead.split()) <= _ASIDES:
@@ -167,7 +253,13 @@ def follow_up(text: str, before: Question | None) -> tuple[Question, str] | None
     pointed = understand("my " + text, own=True) if lexicon.has_phrase(padded, _PRONOUNS) else None
     named = before.names or before.institutions or before.tickers or before.kinds
     # "is my chase savings insured? how much is in it": an account named, if not asked about
-    if pointed and pointed.intents and (before.about_data or before.kinds) and named:
+    # (a ticker quoted before is one the user may hold: "what's VTI at? how many do I own of it")
+    if (
+        pointed
+        and pointed.intents
+        and (before.about_data or before.kinds or before.tickers)
+        and named
+    ):
         new = current.kinds or current.institutions or current.tickers or current.amounts
         if not new and not pointed.kinds and not pointed.institutions:
             # "what's its credit limit?", "what's that worth?": the new measure, of what the

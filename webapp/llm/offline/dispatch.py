@@ -17,20 +17,33 @@ from typing import cast
 
 from . import lexicon
 from .advice import advice_after, asks_judgement
+from .after_bill import read_after_bill
 from .ask import GENERIC, Extreme, documentish, understand
+from .bill_months import read_bill_months
 from .cite import Block, Result
 from .compute import read_computation
-from .conversation import combined, follow_up, previous_question, questions_of, split_parts
+from .conversation import (
+    combined,
+    follow_up,
+    previous_question,
+    questions_of,
+    split_parts,
+    states,
+    with_pointed,
+)
 from .guidance import Guided, read_guided, read_guided_after
 from .judged import read_judged
-from .library import Library
+from .library import DocHit, Library
 from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
 from .pointing import back, resolved
+from .projection import read_projection
 from .refusal import continues
-from .regular import read_regular
-from .scope import out_of_scope, padded
+from .regular import read_regular, read_span
+from .remarks import fragment, remark, said_again, tells_only
+from .scope import declined, named_documents, out_of_scope, padded
 from .sides import Computation, Op
+from .standin import stand_in
 from .task import Computed as Computed
 from .task import Context as Context
 from .task import Figures as Figures
@@ -38,9 +51,8 @@ from .task import Framed as Framed
 from .task import Opened as Opened
 from .task import Reply as Reply
 from .task import Task as Task
-from .windfall import Windfall, read_windfall
+from .whole import read_whole
 from .words import STOPWORDS, bare_amounts, words
-from .write import NOT_FOUND, OUT_OF_SCOPE
 
 OPS = {op: tuple(cues) for op, cues in lexicon.table("operations").items()}
 _COVERS = re.compile(
@@ -48,17 +60,14 @@ _COVERS = re.compile(
     re.IGNORECASE,
 )
 _POINTERS = lexicon.phrases("follow_up", "pronouns")
-# How far the user is from what the open question before set out: "how far off am I?"
-_GAP = re.compile(r"\bhow (far|close|short|near|much more|much short) .*\b(i|im|we|me)\b", re.I)
-# A remark's first word that points back at the question before: "that's most of my checking".
-_POINTING = ("that", "thats", "it", "its", "this", "feels", "seems", "since", "because")
 
 
 # A question about what a rule does to the user ("will my utilisation drag my score down?") is
 # no forecast of prices, and one that says the score it fears for ("my credit score is
 # tanking: is my card too high?") asks what the score weighs: the guided answers take both, and
-# say themselves that the score isn't among the data.
-_UNSEEN = ("credit score", "credit report")  # data the guided answers say they don't hold
+# say themselves that the score isn't among the data, as the grace period's does of a card's
+# due date and statement balance ("if I pay it in full by the due date, is there interest?").
+_UNSEEN = ("credit score", "credit report", "statement details")  # what they say isn't held
 _FORESEEN = frozenset(
     r.reply for r in lexicon.rules("scope") if r.kind in ("forecast", "projection", *_UNSEEN)
 ) | {
@@ -68,8 +77,22 @@ _FORESEEN = frozenset(
 }
 
 
+def _stand_in(text: str, context: Context) -> Task | None:
+    """A document named that isn't held, answered from one that is (`standin.py`)."""
+    if declined(text):
+        return None
+    found = stand_in(text, context.books)
+    if found is None:
+        return None
+    note, hits = found
+    question = replace(understand(text), intents=(), own=False)  # the documents answer it
+    return Figures(question, hits, context, note)
+
+
 def _guided(text: str, context: Context) -> Task | None:
     """A bundled page's rule set against the user's own figures (`guidance.py`)."""
+    if stand_in(text, context.books):
+        return None  # "compare pub 590-A and pub 590-B on early withdrawals": the documents
     said = out_of_scope(text, context.books)
     if said and said not in _FORESEEN:
         return None
@@ -207,33 +230,92 @@ def _what_if(text: str, context: Context) -> Task | None:
 def figures(text: str, context: Context) -> Task:
     """The general task: figures the question names, a quote, or the documents it asks."""
     question = understand(text, own=context.own)
-    if question.names_account or (
-        not question.intents and (question.kinds or question.institutions) and _COVERS.search(text)
+    books = context.books
+    named = named_documents(text, books)  # "what does section 121 say about my house?"
+    if not named and (
+        question.names_account
+        or (
+            not question.intents
+            and (question.kinds or question.institutions)
+            and _COVERS.search(text)
+        )
     ):
         # "my Chase checking?"; "...and would my savings cover that?": what it holds
         question = replace(question, intents=("balances",))
-    books = context.books
-    hits = [] if question.intents and not question.advice else books.rank(text)
-    if not hits and not question.intents and asks_judgement(padded(text)):
+    ranked = with_pointed(text, context.earlier) if context.first else text
+    hits = [] if question.intents and not question.advice else books.rank(ranked)
+    asks_more = not question.intents and context.first and not named
+    after = _ranked_after(text, context) if asks_more else []
+    if hits and after:  # of what this question ranks alone, those the two together rank too
+        after = [h for h in after if h.doc in {own.doc for own in hits}]
+    hits = after or hits
+    if not hits and not question.intents and asks_judgement(padded(text)) and ranked == text:
         # "Renting a car in Italy ... can I rely on my Sapphire?": advice whose setting
-        # (Italy, the desk) no document names, ranked on the words the documents know.
+        # (Italy, the desk) no document names, ranked on the words the documents know (not
+        # a part that points back: "which one moved more" has no setting, only "it").
         hits = books.rank(" ".join(w for w in words(text) if w in books.vocabulary))
     if question.own and not set(words(text)) - STOPWORDS - GENERIC:
         hits = []  # "how much credit have I got left on it": the user's figures, no topic
-    if not question.intents and not hits and question.maybe_accounts:
+    if any(hit.doc in named for hit in hits):
+        hits = [hit for hit in hits if hit.doc in named]  # "what does section 121 say ..."
+    if not question.intents and not named:
+        hits = _documents_after(text, context, hits)
+    if not question.intents and not hits and question.maybe_accounts and not named:
         # No document is about "my <something>": perhaps an account of that name.
         question = replace(question, intents=("balances",))
-    return Figures(question, hits, context)
+    earlier = split_parts(context.earlier[-1])[-1] if after or ranked != text else ""
+    return Figures(question, hits, context, earlier=earlier)
+
+
+def _ranked_after(text: str, context: Context) -> list[DocHit]:
+    """The documents of a follow-up that asks more of what the documents said before ("ok
+    and what's the deadline to get it in?" after the Roth IRA's limit): ranked for the two
+    questions together, when this one points back or names little of its own."""
+    own = set(words(text)) - STOPWORDS - GENERIC
+    if not context.earlier or (len(own) > 2 and not lexicon.has_phrase(padded(text), _POINTERS)):
+        return []
+    earlier = split_parts(context.earlier[-1])[-1]
+    if understand(earlier).intents or not context.books.rank(earlier):
+        return []  # the question before asked the user's figures, or no document answered it
+    return context.books.rank(f"{text} {earlier}")
+
+
+def _documents_after(text: str, context: Context, hits: list[DocHit]) -> list[DocHit]:
+    """A follow-up of a documents question that points back at it ("and once I send it, how
+    long does the bank get?" after "how long do I have to dispute a charge?"): the documents
+    that answered it, ranked for both questions, when its own words find none of them."""
+    if not context.first or not context.earlier or len(words(text)) > 16:
+        return hits
+    if not lexicon.has_phrase(padded(text), _POINTERS):
+        return hits
+    before = split_parts(context.earlier[-1])[-1]
+    earlier = context.books.rank(before)
+    docs = {hit.doc for hit in earlier}
+    if not earlier or understand(before).intents or (hits and hits[0].doc in docs):
+        return hits
+    joined = [hit for hit in context.books.rank(f"{before} {text}") if hit.doc in docs]
+    return joined or earlier
+
+
+def _projected(text: str, context: Context) -> Task | None:
+    """A regular saving over a span, counted (`projection.py`); months of a bill a balance pays."""
+    today = context.today or date.today()
+    earlier = context.earlier if context.first else ()
+    return read_projection(text, today) or read_bill_months(text, earlier, today)
 
 
 def _regular(text: str, context: Context) -> Task | None:
-    """A bill or pay over a span ("what does my rent add up to over twelve months?")."""
+    """A bill or pay over a span ("what does my rent add up to over twelve months?"), or what
+    an account is left at once a bill comes out ("what's left in checking after rent?")."""
     earlier = context.earlier if context.first else ()
-    return read_regular(text, earlier, context.today or date.today())
+    today = context.today or date.today()
+    return read_after_bill(text, earlier, today) or read_regular(text, earlier, today)
 
 
 READERS: list[Callable[[str, Context], Task | None]] = [
+    _projected,
     _regular,
+    _stand_in,
     _guided,
     _what_if,
     _budget,
@@ -245,48 +327,20 @@ READERS: list[Callable[[str, Context], Task | None]] = [
 ]
 
 
-def _remark(part: str, task: Task, before: Task | None) -> Opened | None:
-    """The open question a part goes with, when the part adds to it rather than asking
-    anew: a remark that asks nothing of its own ("feels like too much riding on one
-    company", "that's most of my checking"), or the same open question again ("and is what
-    I've got enough?"), or an amount-less "can I afford it" after advice. The question is
-    read again with the remark, which may name the account meant."""
-    if not isinstance(before, Opened):
-        return None
-    asked = before.question
-    again = understand(f"{asked.text} {part}")
-    joined = replace(
-        before,
-        question=replace(
-            again,
-            kinds=tuple(dict.fromkeys(asked.kinds + again.kinds)),
-            tickers=asked.tickers or again.tickers,
-            amounts=asked.amounts or again.amounts,
-        ),
-    )
-    if isinstance(task, Opened):
-        same = task.kind == before.kind
-        return joined if same or (task.kind == "afford" and not task.question.amounts) else None
-    if isinstance(task, Figures) and not task.question.about_data and _GAP.search(part):
-        return joined  # "..., and how far off am I right now?": the distance to its target
-    if part.rstrip().endswith("?"):
-        return None
-    if lexicon.has_phrase(padded(part.split()[0]), _POINTING):
-        return joined
-    if not isinstance(task, Figures):
-        return None
-    if not task.calls() and task.direct() in (NOT_FOUND, OUT_OF_SCOPE):
-        return joined
-    named = task.question.kinds or task.question.institutions or task.question.tickers
-    return joined if not (named or task.question.amounts) else None
+def _read(part: str, context: Context) -> Task:
+    """The task of the first reader that takes the part, else the general one."""
+    task = next((t for read in READERS if (t := read(part, context)) is not None), None)
+    return task or figures(part, context)
 
 
 def tasks(text: str, context: Context) -> list[Task]:
     """Return one task per question of the message, in order."""
-    came_in = read_windfall(text)
-    if came_in is not None:  # "a $3,000 bonus: what's the most sensible thing to do with it?"
-        return [Windfall(text, came_in, context.today)]
-    whole = _guided(text, context)
+    one = read_whole(text, context)
+    if one is not None:
+        return [one]
+    # "how much of two paychecks is left after rent?": a sum over a span, no advice
+    summed = read_span(text) is not None and _regular(text, context) is not None
+    whole = None if summed else _guided(text, context)
     if isinstance(whole, Guided) and all(whole.covers(p) for p in split_parts(text)):
         return [whole]  # "how much can I put in i bonds, and what would that leave me?"
     found: list[Task] = []
@@ -296,16 +350,26 @@ def tasks(text: str, context: Context) -> list[Task]:
         if number and lexicon.has_phrase(padded(part), _POINTERS):
             # "amex balance? and how much credit have i got left on it": the earlier part's
             here = replace(here, first=True, earlier=(*context.earlier, *parts[:number]))
-        task = next((t for read in READERS if (t := read(part, here)) is not None), None)
-        task = task or figures(part, here)
+        task = _read(part, here)
+        if found and states(part) and isinstance(task, Figures | Reply) and said_again(task):
+            continue  # "net worth without the house? the house isn't liquid": said, not asked
+        if found and fragment(part, task):
+            # "how much is my rent again? the oakwood one": the question before, narrowed
+            narrowed = f"{parts[number - 1]} {part}"
+            again = _read(narrowed, replace(here, first=number == 1))
+            if not fragment(narrowed, again) and len(found) == number:
+                found[-1] = again
+            continue
         if isinstance(task, Reply) and task in found:
             continue  # "... off the IRS radar? I don't want to report them": one decline
         if found and isinstance(found[-1], Reply) and continues(found[-1].text, padded(part)):
             continue  # "pull up her balance and what she spent": still her accounts
-        joined = _remark(part, task, found[-1] if found else None)
+        joined = remark(part, task, found[-1] if found else None)
         if joined is not None:
             found[-1] = joined
             continue
+        if found and isinstance(task, Figures) and tells_only(part, context.books.title_words):
+            continue  # "whats my credit score? been meaning to check it": nothing more asked
         found.append(task)
         if isinstance(task, Figures) and task.question.about_data:
             context = replace(context, own=True)

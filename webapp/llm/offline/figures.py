@@ -249,8 +249,8 @@ def cash(question: Question, rows: list[Row]) -> list[Block]:
     if uninvested and not rows:
         return [
             (
-                f"{r.label} holds {r.amount(number(r.get('available_balance')))} in cash, "
-                f"not invested, of its {r.amount()} value.\n",
+                f"{sentence(r.label)} holds {r.amount(number(r.get('available_balance')))} "
+                f"in cash, not invested, of its {r.amount()} value.\n",
                 [r.cite],
             )
             for r in uninvested

@@ -75,16 +75,64 @@ def _may_stand_for(word: str, target: str) -> bool:
     )
 
 
+_ENDINGS = ("ing", "ed", "er")
+
+
+def _inflected(word: str, known: frozenset[str]) -> bool:
+    """Tell whether a word is a known word with "-ing", "-ed" or "-er" added: "taking"
+    (take), "stopped" (stop), "officer" (office)."""
+    for ending in _ENDINGS:
+        base = word.removesuffix(ending)
+        if base == word or len(base) < 3:
+            continue
+        doubled = base[:-1] if len(base) > 3 and base[-1] == base[-2] else ""
+        if base in known or base + "e" in known or doubled in known:
+            return True
+    return False
+
+
+# British spellings and the American ones the lexicon and documents use ("utilisation",
+# "summarised", "paycheque"), ending by ending: a word is read as its American spelling when
+# that is a known word and the British one is not a word of the documents.
+_SPELLINGS = (
+    ("isation", "ization"),
+    ("isations", "izations"),
+    ("ise", "ize"),
+    ("ised", "ized"),
+    ("ises", "izes"),
+    ("ising", "izing"),
+    ("que", "ck"),
+    ("ques", "cks"),
+    ("tre", "ter"),
+    ("tres", "ters"),
+)
+
+
+def american(word: str) -> str:
+    """Return a British spelling's American form when that is a known word, else `word`."""
+    for british, us in _SPELLINGS:
+        if len(word) > len(british) + 2 and word.endswith(british):
+            spelled = word.removesuffix(british) + us
+            if spelled in _known() and word not in library().vocabulary:
+                return spelled
+    return word
+
+
+@lru_cache(maxsize=4096)  # a chat's earlier questions are mended again at every turn
 def correct_word(word: str) -> str:
     """Return the known word `word` is a typo of, or `word` itself."""
     lowered = word.lower()
     if lowered in _TYPOS:
         return _TYPOS[lowered]
+    if (spelled := american(lowered)) != lowered:
+        return spelled
     known = _known()
     if len(lowered) < MIN_LENGTH or lowered in known or singular(lowered) in known:
         return word
     if lowered + "s" in known or lowered + "es" in known:
         return word  # "double" is no typo of "doubles": a word whose plural is known is known
+    if _inflected(lowered, known):
+        return word  # "taking" is no typo of "tracking": "take" is known
     found = process.extractOne(
         lowered,
         [t for t in _targets() if t[0] == lowered[0] and _may_stand_for(lowered, t)],

@@ -12,7 +12,17 @@ from dataclasses import replace
 from .ask import tickers_in
 from .cite import Block, number
 from .figures import Row
-from .sides import Computation, Measure, describe, figure, measure_of, resolve, shown, side
+from .sides import (
+    Computation,
+    Measure,
+    describe,
+    figure,
+    held,
+    measure_of,
+    resolve,
+    shown,
+    side,
+)
 from .words import amounts, join_words, money, sentence, words
 
 # What asks for the distance to an amount: "how far short", "how much more till", "need to
@@ -131,13 +141,41 @@ def read_goal(text: str) -> Computation | None:
         return Computation("target", (one,), goal=found[0])
     if _RANK.search(phrase):
         one = side(text)
+        if held(one) and not (one.kinds or one.tickers):  # "rank my investments by worth"
+            return Computation("rank", (one,), over="holdings", ascending=_ascending(phrase))
         if one.tickers or not (one.kinds or _ACCOUNT_WORDS & set(phrase.split())):
             return None
         measure = measure_of(one)
-        ascending = bool(_ASCENDING.search(phrase))
         measure = measure if measure != "cash" else "balance"
-        return Computation("rank", (one,), measure, ascending=ascending)
+        return Computation("rank", (one,), measure, ascending=_ascending(phrase))
     return None
+
+
+def _ascending(phrase: str) -> bool:
+    return bool(_ASCENDING.search(phrase))
+
+
+def _ranked_holdings(c: Computation, rows: list[Row]) -> list[Block]:
+    """The holdings by what they are worth, each citing the account it is held in."""
+    held_rows = [r for r in resolve(c.sides[0], rows) if number(r.get("market_value")) is not None]
+    if not held_rows:
+        return [("You have no investment holdings in your linked accounts.", [])]
+    ranked = sorted(
+        held_rows, key=lambda r: number(r.get("market_value")) or 0.0, reverse=not c.ascending
+    )
+    total = sum(number(r.get("market_value")) or 0.0 for r in ranked)
+    end = "smallest" if c.ascending else "largest"
+    lines: list[Block] = [
+        (
+            f"- {r.get('ticker')}"
+            + (f" ({r.get('security_name')})" if r.get("security_name") else "")
+            + f": {money(number(r.get('market_value')) or 0.0, r.currency)}, in {r.label}\n",
+            [r.cite],
+        )
+        for r in ranked
+    ]
+    head = f"Your holdings by what they are worth, {end} first ({money(total)} in all):\n"
+    return [(head, [r.cite for r in ranked]), *lines]
 
 
 def _line(row: Row, measure: Measure = "balance") -> str:
@@ -187,6 +225,8 @@ def write_goal(c: Computation, rows: list[Row]) -> list[Block]:
     """Write the gap to the target, or the ranking, each figure citing its own account."""
     if c.op == "move":
         return _moved(c, rows)
+    if c.op == "rank" and c.over == "holdings":
+        return _ranked_holdings(c, rows)
     (one,) = c.sides
     note: list[Block] = [(c.note + "\n", [])] if c.note else []
     if c.op == "rank":

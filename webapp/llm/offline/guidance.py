@@ -13,6 +13,7 @@ the arithmetic, and says what it can't know. Each topic's arithmetic is `guidanc
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
 from . import lexicon
 from .ask import Question, understand
 from .bills import bills_queries
+from .charges import charges_query, payee_words
 from .cite import Block, Result
 from .figures import Row, rows_of
 from .guidance_page import Page
@@ -31,7 +33,7 @@ from .library import DocHit, library
 from .plan import ACCOUNT_COLUMNS, KIND_FILTERS, ToolCall, article_code, holding_query
 from .scope import padded
 from .spending_ask import ROW_COLUMNS
-from .words import bare_amounts, stem, words
+from .words import as_documents_say, bare_amounts, stem, words
 
 _DATA: dict[str, Any] = tomllib.loads(
     Path(__file__).with_name("guidance.toml").read_text(encoding="utf-8")
@@ -68,13 +70,17 @@ def _stems(phrases: list[str]) -> tuple[str, ...]:
     return tuple(stemmed(p).strip() for p in phrases)
 
 
+def _pages(page: str | list[str]) -> tuple[str, ...]:
+    return (page,) if isinstance(page, str) else tuple(map(str, page))
+
+
 @dataclass(frozen=True, slots=True)
 class Topic:
     """What a question may be about, the page whose rule answers it, and what bears on it."""
 
     name: str
     about: tuple[tuple[tuple[str, ...], ...], ...]  # ways of naming it: groups of stems
-    page: str
+    page: str  # the page it answers from: of `pages`, the one ranked best for the question
     rule: str
     noun: str
     nouns: tuple[tuple[str, str], ...]
@@ -86,6 +92,8 @@ class Topic:
     displaces: tuple[str, ...] = ()  # topics it answers instead of, when both are named
     pick: bool = False  # quote only the sentences whose words the question says, if any
     card: str = ""  # the card whose benefits the page states (its name's word)
+    pages: tuple[str, ...] = ()  # the pages that state its rule, the usual one first
+    unless: tuple[str, ...] = ()  # stemmed phrases that say the question is another's
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -93,7 +101,11 @@ class Topic:
         return next((noun for word, noun in self.nouns if word in said), self.noun)
 
     def named_in(self, said: str) -> bool:
-        """Tell whether a stemmed phrase names this topic (every group of one way)."""
+        """Tell whether a stemmed phrase names this topic (every group of one way), and says
+        none of the phrases that make it another topic's ("could I put ...": a plan, not a
+        contribution made)."""
+        if lexicon.has_phrase(said, self.unless):
+            return False
         return any(all(lexicon.has_phrase(said, g) for g in way) for way in self.about)
 
 
@@ -111,6 +123,8 @@ class Figure:
     flows: str = ""
     judged: bool = False
     tickers: bool = False  # a ticker the question names speaks of it ("my AAPL")
+    payee: bool = False  # a charge named by its payee speaks of it ("the hulu charge")
+    told: re.Pattern[str] | None = None  # over the words as said, tense and all ("I booked")
 
     def spoken_of(self, said: str, question: Question) -> bool:
         """Tell whether the question speaks of this figure."""
@@ -120,10 +134,12 @@ class Figure:
             return True  # "my house: how close am I to dropping PMI?"
         return (
             lexicon.has_phrase(said, self.words)
+            or bool(self.told and self.told.search(padded(question.text)))
             or bool(set(self.kinds) & set(question.kinds))
             or (self.institutions and bool(question.institutions))
             or (self.amount and bool(money_said(question)))
             or (self.tickers and bool(question.tickers))
+            or (self.payee and bool(payee_words(question.text)))
         )
 
 
@@ -131,7 +147,7 @@ TOPICS = tuple(
     Topic(
         str(t["name"]),
         tuple(tuple(_stems(group.split("|")) for group in way.split(" + ")) for way in t["about"]),
-        str(t["page"]),
+        _pages(t["page"])[0],
         str(t["rule"]),
         str(t.get("noun", "")),
         tuple((str(k), str(v)) for k, v in t.get("nouns", {}).items()),
@@ -143,6 +159,8 @@ TOPICS = tuple(
         tuple(map(str, t.get("displaces", ()))),
         bool(t.get("pick", False)),
         str(t.get("card", "")),
+        _pages(t["page"]),
+        _stems(list(t.get("unless", ()))),
     )
     for t in _DATA["topic"]
 )
@@ -158,6 +176,8 @@ FIGURES = {
         str(f.get("flows", "")),
         bool(f.get("judged", False)),
         bool(f.get("tickers", False)),
+        bool(f.get("payee", False)),
+        re.compile(str(f["told"])) if "told" in f else None,
     )
     for name, f in _DATA["figure"].items()
 }
@@ -170,14 +190,16 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
     if not (question.own or _BORN.search(text.lower())):  # "born in 1966": the asker's year
         return []
     said = stemmed(text)
+    read = stemmed(as_documents_say(text))  # "a charge I don't remember making": unauthorized
     found = []
-    for topic in TOPICS:
-        if not topic.named_in(said):
-            continue
+    named = [topic for topic in TOPICS if topic.named_in(said) or topic.named_in(read)]
+    for topic in named:
         bearing = tuple(f for f in topic.figures if FIGURES[f].spoken_of(said, question))
-        if bearing:
-            found.append((topic, bearing))
-    displaced = {name for topic, _ in found for name in topic.displaces}
+        if bearing:  # of the pages that state its rule, the one that answers this question
+            found.append((replace(topic, page=library().best_of(text, topic.pages)), bearing))
+    # A topic named displaces another even when none of the user's figures bears on it:
+    # "can I take money out of my Roth for a first home?" asks no contribution limit.
+    displaced = {name for topic in named for name in topic.displaces}
     found = [(topic, bearing) for topic, bearing in found if topic.name not in displaced]
     specific = [(topic, bearing) for topic, bearing in found if not topic.general]
     return specific or found
@@ -194,6 +216,7 @@ class Case:
     flows: list[Row]
     page: Page
     holdings: tuple[Row, ...] = ()  # the holdings of the tickers it names
+    charges: tuple[Row, ...] = ()  # the card rows of a payee it names
 
     def unread(self) -> list[Block]:
         """What to say when the page didn't come back to answer from."""
@@ -225,6 +248,8 @@ class Guided:
         question = understand(part)
         said = stemmed(part)
         kinds = {k for f in self._bearing() for k in FIGURES[f].kinds}
+        if question.intents:  # "whats my amex balance?": a bank named asks its own figure
+            question = replace(question, institutions=())
         return (
             not question.about_data
             or any(topic.named_in(said) for topic, _ in self.topics)
@@ -243,6 +268,10 @@ class Guided:
             calls.append(ToolCall(EXECUTE_SQL, {"query": holding_query(self.question)}))
         flows = {FIGURES[f].flows for f in bearing} - {""}
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for f, q in FLOWS.items() if f in flows]
+        payees = payee_words(self.question.text) if "charge" in bearing else ()
+        if payees:  # "the hulu charge": that payee's rows on the user's cards
+            today = self.today or date.today()
+            calls.append(ToolCall(EXECUTE_SQL, {"query": charges_query(payees, today)}))
         if "spent" in flows:  # last month's spending by category (`bills.py`)
             spent = bills_queries(self.today or date.today())[1]
             calls.append(ToolCall(EXECUTE_SQL, {"query": spent}))
@@ -267,12 +296,13 @@ class Guided:
 
         rows = rows_of(results)
         accounts = [r for r in rows if not (r.get("transaction_id") or r.get("ticker"))]
-        flows = [r for r in rows if r.get("transaction_id")]
+        flows = [r for r in rows if r.get("transaction_id") and not r.get("named_payee")]
+        charges = tuple(r for r in rows if r.get("named_payee"))
         holdings = tuple(r for r in rows if r.get("ticker"))
         blocks: list[Block] = [(self.note, [])] if self.note else []
         for number, (topic, bearing) in enumerate(self.topics):
             page = Page(results, topic.page)
-            case = Case(self.question, topic, bearing, accounts, flows, page, holdings)
+            case = Case(self.question, topic, bearing, accounts, flows, page, holdings, charges)
             if number:
                 blocks.append(("\n\n", []))
             blocks += RULES[topic.rule](case)
@@ -329,6 +359,7 @@ def accounts_query(question: Question, bearing: set[str]) -> str | None:
     )
 
 
+@functools.lru_cache(maxsize=1024)  # asked of a message by several readers; `Guided` is frozen
 def read_guided(text: str) -> Guided | None:
     """Return the task of a question this module answers, or None."""
     found = topics_of(text)
@@ -338,12 +369,14 @@ def read_guided(text: str) -> Guided | None:
 
 
 def read_guided_after(text: str, earlier: str) -> Guided | None:
-    """A short follow-up of a guided question ("and at wells fargo?", "what about $5,000?"):
-    the earlier question's topics, of the accounts or the amount the follow-up names instead,
-    saying what it assumed."""
-    if len(words(text)) > 6 or topics_of(text):
+    """A short follow-up of a guided question ("and at wells fargo?", "what about $5,000?"),
+    or a longer one pointing back ("could i cover that from my checking today" after the Roth
+    IRA limit: the two read as one): the earlier question's topics, of the accounts or the
+    amount the follow-up names instead, saying what it assumed."""
+    pointing = len(words(text)) <= 12 and lexicon.has_phrase(padded(text), _POINTING)
+    if (len(words(text)) > 6 and not pointing) or topics_of(text):
         return None
-    before = read_guided(earlier)
+    before = read_guided(earlier) or (read_guided(f"{earlier} {text}") if pointing else None)
     current = understand(text)
     named = current.institutions or current.kinds or money_said(current)
     if before is None or not named:

@@ -14,7 +14,7 @@ from typing import Any
 from .ask import Question
 from .cite import Block, number
 from .figures import Row
-from .words import count_of, join_words, money
+from .words import count_of, join_words, money, sentence
 
 _KINDS: dict[str, Callable[[Row], bool]] = {
     "checking": lambda r: r.get("account_subtype") == "checking",
@@ -90,6 +90,27 @@ def accounts_named(rows: list[Row]) -> str:
     subtypes = {r.get("account_subtype") for r in rows}
     kind = f"{subtypes.pop()} account" if len(subtypes) == 1 and None not in subtypes else ""
     return f"your {count_of(len(rows), kind or 'bank account')}"
+
+
+def funded(rows: list[Row], asked: float, into: str) -> list[Block]:
+    """What the accounts hold, and what putting the amount in would leave (or lack)."""
+    have = total(rows)
+    if len(rows) == 1:
+        holds = f"{sentence(rows[0].label)} holds {money(have)}"
+    else:
+        holds = f"{sentence(accounts_named(rows))} hold {money(have)} between them"
+        holds += f": {listed(rows)}"
+    if have >= asked:
+        there = " there" if len(rows) == 1 else ""
+        said = (
+            f"{holds}. Putting {money(asked)} into {into} would leave {money(have - asked)}{there}."
+        )
+    else:
+        said = (
+            f"{holds}. {money(asked)} is {money(asked - have)} more than that, so you "
+            f"couldn't put it all into {into} from there today."
+        )
+    return [(f"\n{said}", cites(rows))]
 
 
 def total(rows: list[Row]) -> float:

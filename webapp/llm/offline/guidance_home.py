@@ -9,9 +9,10 @@ from datetime import date
 
 from .cite import Block
 from .figures import Row
-from .guidance import Case
-from .guidance_figures import as_of, cites, flow, listed, of_kind, total, whole
-from .words import amounts, count_of, money, sentence
+from .guidance import FIGURES, Case, money_said
+from .guidance_figures import as_of, cites, flow, listed, of_kind, source, total, whole
+from .scope import padded
+from .words import amounts, count_of, money, percent, sentence
 
 _HOME_WORDS = frozenset({"home", "house", "my home", "my house", "residence", "property"})
 
@@ -39,7 +40,7 @@ def said_after(pattern: re.Pattern[str], text: str) -> float | None:
     return named[0] if named else None
 
 
-def _filing_jointly(text: str, limits: list[float]) -> bool:
+def filing_jointly(text: str, limits: list[float]) -> bool:
     """Tell whether the question speaks of a joint return ("we", "married"), unless it says
     the person files single."""
     lowered = text.lower()
@@ -98,8 +99,78 @@ def mortgage(case: Case) -> list[Block]:
     return blocks
 
 
+_BUYING = re.compile(r"\b(buy|buying|purchase|purchasing|put down|putting down|down payment)\b")
+_PLACES = ("condo", "house", "home", "place", "apartment", "townhouse", "flat", "property")
+
+
+def _down_payment(case: Case, price: float) -> list[Block]:
+    """PMI on a home still to buy: the down payment that avoids it, against the bank
+    accounts the question names (or all of them)."""
+    said = case.quote("less than 20 percent")
+    share = re.search(r"(\d+) percent", said[0][0]) if said else None
+    if not share:
+        return case.unread()
+    need = price * int(share[1]) / 100
+    place = next((p for p in _PLACES if p in case.question.text.lower().split()), "home")
+    blocks = [
+        *said,
+        (
+            f"\nOn a {money(price)} {place}, {share[1]} percent is {money(need)}: put down at "
+            "least that much on a conventional loan and there is no PMI to pay.",
+            [],
+        ),
+    ]
+    banks = source(case.question, case.accounts)
+    if banks:
+        have = total(banks)
+        where = sentence(banks[0].label) if len(banks) == 1 else "Your bank accounts"
+        holds = "holds" if len(banks) == 1 else f"hold between them ({listed(banks)})"
+        if have >= need:
+            gap = f"enough for it, with {money(have - need)} to spare"
+        else:
+            gap = f"{money(need - have)} short of it, {percent(have, need)} of the way there"
+        blocks.append((f" {where} {holds} {money(have)}: {gap}.", cites(banks)))
+    blocks.append(
+        (
+            " Closing costs come on top of the down payment, and I've left them out.\n\n"
+            "If you put down less, the PMI doesn't last for good. ",
+            [],
+        )
+    )
+    return blocks + case.quote(case.topic.limit)
+
+
+_SHARE_DOWN = FIGURES["down_share"].told  # "only put 10% down": the share said
+
+
+def _share_down(case: Case, said: float) -> list[Block]:
+    """PMI on a home still to buy at a share down the question names ("only 10% down"): that
+    share set against the page's, and when PMI ends if it is paid."""
+    rule = case.quote("less than 20 percent")
+    share = re.search(r"(\d+) percent", rule[0][0]) if rule else None
+    if not share:
+        return case.unread()
+    line, named = int(share[1]), f"{said:g} percent"
+    if said < line:
+        told = (
+            f"\nAt {named} down you would be under the {line} percent, so on a conventional "
+            "loan expect to pay PMI, though not for good. "
+        )
+    else:
+        told = f"\nAt {named} down you would be at or past the {line} percent: no PMI to pay. "
+    return [*rule, (told, []), *(case.quote(case.topic.limit) if said < line else [])]
+
+
 def pmi(case: Case) -> list[Block]:
-    """PMI: the home's value set against the 80 percent rule, and why that isn't enough."""
+    """PMI: the home's value set against the 80 percent rule, and why that isn't enough; or,
+    for a home still to buy at a price the question names, the down payment that avoids it,
+    and at a share down it names, whether that share avoids it."""
+    price = money_said(case.question)
+    if price and _BUYING.search(case.question.text.lower()):
+        return _down_payment(case, price[0])
+    share = _SHARE_DOWN.search(padded(case.question.text)) if _SHARE_DOWN else None
+    if share and "down_share" in case.bearing:
+        return _share_down(case, float(share[1] or share[4]))
     blocks, value = _home_lines(case)
     blocks.append(("\n\n", []))
     blocks += case.quote(case.topic.limit)
@@ -166,7 +237,7 @@ def home_sale(case: Case) -> list[Block]:
     limits = case.page.amounts(case.topic.limit)
     if not limits:
         return case.unread()
-    joint = _filing_jointly(case.question.text, limits)
+    joint = filing_jointly(case.question.text, limits)
     cap = limits[1] if joint else limits[0]
     blocks = case.quote(case.topic.limit)
     homes = of_kind(case.accounts, "property")

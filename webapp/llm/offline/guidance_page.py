@@ -1,6 +1,7 @@
 """A topic's bundled page as the tools returned it (a web page from the article search, or a
-corpus document from its reader), read as sentences, each cited to its passage: bold marks
-dropped, a table's rows read as "cell: cell." sentences, no break after "U.S."."""
+corpus document from its reader), read as sentences, each cited to its passage: headings and
+notes about the document left out, bold marks dropped, a table's rows read as "cell: cell."
+sentences, no break after "U.S."."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from ...tool_registry import EXECUTE_PYTHON, SEARCH_WEB
 from ...tools.readers import READER_TOOLS
 from .cite import Block, Result, cite
+from .quotable import is_note
 from .words import amounts
 
 # The tools a topic's page comes back from: the article search or code, or a corpus reader.
@@ -25,6 +27,7 @@ class Page:
             (" ".join(sentence.split()).removeprefix("- "), cite(result, at, at + 1))
             for result in mine
             for at, text in enumerate(result.texts)
+            if not is_note(text)  # a heading, or a note about the document itself
             for sentence in re.split(r"(?<=[.!?])(?<![A-Z]\.[A-Z]\.)\s+", _plain(text))
             if sentence.strip()
         ]

@@ -18,6 +18,10 @@ from .words import count_of, money, percent
 _WEIGHED = re.compile(
     r"\b(too (big|much|high|large)|a lot|ok|okay|reasonable|normal|affordable|fine)\b"
 )
+# What asks for the page's own advice: a budget, what it suggests, a rule of thumb.
+_ADVISED = re.compile(
+    r"\b(budget\w*|structure|suggest\w*|recommend\w*|advi[cs]e\w*|rule of thumb|cfpb|should)\b"
+)
 _HOUSING = (("mortgage", "LOAN_PAYMENTS_MORTGAGE_PAYMENT"), ("rent", "RENT_AND_UTILITIES_RENT"))
 
 
@@ -69,7 +73,8 @@ def take_home(case: Case) -> list[Block]:
     found = _housing(case)
     left = usual
     if found is None:
-        blocks.append(("\nI see no rent or mortgage payments among your transactions.", []))
+        if "housing" in case.bearing:  # the payments are looked for only when asked of
+            blocks.append(("\nI see no rent or mortgage payments among your transactions.", []))
     else:
         name, home = found
         home_month = home.amount * home.per_year / 12
@@ -98,6 +103,10 @@ def take_home(case: Case) -> list[Block]:
                 [],
             )
         )
+    asked = case.question.text.lower()
+    if "saving" not in case.bearing and not (_WEIGHED.search(asked) or _ADVISED.search(asked)):
+        return blocks  # a sum ("how much is left after rent?"): the figures answer it alone
+    # a question of saving, of whether it is too much, or of the page's advice: its rules
     blocks.append(
         (
             "\nThose deposits are your take-home pay; a share of your gross pay, before tax, "

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from .advice_figures import months_said
+from .charges import charges_said
 from .cite import Block, number
 from .guidance import Case, stemmed
 from .guidance_figures import cites, flow, listed, narrowed, of_kind, percent_said, total
@@ -86,7 +88,19 @@ def _housing(case: Case, held: float | None) -> list[Block]:
     if held and paid.per_year == 12 and paid.amount:
         months = held / paid.amount
         text += f", so {money(held)} would cover about {months:.1f} months of it"
+        text += _months_asked(case.question.text, paid.amount, held)
     return [(text + ". ", [r.cite for r in paid.rows[:1]])]
+
+
+def _months_asked(text: str, amount: float, held: float) -> str:
+    """The months of it the question names ("is 3 months of rent enough?"), against what the
+    bank accounts hold: "; 3 months of it come to $5,625.00, so you are $2,504.56 short"."""
+    count = months_said(text)
+    if not count:
+        return ""
+    need = count * amount
+    gap = f"so you are {money(need - held)} short of that" if held < need else "which you have"
+    return f"; {count} months of it come to {money(need)}, {gap}"
 
 
 def _doubling(case: Case, held: float) -> list[Block]:
@@ -124,19 +138,23 @@ def quoted(case: Case) -> list[Block]:
     blocks = case.quote(*(k for k in (case.topic.limit, *_asked(case)) if k))
     if not blocks:
         return case.unread()
-    blocks.append(("\n", []))
+    mine: list[Block] = []
     held: float | None = None
-    if {"deposits", "source"} & set(case.bearing):
+    if {"deposits", "source", "tax_source"} & set(case.bearing):
         said, held = _banks(case)
-        blocks += said
+        mine += said
+    if "charge" in case.bearing:  # "the hulu charge on my visa": what that payee charged
+        mine += charges_said(case.question, list(case.charges))
     if {"cards", "card_balance"} & set(case.bearing):
-        blocks += _cards(case) + _other_card(case)
+        mine += _cards(case) + _other_card(case)
     if {"housing", "mortgage", "mortgage_payment"} & set(case.bearing):
-        blocks += _housing(case, held)
+        mine += _housing(case, held)
     if "holdings" in case.bearing:
-        blocks += _holdings(case)
+        mine += _holdings(case)
     if case.topic.rule == "growth" and held:
-        blocks += _doubling(case, held)
+        mine += _doubling(case, held)
+    if mine:  # the user's figures, a paragraph of their own after the page's
+        blocks += [("\n", []), *mine]
     if case.topic.unknown:
         blocks.append((f"\n{case.topic.unknown}", []))
     return blocks

@@ -7,6 +7,7 @@ can't know."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from . import lexicon
@@ -20,6 +21,7 @@ from .guidance_figures import (
     as_of,
     cites,
     flow,
+    funded,
     listed,
     named,
     narrowed,
@@ -31,6 +33,7 @@ from .guidance_figures import (
     whole,
 )
 from .guidance_home import home_sale, mortgage, pmi
+from .guidance_ira import ira_excess, ira_income
 from .guidance_pay import retirement_start, take_home
 from .guidance_quoted import quoted
 from .scope import padded
@@ -51,9 +54,14 @@ def per_bank(case: Case) -> list[Block]:
     blocks = case.quote(case.topic.limit)
     deposits = of_kind(case.accounts, "depository")
     asked = named(case.question, deposits) or deposits
+    others = of_kind(case.accounts, "investment", "crypto")
     if case.question.institutions and not named(case.question, deposits):
-        places = join_words([_named_as(i) for i in case.question.institutions])
-        blocks.append((f"\nYou have no bank deposits at {places} among your linked accounts.", []))
+        # "eth wallet + robinhood": a place whose accounts aren't deposits is said below
+        shown = {str(r.get("institution_name") or "").lower() for r in others}
+        places = [_named_as(i) for i in case.question.institutions if i not in shown]
+        if places:
+            said = f"You have no bank deposits at {join_words(places)} among your linked accounts."
+            blocks.append((f"\n{said}", []))
     blocks += absent(case.question, deposits)
     if "deposits" in case.bearing or not asked:
         banks: dict[str, list[Row]] = {}
@@ -75,14 +83,15 @@ def per_bank(case: Case) -> list[Block]:
             blocks.append((f"\n{said}", cites(rows)))
         if not banks:
             blocks.append(("\nYou have no bank accounts linked, so there are no deposits.", []))
-    others = of_kind(case.accounts, "investment", "crypto")
     if "not_deposits" in case.bearing and others:
         blocks.append(("\n", []))
         blocks += case.quote(case.topic.quotes[0])
         one = len(others) == 1
         blocks.append(
             (
-                f"So {listed(others)} {'is not a deposit' if one else 'are not deposits'}, and "
+                f"So {listed(others)}"
+                + ("" if one else f", {money(total(others))} in all,")
+                + f" {'is not a deposit' if one else 'are not deposits'}, and "
                 f"the FDIC doesn't insure {'it' if one else 'them'}.",
                 cites(others),
             )
@@ -112,7 +121,7 @@ def yearly_limit(case: Case) -> list[Block]:
     rows = source(case.question, case.accounts) if "source" in case.bearing else []
     blocks += absent(case.question, rows) if rows else []
     if rows:
-        blocks += _funded(rows, asked, into)
+        blocks += funded(rows, asked, into)
         if lexicon.has_phrase(padded(case.question.text), _CUSHION) and total(rows) >= asked:
             blocks.append(
                 (
@@ -144,27 +153,6 @@ def yearly_limit(case: Case) -> list[Block]:
     if case.topic.unknown:
         blocks.append((case.topic.unknown, []))
     return blocks
-
-
-def _funded(rows: list[Row], asked: float, into: str) -> list[Block]:
-    """What the accounts hold, and what putting the amount in would leave (or lack)."""
-    have = total(rows)
-    if len(rows) == 1:
-        holds = f"{sentence(rows[0].label)} holds {money(have)}"
-    else:
-        holds = f"{sentence(accounts_named(rows))} hold {money(have)} between them"
-        holds += f": {listed(rows)}"
-    if have >= asked:
-        there = " there" if len(rows) == 1 else ""
-        said = (
-            f"{holds}. Putting {money(asked)} into {into} would leave {money(have - asked)}{there}."
-        )
-    else:
-        said = (
-            f"{holds}. {money(asked)} is {money(asked - have)} more than that, so you "
-            f"couldn't put it all into {into} from there today."
-        )
-    return [(f"\n{said}", cites(rows))]
 
 
 def _year_note(case: Case, limits: list[float]) -> list[Block]:
@@ -294,6 +282,9 @@ def score(case: Case) -> list[Block]:
         blocks.append((said + ".", cites(cards)))
     blocks.append(("\n\n", []))
     blocks += case.quote(*case.topic.quotes)
+    if "card_opened" in case.bearing and cards:
+        every = [r for r in of_kind(case.accounts, "credit") if r.get("credit_limit")]
+        blocks.append(_opened(case.question.text, every, cards))
     blocks.append(
         (
             "\nI don't have your credit score or your reports, so I can't say how far it would "
@@ -302,6 +293,41 @@ def score(case: Case) -> list[Block]:
         )
     )
     return blocks
+
+
+_CLOSING = re.compile(r"\b(close|closing|closed|cancel|cancelling|canceling)\b", re.I)
+
+
+def _limit(rows: list[Row]) -> float:
+    return sum(float(r.get("credit_limit") or 0) for r in rows)
+
+
+def _opened(text: str, every: list[Row], named: list[Row]) -> Block:
+    """What opening (or closing) a card does to the two things a score weighs that it moves:
+    an application is new credit, and its limit changes the share of credit in use (of all
+    the cards, less the one named to close, whose balance would still be owed)."""
+    owed, limits = total(every), _limit(every)
+    if not _CLOSING.search(text):
+        return (
+            "\nApplying for another card is an application for new credit, which the scores "
+            f"weigh, and its limit would add to your {money(limits)}, so the same {money(owed)} "
+            "owed would be a smaller share of your available credit. ",
+            cites(every),
+        )
+    if len(named) < len(every) and _limit(named) < limits:
+        left = limits - _limit(named)
+        return (
+            f"\nClosing {join_words([r.label for r in named])} would take "
+            f"{money(_limit(named))} off your {money(limits)} in limits: the same "
+            f"{money(owed)} owed would then be {percent(owed, left)} of the {money(left)} "
+            f"left, not {percent(owed, limits)}. ",
+            cites(every),
+        )
+    return (
+        f"\nClosing a card takes its limit off your {money(limits)}, so the same "
+        f"{money(owed)} owed would be a larger share of your available credit. ",
+        cites(every),
+    )
 
 
 def gift(case: Case) -> list[Block]:
@@ -363,4 +389,6 @@ RULES: dict[str, Callable[[Case], list[Block]]] = {
     "retirement_start": retirement_start,
     "quoted": quoted,
     "growth": quoted,
+    "ira_income": ira_income,
+    "ira_excess": ira_excess,
 }

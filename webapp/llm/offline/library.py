@@ -20,7 +20,7 @@ from ...lazy import once
 from ...tools.readers import READER_TOOLS, DocumentRead, FolderListing, read_document
 from ...tools.web_index import load_pages
 from .lexicon import pairs
-from .words import STOPWORDS, SYNONYMS, stem, stems, words
+from .words import STOPWORDS, as_documents_say, stem, stems, synonyms_of, words
 
 # Column weights for bm25(): the document's title, the passage's heading, the passage.
 WEIGHTS = (5.0, 2.0, 1.0)
@@ -33,6 +33,7 @@ SMALL_NUMBER = 120
 _SUBJECTS = frozenset(cue for cue, _ in pairs("kind_phrases") if " " not in cue)
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _HEADING = re.compile(r"^#+\s+(.+?)\s*$")
+_AMOUNT_WORD = re.compile(r"\d+(?:k|m|grand)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +56,28 @@ class DocHit:
 
 
 def _term_groups(question: str) -> list[tuple[str, ...]]:
-    """Return the question's topic words, each with its synonyms, once each."""
+    """Return the question's topic words, each with its synonyms, once each (a word already
+    among an earlier word's synonyms counts with it: "overpaid ... the surplus")."""
     groups: list[tuple[str, ...]] = []
     seen: set[str] = set()
-    for word in words(question):
+    for word in words(as_documents_say(question)):
         if word in STOPWORDS or word in seen:
             continue
-        seen.add(word)
-        groups.append((word, *SYNONYMS.get(word, ())))
+        group = (word, *synonyms_of(word))
+        seen.update(group)
+        groups.append(group)
     return groups[:MAX_TERMS]
+
+
+def _a_figure(word: str) -> bool:
+    """Tell an age, a count or an amount ("52", "300k", "7k") from a word of a topic."""
+    return (word.isdigit() and int(word) <= SMALL_NUMBER) or bool(_AMOUNT_WORD.fullmatch(word))
+
+
+def _a_note(paragraph: str) -> bool:
+    """An italic paragraph about the document itself ("*A summary prepared for ...*")."""
+    stripped = paragraph.strip()
+    return stripped.startswith("*") and stripped.endswith("*") and not stripped.startswith("**")
 
 
 def _passages(text: str) -> Iterator[tuple[str, str]]:
@@ -124,6 +138,12 @@ class Library:
         )
         self.title_words = frozenset(w for doc in self.docs for w in words(doc.title))
         self._texts = [" ".join(words(f"{doc.title} {text}")) for doc, _, text in documents]
+        # Each document's notes about itself ("*A summary ... The IRS explains the same rules
+        # in Publication 583.*"): what it says it sums up.
+        self._notes = [
+            " ".join(words(" ".join(p for p in _PARAGRAPHS.split(text) if _a_note(p))))
+            for _, _, text in documents
+        ]
         self.doc_stems = [
             stems(f"{doc.title} {context} {text}") for doc, context, text in documents
         ]
@@ -156,11 +176,12 @@ class Library:
         weights = ", ".join(str(w) for w in WEIGHTS)
         with self._lock:
             matched = [self._matching(group) for group in groups]
-        # A small number no document holds is an age or a count ("if I'm 52"), no topic.
+        # A number no document holds is an age, a count or an amount ("if I'm 52", "a 300k
+        # condo"), no topic; a larger bare one may name a document ("form 8606"), and stays.
         topical = [
             k
             for k, (group, found) in enumerate(zip(groups, matched, strict=True))
-            if found or not (group[0].isdigit() and int(group[0]) <= SMALL_NUMBER)
+            if found or not _a_figure(group[0])
         ]
         groups, matched = [groups[k] for k in topical], [matched[k] for k in topical]
         if not groups:
@@ -173,7 +194,9 @@ class Library:
                 (expression,),
             ).fetchall()
         # Rare words say more about what is asked: weigh each by its inverse document frequency.
-        rarity = [math.log((self._size - len(m) + 0.5) / (len(m) + 0.5) + 1) for m in matched]
+        # A word no passage holds ("online", "spree") counts as one passage's word: it says the
+        # question asks more than they do, but no more loudly than the rarest word they hold.
+        rarity = [self._rarity(max(len(m), 1)) for m in matched]
         total = sum(rarity) or 1.0
         best: dict[int, DocHit] = {}
         for rowid, key, body, score in rows:
@@ -198,6 +221,27 @@ class Library:
             if kept and about and about[0] is kept[0]:
                 kept = about
         return kept[:MAX_DOCUMENTS]
+
+    def best_of(self, question: str, titles: tuple[str, ...]) -> str:
+        """Return which of the titled documents answers `question` best (its best passage's
+        bm25 score), the first of them when none holds the question's words."""
+        keys = {k for k, doc in enumerate(self.docs) if doc.title in titles}
+        terms = [term for group in _term_groups(question) for term in group]
+        if len(titles) < 2 or not terms:
+            return titles[0]
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT doc FROM passages WHERE passages MATCH ? ORDER BY bm25(passages, "
+                f"{weights})",
+                (" OR ".join(f'"{term}"' for term in terms),),
+            ).fetchall()
+        best = next((key for (key,) in rows if key in keys), None)
+        return titles[0] if best is None else self.docs[best].title
+
+    def _rarity(self, found_in: int) -> float:
+        """Return the weight of a word found in `found_in` passages (BM25's IDF)."""
+        return math.log((self._size - found_in + 0.5) / (found_in + 0.5) + 1)
 
     def web_query(self, question: str, pages: list[DocHit]) -> str | None:
         """Return search words that find exactly these pages among the web pages, or None.
@@ -232,6 +276,16 @@ class Library:
         """Tell whether some document's words hold `phrase`'s words in a row."""
         wanted = f" {' '.join(words(phrase))} "
         return any(wanted in f" {text} " for text in self._texts)
+
+    def summarising(self, phrase: str) -> list[LibraryDoc]:
+        """Return the documents whose notes about themselves name `phrase` (another document:
+        "Publication 583"), in the library's order."""
+        wanted = f" {' '.join(words(phrase))} "
+        return [d for d, note in zip(self.docs, self._notes, strict=True) if wanted in f" {note} "]
+
+    def knows(self, stem: str) -> bool:
+        """Tell whether any document uses a word of this stem (see `stems`)."""
+        return stem in self._stem_df
 
     def rarity(self, stem: str) -> float:
         """Return how rare a stem (see `stems`) is among the passages: rarer weighs more."""

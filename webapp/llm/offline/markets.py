@@ -72,7 +72,9 @@ def _each(question: Question, row: Row) -> str:
     ETH worth going by my wallet", "per share")."""
     names = "|".join(t.lower() for t in question.tickers)
     unit = _UNIT + (f"|{names})" if names else ")")
-    asked = rf"\bper {unit}\b|\b(?:one|1|a single|each|a) {unit}\b"
+    # "each of my AAPL shares", "every one of those shares": one unit, by way of the many
+    many = rf"(?:each|every)(?: one)? of (?:my|our|the|those|these) (?:\w+ )?{unit}"
+    asked = rf"\bper {unit}\b|\b(?:one|1|a single|each|a) {unit}\b|\b{many}\b"
     value, quantity = number(row.get("market_value")), number(row.get("quantity"))
     if not re.search(asked, question.text.lower()) or not value or not quantity:
         return ""
@@ -98,6 +100,8 @@ def holdings(question: Question, rows: list[Row], cash: list[Row] | None = None)
                 [],
             )
         ]
+    if _BY_TYPE.search(f" {question.text.lower()} ") and not question.tickers:
+        return by_type(held, cash or [])
     if "allocation" in question.intents or not any(r.get("account_name") for r in held):
         return allocation(held) + _uninvested(cash or [])
     total = sum(number(row.get("market_value")) or 0.0 for row in held)
@@ -136,6 +140,66 @@ def allocation(rows: list[Row]) -> list[Block]:
     return blocks
 
 
+_TYPES = r"(?:stocks?|etfs?|crypto|funds?|mutual funds?|bonds?|cash|equities|equity)"
+# A split asked by kind of investment: "by type", "stocks vs etfs vs crypto vs cash".
+_BY_TYPE = re.compile(
+    rf"\bby (?:type|kind|asset class|class|category)\b|\basset class(?:es)?\b"
+    rf"|\btypes? of (?:investments?|assets?|holdings?)\b"
+    rf"|\b{_TYPES},? (?:vs\.?|versus|and|or|/) {_TYPES}\b"
+)
+_TYPE_NAMES = (
+    ("etf", "ETFs"),
+    ("mutual", "Mutual funds"),
+    ("fund", "Funds"),
+    ("crypto", "Crypto"),
+    ("bond", "Bonds"),
+    ("equity", "Stocks"),
+    ("stock", "Stocks"),
+)
+
+
+def _type_of(row: Row) -> str:
+    said = (row.get("security_type") or "").lower()
+    return next((name for mark, name in _TYPE_NAMES if mark in said), "Other")
+
+
+def by_type(held: list[Row], cash: list[Row]) -> list[Block]:
+    """The investments by kind (stocks, ETFs, crypto, ...) and the brokers' uninvested cash,
+    each kind's value and share of the whole, largest first."""
+    kinds: dict[str, list[Row]] = {}
+    for row in held:
+        kinds.setdefault(_type_of(row), []).append(row)
+    spare = [r for r in cash if number(r.get("uninvested_cash"))]
+    values = {
+        k: sum(number(r.get("market_value")) or 0.0 for r in rows) for k, rows in kinds.items()
+    }
+    if spare:
+        kinds["Cash"] = spare
+        values["Cash"] = sum(number(r.get("uninvested_cash")) or 0.0 for r in spare)
+    total = sum(values.values())
+    ranked = sorted(kinds, key=lambda k: -values[k])
+    blocks: list[Block] = [
+        (
+            f"Your investments come to {money(total)}, split by type:\n",
+            [r.cite for k in ranked for r in kinds[k]],
+        )
+    ]
+    for kind in ranked:
+        rows = kinds[kind]
+        what = (
+            "uninvested, in " + join_words([r.label for r in rows])
+            if kind == "Cash"
+            else join_words([str(r.get("ticker")) for r in rows])
+        )
+        blocks.append(
+            (
+                f"- {kind}: {money(values[kind])}, {percent(values[kind], total)} ({what})\n",
+                [r.cite for r in rows],
+            )
+        )
+    return blocks
+
+
 def _uninvested(rows: list[Row]) -> list[Block]:
     """Each investment account's cash not in any holding, said beside the holdings' shares."""
     blocks: list[Block] = []
@@ -155,6 +219,15 @@ def _uninvested(rows: list[Row]) -> list[Block]:
 def _day(text: str) -> str:
     when = date.fromisoformat(text)
     return f"{when:%B} {when.day}, {when.year}"
+
+
+def day_move(result: Result) -> tuple[float, Block] | None:
+    """A quote result's change on the day, in percent, and the block that says it."""
+    for at, text in enumerate(result.texts):
+        found = _QUOTE.match(text)
+        if found and found["pct"]:
+            return float(found["pct"]), (text, [cite(result, at, at + 1)])
+    return None
 
 
 def quote(result: Result, today: date | None = None) -> Block:

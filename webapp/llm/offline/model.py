@@ -19,7 +19,9 @@ from typing import Any
 from ...tools.python.market import MarketData
 from ..base import ModelRequest
 from .advice import advice_kind
+from .after_bill import read_after_bill
 from .ask import understand
+from .bill_months import read_bill_months
 from .cite import Block, Result
 from .compute import read_computation
 from .conversation import FOLLOW_UP_DEPTH, earlier_questions, split_parts
@@ -29,10 +31,12 @@ from .guidance import read_guided
 from .library import library
 from .overview import asks_budget
 from .plan import ToolCall
+from .projection import read_projection
 from .refusal import continues
 from .regular import read_regular
 from .scope import declined, padded
 from .spending import follow_spending, read_spending, spending_answer, spending_calls
+from .spending_ask import SpendingAsk
 from .trips import read_trip
 from .write import NOT_FOUND, join_sections
 
@@ -210,6 +214,19 @@ def _spending_part(text: str, today: date) -> str:
     return next((p for p in split_parts(text) if read_spending(p, today) is not None), text)
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a turn's question asks of the tools: its tasks, its spending part, their calls."""
+
+    found: list[Task]
+    spending: SpendingAsk | None
+    first: bool  # the spending part's answer comes first
+    followed: bool  # a spending follow-up ("and hulu?"), said with `note`
+    note: str
+    calls: list[ToolCall]
+    money: list[ToolCall]
+
+
 class OfflineModel:
     """Answer deterministically from the tools, citing what they returned; `market` is the
     market data its quote tool reads (the bundled snapshot unless given)."""
@@ -220,32 +237,60 @@ class OfflineModel:
         self._market = market
         # The day "this month" and "last month" count from (UTC, as the demo data is dated).
         self._today = today or (lambda: datetime.now(UTC).date())
+        self._planned: tuple[tuple[str, tuple[str, ...], date], _Plan] | None = None
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         """Yield tool calls for a new question, then an answer citing the results."""
         turn = _read_turn(request.messages)
         today = self._today()
-        mended = correct(turn.question)
+        # Only what a follow-up is read against: the chat's latest questions.
+        latest = tuple(earlier_questions(request.messages)[-FOLLOW_UP_DEPTH:])
+        # A turn's rounds ask the same question of the same chat: it is read once, and its
+        # second round writes from the tasks its first chose (the reading is deterministic).
+        key = (turn.question, latest, today)
+        if self._planned is None or self._planned[0] != key:
+            self._planned = (key, self._plan(turn.question, latest, today))
+        plan = self._planned[1]
+        found, spending = plan.found, plan.spending
+        if turn.rounds == 0 and (plan.calls or plan.money):
+            # The engine's calls first: its tasks find their results by position.
+            yield from _events_for_tools([*plan.calls, *plan.money], 0)
+            return
+        results = turn.results if turn.rounds else []
+        blocks = join_sections(answer(found, results)) if found else []
+        if spending is not None:
+            mine = [r for r in results if r.call >= len(plan.calls)]
+            spent = spending_answer(spending, mine)
+            if plan.followed:
+                spent = [(plan.note + "\n", []), *spent]
+            blocks = [*spent, *_paragraph(blocks)] if plan.first else [*blocks, *_paragraph(spent)]
+        yield from _events_for_text(blocks or [(NOT_FOUND, [])])
+
+    def _plan(self, question: str, latest: tuple[str, ...], today: date) -> _Plan:
+        """Read the turn's question: its tasks, its spending part, and the calls they need."""
+        mended = correct(question)
         spending = read_spending(mended, today)
-        if spending is not None and spending.kind != "overview" and _advice(turn.question):
+        if spending is not None and spending.kind != "overview" and _advice(question):
             spending = None  # "is it ok to keep all my money in checking?": the advice answers
         said = declined(mended) if spending is not None else None
         part = _spending_part(mended, today)
         if said and (declined(part) or continues(said, padded(part))):
             spending = None  # "... guaranteed to 10x, it's my rent money"; "what she spent"
-        # Only what a follow-up is read against: the chat's latest questions, typos mended.
-        latest = earlier_questions(request.messages)[-FOLLOW_UP_DEPTH:]
+        # The earlier questions, typos mended.
         earlier = tuple(correct(q) for q in latest)
         # A trip's place is a name, read before typos are mended ("Seattle" is no "settled").
-        trip = read_trip(turn.question, today)
-        if read_regular(mended, earlier, today) or trip:
+        trip = read_trip(question, today)
+        counted = read_projection(mended, today) or read_bill_months(mended, earlier, today)
+        if read_regular(mended, earlier, today) or read_after_bill(mended, earlier, today) or trip:
             spending = None  # "what does the mortgage cost me over a year?": the bill, x12
+        if counted is not None:
+            spending = None  # "how many months of rent could my savings pay for": counted
         if spending is not None and _spendable(mended):
             spending = None  # "cash in checking plus unused credit, the most I could spend?"
         found: list[Task] = []
         rest, first = _besides_spending(mended, today) if spending is not None else ("", True)
         followed = follow_spending(mended, earlier[-1], today) if earlier and not spending else None
-        if read_regular(mended, earlier, today) is not None:
+        if read_regular(mended, earlier, today) is not None or counted is not None:
             followed = None  # "and per year?" after a bill: that bill over a year
         note = ""
         if followed is not None:  # "and hulu?" after a question about rent
@@ -259,19 +304,7 @@ class OfflineModel:
             found = tasks(rest, Context(library(), self._market, earlier, today=today))
         calls, _ = merged_calls(found)
         money = spending_calls(spending, today) if spending is not None else []
-        if turn.rounds == 0 and (calls or money):
-            # The engine's calls first: its tasks find their results by position.
-            yield from _events_for_tools([*calls, *money], 0)
-            return
-        results = turn.results if turn.rounds else []
-        blocks = join_sections(answer(found, results)) if found else []
-        if spending is not None:
-            mine = [r for r in results if r.call >= len(calls)]
-            spent = spending_answer(spending, mine)
-            if followed is not None:
-                spent = [(note + "\n", []), *spent]
-            blocks = [*spent, *_paragraph(blocks)] if first else [*blocks, *_paragraph(spent)]
-        yield from _events_for_text(blocks or [(NOT_FOUND, [])])
+        return _Plan(found, spending, first, followed is not None, note, calls, money)
 
     def close(self) -> None:
         """Hold nothing: nothing to release."""

@@ -7,6 +7,7 @@ weighing too much in the mix, index funds).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import date
 
@@ -15,11 +16,31 @@ from . import lexicon
 from .advice import allocate
 from .ask import Question
 from .bills import bills_queries
-from .cash_advice import afford, budget, cushion, cushion_left, mentions_cushion
+from .cash_advice import afford, budget, cash_of, cushion, cushion_left, mentions_cushion
 from .cite import Block, Result
 from .figures import Row, rows_of
-from .overview import GUIDES, Open, guidance, overview, payoff, plan, sell, uncovered
-from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, ToolCall, account_query, article_code
+from .inflation import KEY as INFLATION
+from .inflation import inflation_lines, names_inflation
+from .overview import (
+    GUIDES,
+    Open,
+    debts_named,
+    guidance,
+    overview,
+    payoff,
+    plan,
+    sell,
+    uncovered,
+)
+from .plan import (
+    ACCOUNT_COLUMNS,
+    HOLDING_COLUMNS,
+    PORTFOLIO_QUERY,
+    ToolCall,
+    account_query,
+    article_code,
+)
+from .saving_pace import asks_pace, pace_query
 from .scope import padded
 
 ALL_ACCOUNTS = (
@@ -35,6 +56,20 @@ _CONCENTRATION = lexicon.phrases("open_overview", "concentration")
 _INDEX_FUND = (" index fund", " index funds", " etf", " etfs")
 _OUTGOINGS: tuple[Open, ...] = ("afford", "cushion", "budget")
 _PAYOFF_WHEN = lexicon.phrases("open_guides", "payoff", "when")
+_PAYOFF_ORDER = lexicon.phrases("open_guides", "payoff", "order")
+_KEPT = lexicon.phrases("open_guides", "cushion_where", "when")
+
+
+_INVEST = re.compile(r"\binvest\w*")
+_SAVE = re.compile(r"\b(save|saving|savings|emergenc\w*|cushion|rainy day|safety net)\b")
+_CHOICE = re.compile(r"\b(or|first|before|vs|versus|instead|rather)\b")
+
+
+def saves_first(text: str) -> bool:
+    """Tell whether a question weighs saving against investing ("start investing or build up
+    savings first?"): what decides it is the emergency fund that comes before investing."""
+    said = text.lower()
+    return all(p.search(said) for p in (_INVEST, _SAVE, _CHOICE))
 
 
 def concentrated(question: Question) -> bool:
@@ -49,12 +84,19 @@ def guides(kind: Open, question: Question) -> tuple[str, ...]:
     if kind == "sell":
         return ("diversify", "index_fund") if concentrated(question) or index else ()
     if kind == "allocate":
-        return ("index_fund",) if index else ("allocate",)
+        if index:
+            return ("index_fund",)
+        return ("cushion",) if saves_first(question.text) else ("allocate",)
     if kind == "afford":
         return ("cushion",) if mentions_cushion(question.text) else ()
     if kind == "payoff":
-        when = ("payoff",) if lexicon.has_phrase(said, _PAYOFF_WHEN) else ()
+        ordered = lexicon.has_phrase(said, _PAYOFF_ORDER)  # "which one first?"
+        rule = "payoff_order" if ordered else "payoff"
+        when = (rule,) if lexicon.has_phrase(said, _PAYOFF_WHEN) else ()
         return ("cushion", *when) if mentions_cushion(question.text) else when
+    if kind == "cushion":  # "is it ok to keep it all in checking?"; "while inflation eats it"
+        kept = ("cushion", "cushion_where") if lexicon.has_phrase(said, _KEPT) else ("cushion",)
+        return (*kept, INFLATION) if names_inflation(question) else kept
     return (kind,) if kind in GUIDES else ()
 
 
@@ -64,15 +106,23 @@ def open_calls(kind: Open, question: Question, today: date) -> list[ToolCall]:
     calls = [ToolCall(EXECUTE_SQL, {"query": ALL_HOLDINGS if holdings else ALL_ACCOUNTS})]
     if kind == "allocate":
         calls.append(ToolCall(EXECUTE_SQL, {"query": ALL_ACCOUNTS}))  # the cash, if no holdings
+    if kind == "sell" and debts_named(question):  # "to wipe out my card debt": the debts
+        calls.append(ToolCall(EXECUTE_SQL, {"query": ALL_ACCOUNTS}))
     if kind == "sell" and concentrated(question):
         calls.append(ToolCall(EXECUTE_SQL, {"query": BROKERAGE}))  # what the account holds in all
+        calls.append(ToolCall(EXECUTE_SQL, {"query": PORTFOLIO_QUERY}))  # the whole mix
     if kind == "payoff" and question.institutions:
-        # "my amex": only the debts it names, so that their citations are theirs alone
-        named = replace(question, intents=("debts",))
+        # "my amex", "citi or the sapphire": only the debts it names (by institution or by
+        # name, each of them), so that their citations are theirs alone; the cash it is paid
+        # from ("out of my wells fargo checking") is the other query's
+        owed = tuple(k for k in question.kinds if k in ("credit", "loan", "mortgage"))
+        named = replace(question, intents=("debts",), kinds=owed, together=True)
         cash = replace(question, intents=("cash",), kinds=(), names=(), institutions=())
         calls = [ToolCall(EXECUTE_SQL, {"query": account_query(q)}) for q in (named, cash)]
     if kind in _OUTGOINGS or (kind == "payoff" and mentions_cushion(question.text)):
         calls += [ToolCall(EXECUTE_SQL, {"query": q}) for q in bills_queries(today)]
+    if kind == "cushion" and asks_pace(question.text):  # "putting enough in each month?"
+        calls.append(ToolCall(EXECUTE_SQL, {"query": pace_query(today)}))
     titles = list(dict.fromkeys(GUIDES[g]["title"] for g in guides(kind, question)))
     if titles:
         calls.append(ToolCall(EXECUTE_PYTHON, {"code": article_code(titles)}))
@@ -86,7 +136,7 @@ def _fund(rows: list[Row], question: Question) -> bool:
 
 
 def _quoted(kind: Open, question: Question, rows: list[Row], results: list[Result]) -> list[Block]:
-    keys = guides(kind, question)
+    keys = tuple(k for k in guides(kind, question) if k != INFLATION)  # its own lines
     if kind == "sell" and keys:
         keys = ("index_fund",) if _fund(rows, question) else ("diversify",)
         if "rebalanc" in question.text.lower():  # "do I need to rebalance?": the page's rule
@@ -103,7 +153,10 @@ def open_write(kind: Open, question: Question, reply: str, results: list[Result]
     if kind == "afford":
         return afford(question, rows, guide)
     if kind == "cushion":
-        return cushion(question, rows, guide or guidance("cushion", results))
+        told = cushion(question, rows, guide or guidance("cushion", results))
+        if INFLATION in guides(kind, question):
+            told += inflation_lines(cash_of(question, rows), results)
+        return told
     if kind == "budget":
         return budget(question, rows, guide)
     if kind == "payoff":

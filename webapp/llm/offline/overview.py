@@ -14,9 +14,11 @@ from typing import Literal, TypeAlias, cast
 
 from . import lexicon
 from .advice import advice_kind, stem_phrase
+from .advice_figures import paid_from
 from .ask import Question
 from .cite import Block, Result, cite, number
 from .figures import Row
+from .inflation import names_inflation
 from .words import count_of, money, percent
 from .words import sentence as opening
 
@@ -62,6 +64,11 @@ def read_open(phrase: str, question: Question) -> tuple[Open, str] | None:
     for kind in kinds:
         if lexicon.has_phrase(phrase, lexicon.phrases("open", kind)):
             return kind, ""
+    if names_inflation(question) and {"savings", "checking", "depository", "cash"} & {
+        *question.kinds,
+        *question.intents,
+    }:
+        return "cushion", ""  # "is inflation eating my savings?": the cash, against it
     found = advice_kind(phrase, question)
     if found:
         return cast(Open, found), ""
@@ -180,6 +187,9 @@ def payoff(question: Question, rows: list[Row]) -> list[Block]:
     if len(cards) > 1:
         blocks.append((f"- Owed in all: {money(_total(cards))}\n", [r.cite for r in cards]))
     cash = [r for r in rows if r.kind == "depository" and r.balance is not None]
+    source = paid_from(question.text, cash)  # "using my savings": that account, not all cash
+    if source:
+        return blocks + _paid_from(source, cards)
     if cash:
         blocks.append(("The cash you could pay it from:\n", []))
         blocks += cash_lines(cash)
@@ -193,6 +203,23 @@ def payoff(question: Question, rows: list[Row]) -> list[Block]:
     return blocks
 
 
+def _paid_from(source: list[Row], cards: list[Row]) -> list[Block]:
+    """What paying the debts out of the account the question names would leave in it."""
+    held, owed = _total(source), _total(cards)
+    where = source[0].label if len(source) == 1 else "those accounts"
+    said = f"{where} ({money(held)})" if len(source) == 1 else f"{where} ({money(held)} in all)"
+    cites = [r.cite for r in source + cards]
+    if held < owed:
+        text = f"Paying all of it from {said} would fall {money(owed - held)} short."
+        return [(text + "\n", cites)]
+    text = (
+        f"Paying all of it from {said} would leave {money(held - owed)} there. Whatever "
+        "is left is also your cushion for emergencies, so weigh what the cards cost you in "
+        "interest against how much you want to keep set aside."
+    )
+    return [(text + "\n", cites)]
+
+
 def _names(question: Question, row: Row) -> bool:
     """Tell whether the question names this account (its institution or its name)."""
     said = set(question.names) | {w for i in question.institutions for w in i.split()}
@@ -203,7 +230,10 @@ def _names(question: Question, row: Row) -> bool:
 def sell(question: Question, rows: list[Row], whole: bool = False) -> list[Block]:
     """What the user holds of a ticker, its share of the portfolio (with the rest of the mix
     when the question weighs it against the whole), and whose choice it is."""
-    held = [r for r in rows if r.get("ticker")]
+    # The portfolio's rows (a ticker summed over accounts, no account named), when the
+    # question weighs a holding against the whole mix: the shares of it cite them.
+    mix = {r.get("ticker"): r for r in rows if r.get("ticker") and not r.get("account_name")}
+    held = [r for r in rows if r.get("ticker") and r.get("account_name")] or list(mix.values())
     wanted = [r for r in held if r.get("ticker") in question.tickers] or held
     if whole:
         wanted = wanted + [r for r in held if r not in wanted]
@@ -221,10 +251,52 @@ def sell(question: Question, rows: list[Row], whole: bool = False) -> list[Block
             (
                 f"- {held_as(r)} worth {money(value)}, "
                 f"{percent(value, total)} of your holdings, in {r.label}\n",
-                [r.cite],
+                [r.cite] + ([mix[r.get("ticker")].cite] if r.get("ticker") in mix else []),
             )
         )
-    return blocks + (_accounts_of(wanted[:1], rows) if whole else [])
+    if whole:
+        blocks += _accounts_of(wanted[:1], rows)
+    return blocks + _against_debts(question, wanted, rows)
+
+
+def debts_named(question: Question) -> tuple[str, ...]:
+    """The kinds of debt a question about selling names ("to wipe out my card debt"), which
+    what the holding is worth is set against."""
+    return tuple(k for k in question.kinds if k in ("credit", "loan", "mortgage"))
+
+
+def _against_debts(question: Question, wanted: list[Row], rows: list[Row]) -> list[Block]:
+    """What the holding asked about is worth against the debts the question names: what
+    selling it would clear, before any tax on a gain."""
+    kinds = debts_named(question)
+    debts = [
+        r
+        for r in rows
+        if r.owed
+        and not r.get("ticker")
+        and r.balance
+        and (r.kind in kinds or r.get("account_subtype") in kinds)
+    ]
+    if not debts or not wanted:
+        return []
+    worth = sum(number(r.get("market_value")) or 0.0 for r in wanted[:1])
+    owed = _total(debts)
+    noun = "credit card" if all(r.kind == "credit" for r in debts) else "debt"
+    what = debts[0].label if len(debts) == 1 else f"your {count_of(len(debts), noun)}"
+    each = "" if len(debts) == 1 else " (" + ", ".join(f"{r.title} {r.owes}" for r in debts) + ")"
+    if worth >= owed:
+        left = f"selling it all would clear them with {money(worth - owed)} to spare"
+    else:
+        left = f"selling it all would leave {money(owed - worth)} still owed"
+    return [
+        (
+            f"Against it, {what} {'owes' if len(debts) == 1 else 'owe'} {money(owed)}{each}: "
+            f"{left}, before any tax on a gain (I don't have what you paid for it). "
+            "What the debt costs you in interest, against what the holding may earn, is the "
+            "trade-off.\n",
+            [r.cite for r in debts] + [r.cite for r in wanted[:1]],
+        )
+    ]
 
 
 def _place(row: Row) -> tuple[object, ...]:

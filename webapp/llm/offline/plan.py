@@ -73,22 +73,52 @@ class ToolCall:
     input: dict[str, Any]
 
 
-def _named(names: tuple[str, ...]) -> str:
-    """Score a row: 2 when the question names its institution, 1 more when it names it."""
+def _named(names: tuple[str, ...], official: tuple[str, ...] = ()) -> str:
+    """Score a row: 2 when the question names its institution, 1 more when it names it (by
+    its name, or by a word of `official` in the issuer's name for it: "the Double Cash")."""
 
-    def any_word(column: str) -> str:
+    def any_word(column: str, said: tuple[str, ...] = names) -> str:
         # The words are [a-z0-9] only (see `words`), so they need no quoting.
-        return " OR ".join(f"' ' || lower({column}) || ' ' LIKE '% {word} %'" for word in names)
+        return " OR ".join(
+            f"' ' || lower(coalesce({column}, '')) || ' ' LIKE '% {word} %'" for word in said
+        )
 
+    account = any_word("account_name")
+    if official:
+        account = f"{account} OR {any_word('official_name', official)}"
     return (
         f"CASE WHEN {any_word('institution_name')} THEN 2 ELSE 0 END\n"
-        f"         + CASE WHEN {any_word('account_name')} THEN 1 ELSE 0 END"
+        f"         + CASE WHEN {account} THEN 1 ELSE 0 END"
     )
+
+
+def _own_words(question: Question) -> tuple[str, ...]:
+    """The words that may name an account itself, not its institution ("double" of "the Citi
+    Double Cash"): an issuer's name for a card repeats the issuer's."""
+    said = {w for i in question.institutions for w in i.split()}
+    return tuple(n for n in question.names if n not in said)
+
+
+def cash_named(question: Question) -> str:
+    """The accounts whose own name holds "cash" and another word the question names them by
+    ("the balance on the Citi Double Cash"): a name, not the user's cash."""
+    words = _own_words(question)
+    if "cash" not in question.text.lower() or not words:
+        return ""
+    named = " || ' ' || ".join(
+        f"lower(coalesce({c}, ''))" for c in ("account_name", "official_name")
+    )
+    also = " OR ".join(f"' ' || {named} || ' ' LIKE '% {w} %'" for w in words)
+    return f"' ' || {named} || ' ' LIKE '% cash %' AND ({also})"
 
 
 def account_query(question: Question) -> str:
     """Return the SELECT over `account_details` that the question's figures need."""
     columns = ACCOUNT_COLUMNS + (", credit_limit" if "utilization" in question.intents else "")
+    if question.names_asked:
+        columns += ", official_name"  # "the actual name of my card": its bank's name for it
+    if question.described:  # "tell me about my citi card": every figure on record
+        columns += ", credit_limit, available_balance"
     # "cash in my Robinhood account": a brokerage's uninvested cash counts as cash it names
     brokerage_cash = "cash" in question.intents and question.institutions and not question.kinds
     if brokerage_cash:
@@ -102,8 +132,11 @@ def account_query(question: Question) -> str:
         where = " OR ".join(KIND_FILTERS[k] for k in dict.fromkeys(kinds))
     elif brokerage_cash:
         where = "account_type IN ('depository', 'investment')"
-    else:
-        where = next((_INTENT_FILTERS[i] for i in question.intents if i in _INTENT_FILTERS), "")
+    else:  # each figure asked: "how much cash and debt do I have" reads both kinds
+        filters = [_INTENT_FILTERS[i] for i in question.intents if i in _INTENT_FILTERS]
+        where = " OR ".join(dict.fromkeys(filters))
+    if "cash" in question.intents and where and cash_named(question):
+        where = f"({where}) OR ({cash_named(question)})"  # the writer answers its balance
     if question.excluded:  # "the other card": not the one asked about before
         words = question.excluded
         left_out = " OR ".join(
@@ -123,7 +156,7 @@ def account_query(question: Question) -> str:
     # Keep the rows whose names match the question best (all of them when none matches).
     return (
         f"SELECT {columns}\n  FROM (SELECT *, max(named) OVER () AS best\n"
-        f"          FROM (SELECT *, {_named(question.names)} AS named\n"
+        f"          FROM (SELECT *, {_named(question.names, _own_words(question))} AS named\n"
         f"                  FROM {source}) AS scored) AS ranked\n"
         f" WHERE {'named > 0' if question.together else 'named = best'}"
         f"{' AND best > 0' if question.institutions else ''}\n {order}"

@@ -101,3 +101,8 @@ def resolved(computation: Computation, earlier: tuple[str, ...]) -> Computation 
         ":" if span == "last question" else " questions:"
     )
     return replace(computation, sides=tuple(sides), note=note)
+
+
+def named_as(asked: Question) -> str:
+    """What an earlier question was about, as a pointed side is said to be taken as."""
+    return _named(asked)

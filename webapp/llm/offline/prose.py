@@ -6,23 +6,21 @@ row is scored by the question's words it contains (rare words count more; its se
 heading and the document's title count a little), with a bonus for figures when the
 question asks how much, how long or when, for a definition when it asks what something is,
 for a step when it asks how to, and for the passages and documents the library ranked best.
+A "how do I" question whose best sentence sits in a list of steps gets every step, in order.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 
-from .cite import Block, Result, cite
-from .words import STOPWORDS, SYNONYMS, stem, stems, word_set, words
+from . import lexicon
+from .cite import Block, cite
+from .quotable import STEPS, Source, Unit, runs_on, units_of
+from .words import STOPWORDS, as_documents_say, stem, stems, synonyms_of, word_set, words
 
 MAX_SUPPORT = 2
 MAX_CHARS = 900
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'$])")
-# Abbreviations whose period does not end a sentence ("U.S. Treasury", "Apple Inc. shares").
-_ABBREVIATION = re.compile(r"(?:\b[A-Z]\.[A-Z]\.|\b(?:e\.g|i\.e|etc|Inc|No|vs|Mr|Ms|Dr|St|Co))\.?$")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
 _AMOUNT = re.compile(r"\$\s?\d|\d\s?%|\b\d[\d,.]*\s*(?:percent|miles)\b", re.IGNORECASE)
 _NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixty|ninety)"
 _TIME = re.compile(
@@ -30,13 +28,6 @@ _TIME = re.compile(
     r"billing cycles?)\b|\bage\s+\d+",
     re.IGNORECASE,
 )
-_LEAD_IN = re.compile(r"^\*\*([^*]+?)(?:([.:?])\*\*|\*\*([.:]))\s+")
-# Verbs that open an instruction: the steps a "how do I" question asks for.
-_STEPS = word_set("""
-ask avoid call check choose close collect compare consider contact decline dispute file
-follow gather give keep look make note open pay put read report request review save send
-set sign start submit tell track use write
-""")
 # Question words that ask for an amount of money, a time, or a size in either.
 _AMOUNT_WORDS = frozenset(
     {
@@ -61,135 +52,44 @@ _SIZE_WORDS = frozenset({"much", "many", "big", "large", "size"})
 _TIME_WORDS = frozenset(
     {"long", "when", "deadline", "soon", "often", "age", "old", "days", "years", "months"}
 )
+# Words that name a document, not what it is about (the word after one is its number).
+_NAMING = word_set(
+    "section sections subsection title usc cfr code publication pub chapter paragraph"
+)
+# "summarize", "pull up", "compare": asking for a document, not its subject, when they lead
+# the question's words ("compare what pub 590-A says"); later ones ask of the subject
+# ("which numbers should I compare").
+_REQUESTS = lexicon.words_of("request_words")
 _PRONOUN = re.compile(r"^(?:It|Its|This|These|They|Their|That|Those|Both|Such)\b")
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """A document to answer from: its tool result and its place in the library's ranking."""
-
-    result: Result
-    rank: int
-    passages: tuple[str, ...] = ()  # the passages the library ranked best, best first
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One sentence, list item or table row of a document's block."""
-
-    source: Source
-    block: int
-    order: int  # position within the block
-    text: str
-    context: str = ""  # the lead-in or table header it sits under
-
-    @property
-    def result(self) -> Result:
-        return self.source.result
-
-
-def _clean(text: str) -> str:
-    text = re.sub(r"\*\*|__|`", "", text)
-    text = re.sub(r"(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)", "", text)
-    text = " ".join(text.split()).rstrip(";,")
-    text = text[:1].upper() + text[1:]
-    return text if text[-1:] in ".!?:" else text + "."
-
-
-def _is_note(paragraph: str) -> bool:
-    """A heading, or an italic note about the document itself."""
-    stripped = paragraph.strip()
-    return stripped.startswith("#") or (
-        stripped.startswith("*") and stripped.endswith("*") and not stripped.startswith("**")
-    )
-
-
-def _table_rows(lines: list[str]) -> Iterator[tuple[str, str]]:
-    """Yield each row as "first cell: header of the rest + the rest", and the header."""
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines]
-    header = rows[0]
-    for cells in rows[1:]:
-        if all(set(cell) <= set("-: ") for cell in cells) or len(cells) < 2:
-            continue
-        rest = "; ".join(cells[1:])
-        if len(header) == 2 and header[1]:
-            rest = f"{header[1][0].lower()}{header[1][1:]} {rest[0].lower()}{rest[1:]}"
-        yield _clean(f"{cells[0]}: {rest}"), " ".join(header)
-
-
-def _sentences(text: str) -> list[str]:
-    """Split text into sentences, keeping "U.S." and "Inc." inside theirs."""
-    sentences: list[str] = []
-    for piece in _SENTENCE_END.split(text):
-        if sentences and _ABBREVIATION.search(sentences[-1]):
-            sentences[-1] += " " + piece
-        else:
-            sentences.append(piece)
-    return sentences
-
-
-def _units(paragraph: str) -> Iterator[tuple[str, str]]:
-    """Split a paragraph into what can be quoted alone (sentences, list items, table rows),
-    each with the lead-in or header it sits under."""
-    lines = paragraph.strip().splitlines()
-    if len(lines) > 1 and all(line.lstrip().startswith("|") for line in lines):
-        yield from _table_rows(lines)
-        return
-    items: list[str] = []
-    for line in lines:
-        if _ITEM.match(line) or not items:
-            items.append(_ITEM.sub("", line))
-        else:
-            items[-1] += " " + line.strip()
-    if len(items) > 2 and all(item[:1].islower() for item in items):
-        # Fragments of one sentence ("1. income; 2. assets; ..."): quote them together.
-        parts = [
-            # The list's own "; and" / "; or" goes, never the end of a word ("error;").
-            re.sub(r"[;.,]?(?:\s+(?:and|or))?[;.,]?$", "", " ".join(item.split()))
-            for item in items
-        ]
-        yield _clean("; ".join(parts)), ""
-        return
-    for item in items:
-        item = " ".join(item.split())
-        lead_in = _LEAD_IN.match(item)
-        context = lead_in[1] if lead_in else ""
-        mark = (lead_in[2] or lead_in[3]).replace(".", ":") if lead_in else ""
-        if words(context)[:1] and words(context)[0] in _STEPS:
-            mark = ""  # a step's title ("Note the dates."): its sentences read on their own
-        for order, sentence in enumerate(_sentences(item[lead_in.end() :] if lead_in else item)):
-            if len(sentence) > 3:
-                # A bold lead-in ("Write to the address.") belongs to its first sentence.
-                shown = f"{context}{mark} {sentence}" if mark and not order else sentence
-                yield _clean(shown), context
-
-
-def units_of(source: Source) -> list[Unit]:
-    """Return the quotable units of one document, in reading order."""
-    found = []
-    for block, text in enumerate(source.result.texts):
-        if _is_note(text):
-            continue
-        found += [
-            Unit(source, block, order, unit, context)
-            for order, (unit, context) in enumerate(_units(text))
-        ]
-    return found
 
 
 def _groups(question: str, rarity: Callable[[str], float]) -> list[tuple[frozenset[str], float]]:
     """Return the question's topic words as stem groups (a word and its synonyms count once),
-    each weighing as much as its rarest stem."""
+    each weighing as much as its rarest stem. Words that name the document ("section 121",
+    "pub 590-a") chose it; within it they tell no sentence from another."""
     groups: list[set[str]] = []
-    for word in words(question):
-        if word in STOPWORDS:
+    said = words(as_documents_say(question))
+    naming = _NAMING | _REQUESTS
+    for at, word in enumerate(said):
+        numbered = at and said[at - 1] in naming and any(c.isdigit() for c in word)
+        if word in STOPWORDS or word in _NAMING or numbered:
             continue
-        found = {stem(form) for form in (word, *SYNONYMS.get(word, ()))}
+        if word in _REQUESTS and not groups:
+            continue
+        found = {stem(form) for form in (word, *synonyms_of(word))}
         for group in [g for g in groups if g & found]:
             groups.remove(group)
             found |= group
         groups.append(found)
-    return [(frozenset(g), max(rarity(s) for s in g)) for g in groups]
+    return [(frozenset(g), _weight(g, rarity)) for g in groups]
+
+
+def _weight(group: set[str], rarity: Callable[[str], float]) -> float:
+    """A group weighs as its rarest stem; a number in digits ("3 pages") that no document
+    holds as such weighs as the word they spell it with ("three"): no sentence meets it else."""
+    unheld = rarity("\0")
+    spelled = [rarity(s) for s in group if not s.isdigit() or rarity(s) < unheld]
+    return max(spelled or [rarity(s) for s in group])
 
 
 class _Scorer:
@@ -198,7 +98,9 @@ class _Scorer:
     def __init__(self, question: str, rarity: Callable[[str], float]) -> None:
         self.groups = _groups(question, rarity)
         asked = set(words(question))
-        self.amounts = bool(asked & (_AMOUNT_WORDS | _SIZE_WORDS))
+        # "the most I'd have to pay": a ceiling, asked as an amount
+        ceiling = re.search(r"\b(the|at) most\b", question.lower()) is not None
+        self.amounts = bool(asked & (_AMOUNT_WORDS | _SIZE_WORDS)) or ceiling
         self.times = bool(asked & (_TIME_WORDS | _SIZE_WORDS))
         self.timed = bool(asked & _TIME_WORDS)  # when, how long: not "how much"
         self.definition = bool(
@@ -210,7 +112,14 @@ class _Scorer:
                 r"\s*how\s+to\b|\s*what\s+steps\b",
                 question.lower(),
             )
+            or asked & {"steps", "step", "process", "procedure"}
+            or re.search(r"\bgo about\b|\bwhat do (i|we) do\b", question.lower())
         )
+        # "What does section 121 say about ...": the document's main points on it
+        self.summary = re.search(
+            r"\b(say|says|said|state|states|summari[sz]e|summary)\b", question.lower()
+        )
+        self.total = sum(w for _, w in self.groups)
         self._cache: dict[tuple[int, int, int], float] = {}
 
     def weight(self, found: set[str]) -> float:
@@ -252,7 +161,7 @@ class _Scorer:
             score += 2.0  # the opening of the section the question names
         if self.definition and re.match(r"^(?:\S+\s+){0,5}(is|are|means)\b", unit.text):
             score += 1.5
-        if self.steps and words(unit.text)[:1] and words(unit.text)[0] in _STEPS:
+        if self.steps and (words(unit.step or unit.text)[:1] or [""])[0] in STEPS:
             score += 2.0
         block = unit.result.texts[unit.block].strip()
         if any(block == p.strip() for p in unit.source.passages[:2]):
@@ -301,6 +210,8 @@ def document_answer(
     units = [unit for source in sources for unit in units_of(source)]
     score = _Scorer(question, rarity)
     ranked = sorted(units, key=lambda u: (-score(u), u.source.rank, u.block, u.order))
+    if units and score.summary and not score.groups:  # "summarize section 121"
+        return _blocks(_openings(units[0].source, units))
     if not ranked or score(ranked[0]) <= 0:
         return []
     chosen = _with_antecedent(ranked[0], units)
@@ -326,7 +237,45 @@ def document_answer(
     # Read as the documents are written: each document's sentences in its own order, the
     # documents in the order the answer reaches them.
     first = {id(u.source): -i for i, u in reversed(list(enumerate(chosen)))}
+    if score.steps and ranked[0].item >= 0:
+        return _steps(ranked[0], units, chosen)
+    if score.summary and score.weight(stems(lead.result.title)) >= 0.75 * score.total:
+        chosen = _openings(lead, units) or chosen
     return _blocks(sorted(chosen, key=lambda u: (-first[id(u.source)], u.block, u.order)))
+
+
+def _openings(lead: Source, units: list[Unit]) -> list[Unit]:
+    """What a document says about its own subject, the one its title names ("what does
+    section 121 say about excluding gain on a home sale?"): the opening sentence of each of
+    its sections, in its order, while the answer stays short."""
+    found: list[Unit] = []
+    for unit in units:
+        if unit.source is not lead or unit.order:
+            continue
+        if not unit.result.texts[unit.block - 1].lstrip().startswith("#"):
+            continue  # not a section's opening
+        if len(found) > MAX_SUPPORT or sum(len(u.text) for u in [*found, unit]) > MAX_CHARS:
+            break
+        found.append(unit)
+    return found
+
+
+def _steps(lead: Unit, units: list[Unit], chosen: list[Unit]) -> list[Block]:
+    """The steps a "how do I" question asks for, when its best sentence sits in a list of
+    them: every step of that list in order, each by its title, then the sentences chosen for
+    the question (or its first sentence, while the answer stays short)."""
+    listed = [u for u in units if u.source is lead.source and u.block == lead.block]
+    steps = [
+        [u for u in listed if u.item == item] for item in dict.fromkeys(u.item for u in listed)
+    ]
+    said = [[u for u in step if u in chosen] or step[:1] for step in steps]
+    if sum(len(u.text) for step in said for u in step) > MAX_CHARS:  # titles say the rest
+        said = [[u for u in s if u in chosen] or s[: 0 if s[0].step else 1] for s in steps]
+    lines = [
+        "- " + " ".join([step[0].step] * bool(step[0].step) + [u.text for u in mine])
+        for step, mine in zip(steps, said, strict=True)
+    ]
+    return [("\n".join(lines), [cite(lead.result, lead.block, lead.block + 1)])]
 
 
 def _blocks(chosen: list[Unit]) -> list[Block]:
@@ -334,11 +283,14 @@ def _blocks(chosen: list[Unit]) -> list[Block]:
     blocks: list[Block] = []
     keys: list[tuple[int, int]] = []
     for unit in chosen:
+        said = unit.text
         key = (id(unit.source), unit.block)
         if keys and keys[-1] == key:
             text, cites = blocks[-1]
-            blocks[-1] = (f"{text} {unit.text}", cites)
+            blocks[-1] = (f"{text} {said}", cites)
             continue
         keys.append(key)
-        blocks.append((unit.text, [cite(unit.result, unit.block, unit.block + 1)]))
+        if blocks and blocks[-1][0].endswith(":") and runs_on(unit):
+            said = said[:1].lower() + said[1:]  # "... it is made: on or after ..."
+        blocks.append((said, [cite(unit.result, unit.block, unit.block + 1)]))
     return blocks

@@ -72,8 +72,9 @@ def joined(phrase: str) -> str:
 
 _OTHERS = next(rule for rule in RULES if rule.kind == "someone else")
 # "alex's accounts": a possessive name before what only a person has (accounts, a login).
+# (A lookahead, so that "what's alex's checking" tries "alex" after "what".)
 _POSSESSIVE = re.compile(
-    r"\b([a-z]+)['’]s\s+(?:\S+\s+){0,2}?(" + "|".join(_DATA["personal"]) + r")\b"
+    r"\b([a-z]+)['’]s\s+(?=(?:\S+\s+){0,2}?(?:" + "|".join(_DATA["personal"]) + r")\b)"
 )
 _NOT_PEOPLE = frozenset(str(w) for w in _DATA["not_people"])
 _THIRD_PERSON = frozenset({"she", "he", "her", "him", "his", "hers", "they", "them", "their"})

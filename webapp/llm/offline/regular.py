@@ -39,7 +39,7 @@ _PAYDAYS = re.compile(
 )
 # What asks for an amount (not for advice: "could I be putting aside").
 _ASKS = re.compile(
-    r" (?:how much|what|whats|add up|adds up|come to"
+    r" (?:how much|how big|how large|what|whats|add up|adds up|come to"
     r"|comes to|total|cost|costs|in total|altogether|left over|left) "
 )
 _ADVICE = re.compile(r" (?:should|could|can|might) (?:i|we) | afford | putting aside | save ")
@@ -59,7 +59,21 @@ _KINDS: dict[str, tuple[str, ...]] = {
     "wages": ("INCOME_WAGES",),
     "paydays": ("INCOME_WAGES",),
 }
+BILL_MARKS = {k: marks for k, marks in _KINDS.items() if "INCOME_WAGES" not in marks}
+BILL_KINDS = frozenset(BILL_MARKS)
 _SPEND = frozenset({"spend", "spent", "spending", "spends"})
+# A bill or pay asked of by its amount, with no span ("how much is my rent again?", "what's
+# my paycheck"): a bill a month, pay for one payday. Not what is owed on a loan, nor a month's.
+_BILL_NAMES = "|".join(sorted(_KINDS))
+_AMOUNT = re.compile(
+    r" (?:how much|what|whats|what s|how big|how large) (?:is|s|are|was|does|do i pay|i pay)?"
+    r" ?(?:for )?"
+    rf"(?:my|our|each|every|a|one) (?:\w+ ){{0,2}}(?:{_BILL_NAMES}) "
+)
+_NOT_AMOUNT = frozenset(
+    {"owe", "owed", "left", "balance", "last", "this", "ago", "since", "increase", "raise", "go"}
+    | {"rate", "rates", "interest", "apr", "term", "payoff", "principal", "escrow"}
+)
 # Words that name no payee: what is left may ("netflix", "globex", "the apple.com bill").
 _NOT_NAMES = (
     STOPWORDS
@@ -155,6 +169,11 @@ def _per_month(row: Row) -> float:
     return typical * 26 / 12 if charges / months > 1.7 else typical
 
 
+def per_month(row: Row) -> float:
+    """A recurring payee's amount a month (pay every two weeks: 26 a year, over twelve)."""
+    return _per_month(row)
+
+
 def _times(row: Row, span: Span) -> tuple[float, str]:
     """What a payee comes to over the span, and how it was counted."""
     typical = abs(number(row.get("typical")) or 0.0)
@@ -222,16 +241,55 @@ class Regular:
         return [*note, (said + "\n", cites), *lines]
 
 
+# A payee's charge asked of by its amount: "what's my hulu bill", "how much does netflix cost
+# me", "how much is the spotify subscription" (the payee's name is for the rows to match).
+_CHARGE = re.compile(
+    r" (?:how much|what|whats|what s) (?:is|s|was)? ?(?:my|the|our) (?P<a>\w+ ){1,2}"
+    r"(?:bill|subscription|membership|charge|payment) "
+    r"| how much (?:does|do|is) (?:my |the )?(?P<b>\w+ ){1,2}(?:cost|costing|charge|charging)"
+    r"(?: me| us)? "
+    # "how much do i pay for hulu", "what am i paying for spotify", "what do we pay comcast"
+    r"| (?:how much|what) (?:do|does|am|are) (?:i|we) (?:pay|paying) (?:for |to )?"
+    r"(?!(?:in|on|off|down|back|at|into|out|over|up|with) )(?:my |the |our )?"
+    r"(?P<c>\w+ ){1,2}(?:a month |each month |every month |per month |monthly )?$"
+)
+
+
+def _unspanned(text: str) -> Span | None:
+    """The span of a bill or pay asked of by its amount alone: a bill a month, pay a payday."""
+    phrase = " " + " ".join(words(text)) + " "
+    said = set(phrase.split())
+    if said & (_NOT_AMOUNT | _SPEND) or documentish(text):
+        return None
+    if _AMOUNT.search(phrase):
+        return Span(1.0, None, "a month") if said & BILL_KINDS else Span(None, 1, "for one payday")
+    charge = _CHARGE.search(phrase)
+    asked = understand(text)
+    if charge is None or asked.kinds or asked.institutions or asked.tickers:
+        return None
+    payee = set((charge["a"] or charge["b"] or charge["c"] or "").split())
+    return Span(1.0, None, "a month") if payee - _NOT_NAMES - _NOT_PAYEE_WORDS else None
+
+
+_NOT_PAYEE_WORDS = frozenset(
+    {"it", "that", "this", "a", "an", "card", "credit", "minimum", "car", "recurring", "regular"}
+    | {"biggest", "largest", "latest", "last", "next", "usual", "typical", "average", "total"}
+)
+
+
 _ALONE = re.compile(r"^(?:and |so |ok |what about |how about )?(?:what s that |whats that )?")
 
 
 def read_regular(text: str, earlier: tuple[str, ...], today: date) -> Regular | None:
     """Read a question that adds up regular bills or pay over a span; a span alone ("and per
     year?") is the last question's bill over it."""
-    if not asks_regular(text) and not (read_span(text) and len(words(text)) <= 4):
+    span = read_span(text) or _unspanned(text)
+    if span is None:
         return None
-    span = read_span(text)
-    assert span is not None
+    if read_span(text) is None:
+        return Regular(text, span, today)
+    if not asks_regular(text) and len(words(text)) > 4:
+        return None
     said = set(words(text))
     if said & _SPEND:
         return None  # "how much do I spend a month on groceries": the spending answers

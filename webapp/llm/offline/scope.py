@@ -4,19 +4,47 @@ answered plainly with what it can do instead, and with no sources."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from . import lexicon
 from .ask import tickers_in
 from .library import Library
+from .missing_documents import (
+    LEADING,
+    NAMED,
+    PUBLICATION,
+    missing_document,
+    named_documents,
+    named_held,
+    named_label,
+    publication_held,
+    title_case,
+)
+from .own_documents import own_document
 from .refusal import VOCABULARY, another_persons, joined, refusal
-from .words import STOPWORDS, join_words, stems, words
+from .words import STOPWORDS, stem, words
+
+# What other modules read here of the documents not held (`missing_documents.py`).
+__all__ = [
+    "LEADING",
+    "NAMED",
+    "PUBLICATION",
+    "missing_document",
+    "named_documents",
+    "named_held",
+    "named_label",
+    "publication_held",
+    "title_case",
+    "declined",
+    "held_of_own",
+    "out_of_scope",
+    "padded",
+    "scope_reply",
+    "SCOPE_WORDS",
+]
 
 _SCOPE = lexicon.rules("scope")
-_PUBLICATION = re.compile(r"\b(?:publication|pub\.?)\s*(\d+[a-z]?(?:-[a-z])?)\b", re.IGNORECASE)
-_SECTION = re.compile(r"\bsection\s+\d|§\s*\d", re.IGNORECASE)
-_US_CODE = re.compile(r"\b(?:us|u\.s\.|united states)\s+code\b|\busc\b", re.IGNORECASE)
-_DOCUMENT_WORDS = lexicon.words_of("document_kind_words")
 
 
 # Words the question model knows as no person: "chase's accounts" are the user's own.
@@ -55,6 +83,7 @@ _OWN = frozenset({"my", "our", "i", "im", "ive", "me"})
 _CHOICE = tuple(_ACTIONS.pop("choice")["words"])
 _VALUE_WORDS = re.compile(str(_NOT_HELD.pop("asks")))
 _FORECAST = lexicon.table("forecast")
+_PREMISE = re.compile(str(_FORECAST["premise"]))
 _CLAUSE = re.compile(r"([.!?;,:()\u2014\u2013]+|\s-+\s)")
 _ASKING = frozenset(lexicon.phrases("actions", "polite", "asking"))
 
@@ -70,6 +99,7 @@ def _vocabulary() -> frozenset[str]:
     ]
     texts += [str(o) for held in _NOT_HELD.values() for o in held["objects"]]
     texts += [str(w) for key in ("future", "subjects", "moves") for w in _FORECAST[key]]
+    texts.append(_PREMISE.pattern)
     return frozenset(w for text in texts for w in re.findall(r"[a-z]{3,}", text)) | VOCABULARY
 
 
@@ -114,15 +144,32 @@ def _forecast(phrase: str, ticker: bool) -> str | None:
 
     Read by meaning: a future ("will", "going to", "headed", "by christmas") of something
     markets set (a ticker, the stock market, rates, inflation, a currency) and a level or a
-    move ("higher", "crash", "cut", "be"); not a what-if ("if rates rise ...") or a question
-    of what a change would mean for the user ("will a rate cut affect my mortgage?")."""
+    move ("higher", "crash", "cut", "be"), or a choice timed by a move foreseen ("sell before
+    it drops"); not a what-if ("if rates rise ...") or a question of what a change would mean
+    for the user ("will a rate cut affect my mortgage?")."""
     phrase = joined(phrase)
     has = lexicon.has_phrase
-    if has(phrase, tuple(_FORECAST["unless"])) or not has(phrase, tuple(_FORECAST["future"])):
+    if has(phrase, tuple(_FORECAST["unless"])):
+        return None
+    if _PREMISE.search(phrase):
+        return _forecast_reply(phrase, ticker)
+    if not has(phrase, tuple(_FORECAST["future"])):
         return None
     if not (ticker or has(phrase, tuple(_FORECAST["subjects"]))):
         return None
-    return _forecast_reply(phrase, ticker) if has(phrase, tuple(_FORECAST["moves"])) else None
+    return _forecast_reply(phrase, ticker) if _moves(phrase) else None
+
+
+_MOVES = tuple(_FORECAST["moves"])
+_MOVE_STEMS = frozenset(stem(m) for m in _MOVES if len(m) >= 4 and " " not in m)
+
+
+def _moves(phrase: str) -> bool:
+    """Tell whether the phrase says a move or a level, in any ending of a move's verb ("keep
+    climbing", "rising", "crashed" as "climb", "rise", "crash")."""
+    if lexicon.has_phrase(phrase, _MOVES):
+        return True
+    return any(stem(w) in _MOVE_STEMS for w in phrase.split() if len(w) >= 5)
 
 
 def _forecast_reply(phrase: str, ticker: bool) -> str:
@@ -181,144 +228,27 @@ def _not_held(phrase: str) -> str | None:
     return None
 
 
-_SMALL = frozenset({"of", "and", "the", "for", "to", "a", "an", "in", "on", "at"})
+def held_of_own(part: str) -> str | None:
+    """The reply of data not held to a figure asked of no one ("what's the penalty APR?")
+    when it is read as the user's own, as after a question about their own card; or None."""
+    if _OWN & set(words(part)):
+        return None
+    return _not_held(padded(f"my {_asked(part)}"))
 
 
-def title_case(name: str) -> str:
-    """Return a name as a title is written: "bank of america" -> "Bank of America"."""
-    return " ".join(
-        w if w in _SMALL and i else w[:1].upper() + w[1:] for i, w in enumerate(name.split())
-    )
-
-
+# A message is read by several readers, each asking first whether it is out of scope: the
+# answer, a reply or None, is kept (the library is built once and never changes).
+@functools.lru_cache(maxsize=1024)
 def out_of_scope(text: str, books: Library) -> str | None:
     """Return the plain answer to what the product won't or can't do, or None: a harmful
     request first, then a document it doesn't hold (even when the question also asks for
     data it doesn't hold: "the penalty APR in my card's agreement"), then the rest."""
-    return declined(text) or missing_document(text, books) or scope_reply(text)
-
-
-def _titles(books: Library, keep: str) -> list[str]:
-    return sorted(doc.title for doc in books.docs if doc.tool and keep in doc.path)
-
-
-def missing_document(text: str, books: Library) -> str | None:
-    """Say so when the question names a document the library doesn't hold, or asks the US
-    Code about a topic none of its sections covers."""
-    named = _PUBLICATION.search(text)
-    if named:
-        number = named[1].upper()
-        held = _titles(books, "irs/")
-        if not any(title.upper().startswith(f"PUBLICATION {number}:") for title in held):
-            return (
-                f"I don't have IRS Publication {number} among my documents, so I can't say "
-                f"what it says. The IRS publications I have are {join_words(held)}; "
-                "irs.gov has every publication."
-            )
-    if _US_CODE.search(text) and not _SECTION.search(text):
-        topic = [w for w in words(text) if w not in STOPWORDS and w not in _DOCUMENT_WORDS]
-        wanted = stems(" ".join(topic)) | ({"deduc"} if "deduction" in words(text) else set())
-        sections = [k for k, doc in enumerate(books.docs) if doc.tool and "usc/" in doc.path]
-        if wanted and not any(wanted <= books.doc_stems[k] for k in sections):
-            about = " ".join(w for w in words(text) if w in topic or w == "deduction")
-            return (
-                f"I don't have the US Code section on the {about} among my documents. The "
-                f"sections I have are {join_words(_titles(books, 'usc/'))}; "
-                "uscode.house.gov has the whole Code."
-            )
-    return _named_document(text, books)
-
-
-_NAMED = [
-    (re.compile(str(rule["pattern"]), re.IGNORECASE if rule.get("ignore_case", True) else 0), rule)
-    for rule in lexicon.entries("named_document")
-]
-
-
-def _named_document(text: str, books: Library) -> str | None:
-    """Say so when the question names a document by title ("Regulation E", "IRS Form 1040",
-    "the Fair Credit Reporting Act") that no bundled document is, and offer those that are."""
-    for pattern, rule in _NAMED:
-        found = pattern.search(text)
-        if not found:
-            continue
-        name = " ".join(found["name"].split())
-        path = str(rule["held"]).format(name=name.lower())
-        if any(path in doc.path.lower() for doc in books.docs if doc.tool):
-            return None
-        label = str(rule["label"]).format(NAME=name.upper(), name=name, Name=title_case(name))
-        topic = text[: found.start()] + text[found.end() :]
-        return _not_bundled(label, books, str(rule["offer"]), topic=topic)
-    return _titled_document(text, books)
-
-
-def _not_bundled(
-    label: str, books: Library, offer: str, rule: dict[str, object] | None = None, topic: str = ""
-) -> str:
-    """Say the document isn't held, and offer the related ones: of its own kind, where the
-    rule says one (`same_kind`), else what it says to do `instead`. With the question's
-    `topic` ("like-kind exchange rules"), only documents whose titles share a topic word with
-    it are related; when none does, none is offered as if it were."""
-    offered = _titles(books, offer)
-    asked = stems(topic) - stems(" ".join(_DOCUMENT_WORDS | _LEADING))
-    if asked and offered:
-        offered = [t for t in offered if asked & stems(t)]
-        if not offered:
-            return (
-                f"I don't have {' '.join(label.split())} among my documents, so I can't say what"
-                " it says, and none of the documents I have is about that topic."
-            )
-    same = str((rule or {}).get("same_kind", ""))
-    if same:
-        offered = [t for t in offered if same in t.lower()]
-    related = _related(offered) if offered else str((rule or {}).get("instead", ""))
-    return (
-        f"I don't have {' '.join(label.split())} among my documents, so I can't say what "
-        f"it says. {related}"
-    ).rstrip()
-
-
-def _related(titles: list[str]) -> str:
-    if len(titles) == 1:
-        return f"The related document I have is {titles[0]}."
-    return f"The related documents I have are {join_words(titles)}."
-
-
-_TITLED = lexicon.entries("titled_document")
-_NAME_STARTS = frozenset({"the", "my", "our", "your"})
-_LEADING = STOPWORDS | _DOCUMENT_WORDS | lexicon.words_of("request_words")
-
-
-def _titled_document(text: str, books: Library) -> str | None:
-    """A document named by the words before its kind (after the last "the" or "my"): "the
-    Fair Debt Collection Practices Act", "my Amex Gold benefits guide"; held when a bundled
-    document says the name and kind, or one of the kind's folder is titled with the name's
-    words."""
-    said = words(text)
-    for rule in _TITLED:
-        for kind in (str(rule["kind"]), *map(str, rule.get("also", ()))):
-            size = len(kind.split())
-            at = next((i for i in range(len(said)) if said[i : i + size] == kind.split()), None)
-            if not at:
-                continue
-            before = said[max(0, at - 6) : at]
-            starts = [i for i, w in enumerate(before) if w in _NAME_STARTS]
-            if starts:  # "the ...", "my ...": the name follows the last of them
-                before = before[starts[-1] + 1 :]
-            while before and before[0] in _LEADING:
-                before = before[1:]
-            name = " ".join(before)
-            if not name or not stems(name):
-                continue
-            offer = str(rule["offer"])
-            folder = [k for k, doc in enumerate(books.docs) if doc.tool and offer in doc.path]
-            # the document of that kind: its title says the name and the kind ("Chase
-            # Sapphire Preferred: guide to card benefits" is no cardmember agreement)
-            titled = rule.get("titled", False) and any(
-                stems(f"{name} {kind}") <= stems(books.docs[k].title) for k in folder
-            )
-            if titled or books.mentions(f"{name} {kind}"):
-                return None
-            label = str(rule["label"]).format(Name=title_case(name), kind=kind)
-            return _not_bundled(label, books, offer, rule)
-    return None
+    said = declined(text)
+    if said:
+        return said
+    said = own_document(text, books) or missing_document(text, books)  # "my lease": their own
+    if said:  # "pull up my card's agreement. what's the penalty APR?": its figure isn't held
+        sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+        held = held_of_own(sentences[-1]) if len(sentences) > 1 else None
+        return f"{said} {held}" if held and held not in said else said
+    return scope_reply(text)

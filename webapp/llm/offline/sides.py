@@ -7,6 +7,7 @@ no others that share their label ("Credit card" at American Express and at Citi)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias, cast
@@ -24,6 +25,7 @@ Measure: TypeAlias = Literal["balance", "limit", "available", "utilization", "ca
 Op: TypeAlias = Literal[
     "highest",
     "lowest",
+    "average",
     "difference",
     "share",
     "count",
@@ -60,6 +62,13 @@ _WHOLE = {
     "cash": "cash",
 }
 _OWN_WORDS = frozenset({"my", "mine", "our"})
+# One side that names a pair ("the gap between my two checking accts", "how far apart are
+# both cards"): the difference of its larger and smaller account.
+_PAIR = re.compile(
+    r"(?:difference|gap|spread) (?:between|in|of|separating) (?P<a>.+)"
+    r"|how far apart (?:are|is) (?P<b>.+)"
+)
+_PAIR_WORDS = frozenset({"two", "both", "2", "pair"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,3 +239,21 @@ def describe(side: Question) -> str:
         return w.title() if w in names else w
 
     return " ".join(word(w) for w in said)
+
+
+def pair_of(phrase: str) -> Computation | None:
+    """A difference within one side that names two accounts of a kind ("the gap between my
+    two checking accounts"): its larger less its smaller."""
+    found = _PAIR.search(phrase.strip())
+    if not found:
+        return None
+    named = found["a"] or found["b"]
+    if re.search(r" (?:and|or|vs|versus|than|to|with) ", f" {named} "):
+        return None  # two sides of their own: "the gap between both checking and savings"
+    one = side(named)
+    said = set(words(one.text))
+    if not (one.kinds or one.institutions) or not said & _PAIR_WORDS or not about_accounts(one):
+        return None
+    kept = replace(one, names=tuple(n for n in one.names if n not in _PAIR_WORDS))
+    ends = (replace(kept, extreme="most"), replace(kept, extreme="least"))
+    return Computation("difference", ends)

@@ -116,6 +116,11 @@ _NOT_MERCHANT = frozenset(
 )
 _MERCHANT = re.compile(
     r"\b(?:at|on|from|with)\s+([a-z0-9][a-z0-9&.']*(?:\s+[a-z0-9][a-z0-9&.']*)?)"
+    # the payee as what was paid: "how much did i pay oakwood", "what have we paid comcast"
+    r"|\b(?:pay|paid|paying|give|gave|send|sent)\s+(?!(?:for|off|down|back|out|in|to|into|on"
+    r"|it|that|this|them|me|us|you|him|her|my|our|the|a|an|all|so|too|more|less|much|each"
+    r"|every|extra|interest|taxes|tax|fees|bills|attention|cash|monthly|yearly)\b)"
+    r"([a-z0-9][a-z0-9&.']*(?:\s+[a-z0-9][a-z0-9&.']*)?)"
 )
 
 
@@ -198,10 +203,11 @@ def _category(text: str) -> tuple[str, str] | None:
 
 def _merchant(text: str) -> str | None:
     for match in _MERCHANT.finditer(text):
-        words = [w for w in match.group(1).split() if w not in _NOT_MERCHANT]
+        named = match.group(1) or match.group(2)
+        words = [w for w in named.split() if w not in _NOT_MERCHANT]
         # Only the leading words that are not a period or a category ("at Safeway last month").
         kept = []
-        for word in match.group(1).split():
+        for word in named.split():
             if word in _NOT_MERCHANT:
                 break
             kept.append(word)
@@ -248,7 +254,8 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
         + _SPEND_WORD
         + "|"
         + _SPEND_WORD
-        + r".*\b(earn|earned|income|made)\b|\bmoney (in|coming in)\b(?! (my|the|your|an?|this) )",
+        + r".*\b(earn|earned|income|made)\b|\bmoney (in|coming in)\b"
+        r"(?! (my|the|your|an?|this|it|them|each|both|which|there|that|those)\b)",
     ),
     (
         "compare",

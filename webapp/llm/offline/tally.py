@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon
+from .ask import Question
 from .cite import Block
 from .figures import Row
 from .sides import (
@@ -23,6 +24,7 @@ from .sides import (
     resolve,
     shown,
     side,
+    whole,
 )
 from .words import join_words, money, words
 
@@ -90,9 +92,28 @@ _LEFT = (
         rf"emptied|drew on) (?P<a>.+?) to {_PAID} (?P<b>.+?){_THEN}"
     ),
 )
+# "could my checking pay that off today", "would savings cover the amex": what it would leave
+_COULD = re.compile(
+    r"^(?:could|can|would|will|does|do) (?P<a>(?:my |the |our )\S+(?: \S+)?)"
+    r" (?:pay off|pay|cover|clear|wipe out|handle) (?P<b>.+?)"
+    r"(?: (?:today|now|right now|off|in full|tomorrow|rn|this month))*$"
+)
+_BANKED = frozenset({"checking", "savings", "depository"})
+# "add up my checking and savings then take away everything i owe on cards": a total, less
+# others (read before the total alone)
+_SUM_LESS = re.compile(
+    r"(?:add up|add together|adding up|sum up|total up|tally up|combine|take|start with|total"
+    r"|add) (?P<a>.+?)(?: together| up| combined)? (?:and then|and|then) (?:subtract|minus"
+    rf"|take away|take off|deduct|remove|knock off|less|take out|knock out) (?P<b>.+?){_THEN}"
+)
+_QUESTION_WORD = re.compile(r" (?:what|how|would|will|then|today|now|is|does|do)\b")
 _RESULT = re.compile(
     r" (left|leftover|remain|remaining|remains|still|afterwards|after that|be at|end up|leave|"
-    r"leaves|be in|be there|have) "
+    r"leaves|be in|be there|have|balance|after) "
+)
+# "net my chase card against my chase checking and savings": the accounts less the card
+_NET = re.compile(
+    rf"\bnet (?:out |off )?(?P<b>.+?) (?:out |off )?(?:against|from|off|with) (?P<a>.+?){_THEN}"
 )
 _MINUS = (
     re.compile(
@@ -100,6 +121,9 @@ _MINUS = (
         rf"take off|deduct|remove|knock off) (?P<b>.+?){_THEN}"
     ),
     re.compile(rf"(?:subtract|deduct|take away) (?P<b>.+?) from (?P<a>.+?){_THEN}"),
+    # "take the freedom card off my checking and savings"
+    re.compile(rf"^(?:take|knock) (?P<b>.+?) (?:off|out of) (?P<a>.+?){_THEN}"),
+    _NET,
     # "savings minus all my card debt?"
     re.compile(
         r"^(?:what s |whats |what is |what are |how much is |tell me )?(?P<a>.+?)"
@@ -116,7 +140,9 @@ _WHICH = re.compile(
 )
 
 
-_PARTICLE = re.compile(r"(?: (?:off|out|down|in full|completely|entirely|today|now))+$")
+_PARTICLE = re.compile(
+    r"(?: (?:off|out|down|in full|completely|entirely|today|now|rn|right now|tomorrow))+$"
+)
 
 
 def _items(listed: str) -> list[str]:
@@ -142,6 +168,11 @@ def read_tally(text: str, phrase: str) -> Computation | None:
     items = _items(which["list"].replace(" vs ", " and ")) if which else []
     if len(items) == 2 and all(map(_named, items)):
         return Computation("difference", tuple(side(i) for i in items))
+    less = _SUM_LESS.search(said)
+    if less:
+        summed, taken = _items(less["a"]), _items(less["b"])
+        if summed and taken and all(map(_named, [*summed, *taken])):
+            return Computation("minus", (side(" and ".join(summed)), *(side(p) for p in taken)))
     for pattern in _TOTAL:
         found = pattern.search(said)
         items = _items(found["list"]) if found else []
@@ -157,16 +188,55 @@ def read_tally(text: str, phrase: str) -> Computation | None:
                 )
                 return Computation("total", sides, measures=mixed)
             return Computation("total", sides, measure)
-    for op, patterns in (("left", _LEFT), ("minus", _MINUS)):
+    for op, patterns in (("left", (*_LEFT, _COULD)), ("minus", _MINUS)):
         for pattern in patterns:
             found = pattern.search(said)
-            if not found or (op == "left" and not _RESULT.search(phrase)):
+            if not found or (op == "left" and not _RESULT.search(phrase) and pattern is not _COULD):
                 continue
             paid = _items(found["b"])
-            if _named(found["a"]) and paid and all(map(_named, paid)):
-                sides = (side(found["a"]), *(side(p) for p in paid))
+            base = _PARTICLE.sub("", _extended(said, found).strip())
+            if pattern is _COULD and not _pays_for(base, paid):
+                continue
+            if _named(base) and paid and all(map(_named, paid)):
+                sides = (side(base), *(side(p) for p in paid))
+                if pattern is _NET and _owes(sides[0]) and not any(map(_owes, sides[1:])):
+                    sides = (side(" and ".join(paid)), side(base))  # the debt is netted off
                 return Computation("left" if op == "left" else "minus", sides)
     return None
+
+
+def _pays_for(base: str, paid: list[str]) -> bool:
+    """ "could my checking pay that off": a bank account that pays accounts (or what the last
+    question named), not a card that covers a rental car."""
+    banked = set(side(base).kinds) & _BANKED
+    paying = [side(p) for p in paid]
+    return bool(banked) and all(p.kinds or p.institutions or points_back(p) for p in paying)
+
+
+def _owes(one: Question) -> bool:
+    """A side that names only debts ("my chase card", "what I owe")."""
+    debts = {"credit", "loan", "mortgage"}
+    return bool(one.kinds) and set(one.kinds) <= debts or whole(one) == "debts"
+
+
+def _extended(said: str, found: re.Match[str]) -> str:
+    """The account a clause pays from, with the accounts an "and" adds to it before the question
+    ("... against my chase checking and savings, whats left": both, not checking alone)."""
+    named = found["a"]
+    if found.start("b") > found.end("a"):
+        return named  # "take my savings and subtract ...": what follows is what is taken
+    tail = said[found.end("a") :]
+    while tail.startswith(" and "):
+        ask = _QUESTION_WORD.search(tail, 4)
+        piece = tail[5 : ask.start() if ask else None].strip()
+        piece = piece.removesuffix(" and").strip()
+        if not piece or not _named(piece) or points_back(side(piece)):
+            break
+        named = f"{named} and {piece}"
+        tail = tail[5 + len(piece) :] if ask is None else tail[ask.start() :]
+        if ask is not None:
+            break
+    return named
 
 
 def points_back(one: object) -> bool:

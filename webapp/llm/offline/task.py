@@ -66,6 +66,7 @@ class Figures:
     hits: list[DocHit]
     context: Context
     note: str = ""
+    earlier: str = ""  # the question before, when this one asks more of its documents
 
     def calls(self) -> list[ToolCall]:
         return tool_calls(self.question, self.hits, self.context.books, self.context.market)
@@ -77,7 +78,12 @@ class Figures:
         if not self.calls():
             return [(self.direct(), [])]
         blocks = write_answer(
-            self.question, results, self.hits, self.context.books, self.context.market
+            self.question,
+            results,
+            self.hits,
+            self.context.books,
+            self.context.market,
+            self.earlier,
         )
         return [(self.note + "\n", []), *blocks] if self.note else blocks
 

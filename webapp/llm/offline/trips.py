@@ -20,7 +20,7 @@ from .ask import GENERIC
 from .cite import Block, Result, number
 from .figures import Row, rows_of
 from .plan import ToolCall
-from .spending_ask import WHERE_FROM, month_start
+from .spending_ask import CATEGORY_WORDS, WHERE_FROM, month_start
 from .words import STOPWORDS, a_or_an, join_words, money, word_set, words
 
 _TRIP = r"(?:trip|trips|vacation|holiday|getaway|weekend away)"
@@ -36,7 +36,8 @@ _NOT_PLACE = (
 _PAYEE = "COALESCE(merchant_name, description)"
 # What asks what it cost, not what a card covers on it ("how much is covered on my Italy trip").
 _COST = (
-    r"\b(?:cost|costs|come to|came to|spend|spent|set me back|add up|adds up|in total)\b"
+    r"\b(?:cost|costs|costing|come to|came to|coming to|spend|spent|set me back|add up|adds up"
+    r"|added up|in total|all in|ran me|run me|total)\b"
     r"|\bhow much (?:was|were|did|has|have)\b"
 )
 _BEFORE = timedelta(days=7)  # a trip's flight or booking, up to a week before its first charge
@@ -61,10 +62,13 @@ def _day(text: object) -> date | None:
 
 @dataclass(frozen=True)
 class Trip:
-    """The task: each payee's rows of the last six months, summed, and the trip's among them."""
+    """The task: each payee's rows of the last six months, summed, and the trip's among them:
+    those around the charges naming its place, or the payees the question names ("the united
+    flight, the hilton and the chowder place")."""
 
-    place: str
+    place: str | None
     today: date
+    payees: frozenset[str] = frozenset()
 
     def calls(self) -> list[ToolCall]:
         since = month_start(self.today, 5)
@@ -80,6 +84,8 @@ class Trip:
 
     def write(self, results: list[Result]) -> list[Block]:
         rows = [r for r in rows_of(results) if r.get("first_date") and r.get("total")]
+        if self.place is None:
+            return self._named(rows)
         place = self.place
 
         def names_place(row: Row) -> bool:
@@ -130,9 +136,56 @@ class Trip:
             blocks.append((line, [row.cite]))
         return blocks
 
+    def _named(self, rows: list[Row]) -> list[Block]:
+        """The trip as the payees the question names: each one's charges, net of refunds."""
+        trip = [r for r in rows if _payee_words(r) & self.payees]
+        if not trip:
+            return [
+                (
+                    "I found no charges from the places you named in your transactions of the"
+                    " last six months.",
+                    [],
+                )
+            ]
+        total = sum(number(r.get("total")) or 0.0 for r in trip)
+        refunded = sum(number(r.get("refunded")) or 0.0 for r in trip)
+        back = f", after {money(refunded)} refunded" if refunded else ""
+        blocks: list[Block] = [
+            (
+                f"Your trip came to {money(total)}{back}, counting the charges you named:\n",
+                [r.cite for r in trip],
+            )
+        ]
+        for row in trip:
+            net = money(number(row.get("total")) or 0.0)
+            off = number(row.get("refunded"))
+            note = f", net of {a_or_an(money(off))} {money(off)} refund" if off else ""
+            blocks.append((f"- {row.get('merchant')}: {net}{note} ({row.label})\n", [row.cite]))
+        return blocks
+
+
+def _payee_words(row: Row) -> set[str]:
+    said = f"{row.get('merchant')} {row.get('first_memo')} {row.get('last_memo')}"
+    return {w for w in words(said) if len(w) >= 4 and w not in _NOT_PAYEE}
+
+
+# Words a question says of a trip that name no payee ("the united flight", "minus the refund").
+_NOT_PAYEE = (
+    _NOT_PLACE
+    | CATEGORY_WORDS
+    | word_set("couple months month weeks week ago back flight flights hotel stay place minus")
+    | word_set("refund refunds refunded plus including include charges charge bill spot")
+)
+
 
 def read_trip(text: str, today: date) -> Trip | None:
-    """Read a question about what a trip to a place cost, or None."""
+    """Read a question about what a trip to a place cost (or a trip whose payees it names),
+    or None."""
     place = _place(text)
     asks = re.search(_COST, text, re.IGNORECASE)
-    return Trip(place, today) if place and asks else None
+    if place and asks:
+        return Trip(place, today)
+    if not asks or not re.search(rf"\b{_TRIP}\b", text, re.IGNORECASE):
+        return None
+    payees = frozenset(w for w in words(text) if len(w) >= 4 and w not in _NOT_PAYEE)
+    return Trip(None, today, payees) if payees else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ...money import format_money
 from .lexicon import table
@@ -39,12 +40,25 @@ normally generally really actually also ever else best bad idea ok okay thing th
 way ways work works mean means meaning explain define definition happen happens basically
 example anything something someone anyone currently today year think guess reckon oops honestly
 wondering hmm um uh ought
+didnt dont doesnt isnt arent wasnt werent cant couldnt shouldnt wouldnt wont havent hasnt
+hadnt im ive id youre theyre theres
+steps step process procedure quickly quick fast pls plz
+stuff bunch lot lots lol
+thinking mostly bc cuz coz because couple someday apparently lmao gonna wanna kinda sorta
+maybe probably literally definitely supposed seriously anyway anyways totally pretty quite
+kind sort yeah yep btw tbh idk imo dunno whatever already even per
 """)
 
 # Everyday words and the words the documents use for the same thing (lexicon.toml).
 SYNONYMS: dict[str, tuple[str, ...]] = {
     word: tuple(forms) for word, forms in table("synonyms").items()
 }
+
+
+def synonyms_of(word: str) -> tuple[str, ...]:
+    """Return a word's synonyms, and those of its singular ("cars": those of "car")."""
+    one = singular(word)
+    return tuple(dict.fromkeys((*SYNONYMS.get(word, ()), *SYNONYMS.get(one, ()))))
 
 
 def words(text: str) -> list[str]:
@@ -63,13 +77,18 @@ def singular(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=8192)  # the same few thousand words, over and over
 def stem(word: str) -> str:
-    """Return a crude stem: no plural, -ing or -ed, then the first five letters."""
+    """Return a crude stem: no plural, -ing, -ed or final -e, then the first five letters
+    ("close", "closed" and "closing" are all "clos")."""
     base = singular(word)
     for suffix in ("ing", "ed"):
         if len(base) > len(suffix) + 2 and base.endswith(suffix):
             base = base[: -len(suffix)]
             break
+    else:
+        if len(base) >= 4 and base.endswith("e") and base[-2] != "e":
+            base = base[:-1]
     return base[:5]
 
 
@@ -79,10 +98,46 @@ def stems(text: str, *, synonyms: bool = False) -> set[str]:
     for word in words(text):
         if word in STOPWORDS:
             continue
-        for form in (word, *(SYNONYMS.get(word, ()) if synonyms else ())):
+        for form in (word, *(synonyms_of(word) if synonyms else ())):
             if len(form) > 1:
                 found.add(stem(form))
     return found
+
+
+def _phrasing(phrase: str) -> re.Pattern[str]:
+    """A phrase of the lexicon as a pattern over padded words: "..." stands for up to three
+    words in between ("send ... back": "send the surplus back")."""
+    parts = [" ".join(map(_word_form, part.split())) for part in phrase.split("...")]
+    return re.compile(" " + r"((?: \S+){0,3}) ".join(parts) + " ")
+
+
+def _word_form(word: str) -> str:
+    """A phrase's word as a pattern: a long one in any ending and either spelling
+    ("authorize": "authorised", "authorized"), a short one as it is."""
+    return re.escape(word) if len(word) < 6 else re.escape(stem(word)) + r"\w*"
+
+
+# Everyday phrases and the documents' word for the same idea (lexicon.toml), longest first,
+# each with its replacement: the word, then the words in between ("refund the surplus").
+PHRASINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (found, f" {word}" + "".join(rf"\g<{n + 1}>" for n in range(found.groups)) + " ")
+    for phrase, word in sorted(
+        ((phrase, word) for word, said in table("phrasings").items() for phrase in said),
+        key=lambda pair: -len(pair[0].split()),
+    )
+    for found in [_phrasing(phrase)]
+)
+_CONTRACTED = re.compile(r"\b(\w+n) t\b")
+
+
+@lru_cache(maxsize=2048)  # a question is read many times over while its task is chosen
+def as_documents_say(text: str) -> str:
+    """Return a question's words with each everyday phrase read as the documents' word for
+    it ("charges I didn't make" -> "charges i unauthorized"), for weighing its topic."""
+    said = " " + _CONTRACTED.sub(r"\1t", " ".join(words(text))) + " "
+    for pattern, replacement in PHRASINGS:
+        said = pattern.sub(replacement, said)
+    return " ".join(said.split())
 
 
 def amounts(text: str) -> list[float]:

@@ -7,12 +7,15 @@ from ...tool_registry import EXECUTE_PYTHON, SEARCH_WEB
 from ...tools.python.market import MarketData
 from .ask import GENERIC, Question, documentish
 from .cite import Block, Result
+from .described import described
 from .figures import Row, balances, cash, debts, net_worth, rows_of, utilization
 from .library import DocHit, Library
 from .markets import holdings, no_data, quote, without_data
-from .prose import Source, document_answer
+from .plan import cash_named
+from .prose import document_answer
+from .quotable import Source
 from .sides import is_kind
-from .words import join_words, words
+from .words import join_words, sentence, words
 
 CAN_DO = (
     "your own accounts (balances, debts, net worth, cash, credit utilization and "
@@ -31,6 +34,7 @@ NO_SPENDING = (
 NO_TICKER = (
     'Which stock do you mean? Ask with its ticker symbol, for example "What is AAPL trading at?"'
 )
+_HOLDS_CASH = ("depository", "investment")  # what a question about cash may read
 _FIGURES = {
     "net_worth": net_worth,
     "utilization": utilization,
@@ -73,7 +77,11 @@ def direct_reply(question: Question, hits: list[DocHit], market: MarketData | No
 
 
 def _documents(
-    question: Question, results: list[Result], hits: list[DocHit], library: Library
+    question: Question,
+    results: list[Result],
+    hits: list[DocHit],
+    library: Library,
+    earlier: str = "",
 ) -> list[Block]:
     sources = []
     for result in results:
@@ -90,13 +98,20 @@ def _documents(
         if not question.advice
         else " ".join(w for w in words(question.text) if w not in GENERIC)
     )
-    return document_answer(asked, sources, library.rarity)
+    found = document_answer(asked, sources, library.rarity)
+    if not found and earlier:  # "and if I miss it?": what it asks more of, the question before
+        found = document_answer(f"{asked} {earlier}", sources, library.rarity)
+    return found
 
 
 def join_sections(sections: list[list[Block]]) -> list[Block]:
-    """Sentences of a section run on; a list item ends its line; sections are paragraphs."""
+    """Sentences of a section run on; a list item ends its line; sections are paragraphs,
+    each said once."""
     out: list[Block] = []
-    kept = [section for section in sections if section]
+    kept: list[list[Block]] = []
+    for section in sections:  # two questions the same passage answers: it is said once
+        if section and section not in kept:
+            kept.append(section)
     for s, section in enumerate(kept):
         for b, (text, cites) in enumerate(section):
             last_here, last_of_all = b == len(section) - 1, s == len(kept) - 1
@@ -123,21 +138,44 @@ def _net_worth_without(question: Question, rows: list[Row]) -> list[Block]:
     return blocks
 
 
+def _called(rows: list[Row]) -> list[Block]:
+    """What each account is called by its bank ("Customized Cash Rewards Visa")."""
+    return [
+        (sentence(f"{row.label}'s full name is {row.get('official_name')}.\n"), [row.cite])
+        for row in rows
+    ]
+
+
 def write_answer(
     question: Question,
     results: list[Result],
     hits: list[DocHit],
     library: Library,
     market: MarketData | None = None,
+    earlier: str = "",
 ) -> list[Block]:
-    """Write the answer's text blocks, each with the citations that back it."""
+    """Write the answer's text blocks, each with the citations that back it (`earlier`: the
+    question before, whose documents a follow-up asks more of)."""
     errors = [str(r.block["error"]) for r in results if r.index is None]
     cited = [r for r in results if r.index is not None]
     rows = rows_of(cited)
     sections: list[list[Block]] = []
+    if question.names_asked:
+        sections.append(_called([r for r in rows if r.get("official_name")]))
     for intent in question.intents:
         if intent == "net_worth" and question.excluded_kinds:
             sections.append(_net_worth_without(question, rows))
+        elif intent == "balances" and question.described and rows:
+            sections.append(described(rows))  # "tell me about my citi card": all on record
+        elif (
+            intent == "cash"
+            and cash_named(question)
+            and any(r.kind not in _HOLDS_CASH for r in rows)
+        ):
+            # "the Citi Double Cash": an account named by its own name's "cash", not cash
+            sections.append(balances(question, [r for r in rows if r.kind not in _HOLDS_CASH]))
+        elif intent == "cash":  # of what was read for every figure asked, the cash
+            sections.append(_FIGURES["cash"](question, [r for r in rows if r.kind in _HOLDS_CASH]))
         elif intent in _FIGURES:
             sections.append(
                 _FIGURES[intent](question, [r for r in rows if "ticker" not in r.values])
@@ -167,7 +205,8 @@ def write_answer(
         or (r.tool == EXECUTE_PYTHON and r.source.startswith(("https://", "http://")))
     ]
     if documents:
-        sections.append(_documents(question, documents, hits, library) or [(NOT_FOUND, [])])
+        answered = _documents(question, documents, hits, library, earlier)
+        sections.append(answered or [(NOT_FOUND, [])])
     blocks = join_sections(sections)
     if errors and not any(cites for _, cites in blocks):
         return [("I couldn't get that information: " + errors[0], [])]
