@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -136,25 +137,33 @@ def test(extra: list[str]) -> None:
     With no arguments the tests run on parallel workers (pytest-xdist, one per CPU), except
     those marked `machine`, which look at every process on the machine and so run alone
     afterwards. Arguments go to one plain pytest run instead (add `-n auto` for workers).
+    Each run has a temporary folder of its own (`--basetemp`), removed when it passes: pytest's
+    shared default keeps only the newest few, so two runs side by side would prune each other's
+    databases mid-test.
     """
     ensure_venv("test")
     ensure_chromium()
     _run(BIN / "ruff", "check", ".")
     _run(BIN / "ruff", "format", "--check", ".")
     _run(BIN / "mypy")
+    own = Path(tempfile.mkdtemp(prefix="finchat-pytest-"))
     pytest = (BIN / "python", "-m", "pytest")
     if extra:
+        if not any(arg.startswith("--basetemp") for arg in extra):
+            extra = [f"--basetemp={own / 'run'}", *extra]
         _run(*pytest, *extra)
+        shutil.rmtree(own, ignore_errors=True)
         return
     failed: subprocess.CalledProcessError | None = None
     parallel = ("-n", "auto", "--dist", "loadgroup", "-m", "not machine")
-    for selection in (parallel, ("-m", "machine")):
+    for name, selection in (("parallel", parallel), ("machine", ("-m", "machine"))):
         try:
-            _run(*pytest, *selection)
+            _run(*pytest, f"--basetemp={own / name}", *selection)
         except subprocess.CalledProcessError as exc:  # report both runs' failures, then stop
             failed = failed or exc
     if failed is not None:
         raise failed
+    shutil.rmtree(own, ignore_errors=True)
 
 
 def main(argv: list[str]) -> None:
