@@ -37,11 +37,11 @@ def test_the_payee_is_read_from_the_words_around_a_charge(
     ("text", "topic"),
     [
         (
-            "the best buy charge on my citi looks too high, can i dispute it?",
+            "how much was the best buy charge on my citi, and can i dispute it?",
             "disputing a card charge",
         ),
         (
-            "i dont recognise a delta charge on my amex, whats the deadline",
+            "i dont recognise a delta charge on my amex. what should i do, is there a deadline",
             "disputing a card charge",
         ),
         (
@@ -53,6 +53,18 @@ def test_the_payee_is_read_from_the_words_around_a_charge(
 def test_a_charge_named_by_its_payee_bears_on_a_card_rule(text: str, topic: str) -> None:
     found = {t.name: set(bearing) for t, bearing in topics_of(text)}
     assert topic in found and "charge" in found[topic], found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the best buy charge on my citi looks too high, can i dispute it?",
+        "i dont recognise a delta charge on my amex, whats the deadline",
+    ],
+)
+def test_a_charge_only_named_as_what_a_rule_is_about_brings_in_no_figure(text: str) -> None:
+    found = {t.name: set(bearing) for t, bearing in topics_of(text)}
+    assert found == {"disputing a card charge": set()}, found
 
 
 def test_the_payees_charges_are_said_and_cited_beside_the_dispute_rule(app: Flask) -> None:

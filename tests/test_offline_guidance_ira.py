@@ -154,10 +154,12 @@ def test_a_card_benefit_for_a_trip_still_to_book_shows_no_balance(app: Flask) ->
     )
     assert "12 hours" in text and "$2,315.40" not in text
     assert all(t["kind"] != "account" for t in targets)
+    # a trip paid on it only names the card: the benefit, with no figure of the card's
     text, targets = _ask(
         app, "demo", "my flight was delayed overnight, i paid for it on my sapphire card. claims?"
     )
-    assert "12 hours" in text and any(t["kind"] == "account" for t in targets)
+    assert "12 hours" in text and "$2,315.40" not in text
+    assert all(t["kind"] != "account" for t in targets)
 
 
 def test_what_the_fdic_does_not_insure_is_added_up(app: Flask) -> None:

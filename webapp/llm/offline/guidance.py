@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass, replace
 from datetime import date
-from pathlib import Path
-from typing import Any
 
 from ...tool_registry import EXECUTE_PYTHON, EXECUTE_SQL, SEARCH_WEB
 from . import lexicon
@@ -28,16 +25,14 @@ from .bills import bills_queries
 from .charges import charges_query, payee_words
 from .cite import Block, Result
 from .figures import Row, rows_of
+from .guidance_figure import DATA, FIGURES, money_said, stemmed, stems
 from .guidance_page import Page
 from .library import DocHit, library
 from .plan import ACCOUNT_COLUMNS, KIND_FILTERS, ToolCall, article_code, holding_query
 from .scope import padded
 from .spending_ask import ROW_COLUMNS
-from .words import as_documents_say, bare_amounts, stem, words
+from .words import as_documents_say, words
 
-_DATA: dict[str, Any] = tomllib.loads(
-    Path(__file__).with_name("guidance.toml").read_text(encoding="utf-8")
-)
 # The user's paychecks and mortgage payments: their latest rows, each cited to its account.
 FLOWS = {
     "pay": f"SELECT {ROW_COLUMNS} FROM transaction_details WHERE category = 'INCOME'"
@@ -50,24 +45,7 @@ FLOWS = {
 
 
 _POINTING = lexicon.phrases("follow_up", "pronouns")
-# A question about where the person stands: "am I past", "can we", "how close am I".
-_JUDGED = re.compile(
-    r" (am|do|can|could|should|would|will|have|did|must) (i|we) "
-    r"| (i|we) (am|have|had|need|should|could|would|can|will|might) | im "
-)
-
-
 _BORN = re.compile(r"\bborn (in )?(19|20)\d\d\b")
-
-
-def stemmed(text: str) -> str:
-    """Return a phrase's words as stems, single-spaced and padded ("is it insured" ->
-    " is it insur ")."""
-    return " " + " ".join(stem(w) for w in padded(text).split()) + " "
-
-
-def _stems(phrases: list[str]) -> tuple[str, ...]:
-    return tuple(stemmed(p).strip() for p in phrases)
 
 
 def _pages(page: str | list[str]) -> tuple[str, ...]:
@@ -94,6 +72,7 @@ class Topic:
     card: str = ""  # the card whose benefits the page states (its name's word)
     pages: tuple[str, ...] = ()  # the pages that state its rule, the usual one first
     unless: tuple[str, ...] = ()  # stemmed phrases that say the question is another's
+    uses: tuple[str, ...] = ()  # figures its rule needs even when the question only names them
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -109,44 +88,10 @@ class Topic:
         return any(all(lexicon.has_phrase(said, g) for g in way) for way in self.about)
 
 
-@dataclass(frozen=True, slots=True)
-class Figure:
-    """One of the user's figures, and how a question speaks of it."""
-
-    words: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    institutions: bool = False
-    amount: bool = False
-    needs_kind: tuple[str, ...] = ()
-    rows: str = ""
-    narrow: bool | str = False
-    flows: str = ""
-    judged: bool = False
-    tickers: bool = False  # a ticker the question names speaks of it ("my AAPL")
-    payee: bool = False  # a charge named by its payee speaks of it ("the hulu charge")
-    told: re.Pattern[str] | None = None  # over the words as said, tense and all ("I booked")
-
-    def spoken_of(self, said: str, question: Question) -> bool:
-        """Tell whether the question speaks of this figure."""
-        if self.needs_kind and not set(self.needs_kind) & set(question.kinds):
-            return False
-        if self.judged and _JUDGED.search(padded(question.text)):
-            return True  # "my house: how close am I to dropping PMI?"
-        return (
-            lexicon.has_phrase(said, self.words)
-            or bool(self.told and self.told.search(padded(question.text)))
-            or bool(set(self.kinds) & set(question.kinds))
-            or (self.institutions and bool(question.institutions))
-            or (self.amount and bool(money_said(question)))
-            or (self.tickers and bool(question.tickers))
-            or (self.payee and bool(payee_words(question.text)))
-        )
-
-
 TOPICS = tuple(
     Topic(
         str(t["name"]),
-        tuple(tuple(_stems(group.split("|")) for group in way.split(" + ")) for way in t["about"]),
+        tuple(tuple(stems(group.split("|")) for group in way.split(" + ")) for way in t["about"]),
         _pages(t["page"])[0],
         str(t["rule"]),
         str(t.get("noun", "")),
@@ -160,32 +105,17 @@ TOPICS = tuple(
         bool(t.get("pick", False)),
         str(t.get("card", "")),
         _pages(t["page"]),
-        _stems(list(t.get("unless", ()))),
+        stems(list(t.get("unless", ()))),
+        tuple(map(str, t.get("uses", ()))),
     )
-    for t in _DATA["topic"]
+    for t in DATA["topic"]
 )
-FIGURES = {
-    name: Figure(
-        _stems(list(f.get("words", ()))),
-        tuple(map(str, f.get("kinds", ()))),
-        bool(f.get("institutions", False)),
-        bool(f.get("amount", False)),
-        tuple(map(str, f.get("needs_kind", ()))),
-        str(f.get("rows", "")),
-        f.get("narrow", False),
-        str(f.get("flows", "")),
-        bool(f.get("judged", False)),
-        bool(f.get("tickers", False)),
-        bool(f.get("payee", False)),
-        re.compile(str(f["told"])) if "told" in f else None,
-    )
-    for name, f in _DATA["figure"].items()
-}
 
 
 def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
-    """Return the topics a question is about that bear on the user's own figures, each with
-    the figures it speaks of (none: not a question for this module)."""
+    """Return the topics a question is about that speak of the user's own figures, each with
+    the figures its answer needs (none, when it only names them: the card a purchase went
+    on). A question that speaks of none of them is not for this module."""
     question = understand(text)
     if not (question.own or _BORN.search(text.lower())):  # "born in 1966": the asker's year
         return []
@@ -194,9 +124,14 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
     found = []
     named = [topic for topic in TOPICS if topic.named_in(said) or topic.named_in(read)]
     for topic in named:
-        bearing = tuple(f for f in topic.figures if FIGURES[f].spoken_of(said, question))
-        if bearing:  # of the pages that state its rule, the one that answers this question
-            found.append((replace(topic, page=library().best_of(text, topic.pages)), bearing))
+        readings = {f: FIGURES[f].reading(said, question) for f in topic.figures}
+        if not any(readings.values()):
+            continue  # it speaks of none of the user's figures: the documents answer it
+        # The figures its answer states and cites: those the question needs, and those only
+        # named that the topic's rule needs all the same ("the refund": whether it is back).
+        bearing = tuple(f for f, r in readings.items() if r == "needed" or (r and f in topic.uses))
+        # of the pages that state its rule, the one that answers this question
+        found.append((replace(topic, page=library().best_of(text, topic.pages)), bearing))
     # A topic named displaces another even when none of the user's figures bears on it:
     # "can I take money out of my Roth for a first home?" asks no contribution limit.
     displaced = {name for topic in named for name in topic.displaces}
@@ -390,11 +325,3 @@ def read_guided_after(text: str, earlier: str) -> Guided | None:
     )
     topics = " and ".join(topic.name for topic, _ in before.topics)
     return Guided(kept, before.topics, f"Taking that as the same question, about {topics}:\n")
-
-
-def money_said(question: Question) -> list[float]:
-    """Return the amounts a question names: "$2k", "7k", or a bare "2850" that is no year
-    and no age."""
-    if question.amounts:
-        return list(question.amounts)
-    return [a for a in bare_amounts(question.text) if a >= 100 and a not in question.years]

@@ -174,6 +174,13 @@ def flow(rows: list[Row], keep: str) -> Flow | None:
     return Flow(payee, abs(number(group[0].get("amount")) or 0.0), per_year, every, tuple(group))
 
 
+def stated_schedule(question: Question) -> tuple[int, str] | None:
+    """How often the question says pay comes ("I'm paid every two weeks"): the paychecks a
+    year and how the answer says it, or None when it doesn't say."""
+    said = question.text.lower()
+    return next(((n, e) for pattern, n, e in _STATED if re.search(pattern, said)), None)
+
+
 def stated_pay(question: Question, amounts: list[float]) -> Flow | None:
     """The pay a question says ("i get paid 2850 every other week"), when the rows have none."""
     if not amounts:

@@ -9,7 +9,8 @@ from datetime import date
 
 from .cite import Block
 from .figures import Row
-from .guidance import FIGURES, Case, money_said
+from .guidance import Case
+from .guidance_figure import FIGURES, money_said
 from .guidance_figures import as_of, cites, flow, listed, of_kind, source, total, whole
 from .scope import padded
 from .words import amounts, count_of, money, percent, sentence

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 
 from .cite import Block
-from .guidance import Case, money_said
+from .guidance import Case
+from .guidance_figure import money_said
 from .guidance_figures import Flow, cites, flow, funded, source, whole
 from .guidance_home import filing_jointly
 from .words import amounts, money

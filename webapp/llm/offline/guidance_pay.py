@@ -11,7 +11,8 @@ import re
 
 from .cite import Block, number
 from .figures import Row
-from .guidance import Case, money_said
+from .guidance import Case
+from .guidance_figure import money_said
 from .guidance_figures import Flow, cites, flow, listed, of_kind, stated_pay, total, whole
 from .words import count_of, money, percent
 

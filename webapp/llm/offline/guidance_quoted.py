@@ -12,7 +12,8 @@ import math
 from .advice_figures import months_said
 from .charges import charges_said
 from .cite import Block, number
-from .guidance import Case, stemmed
+from .guidance import Case
+from .guidance_figure import stemmed
 from .guidance_figures import cites, flow, listed, narrowed, of_kind, percent_said, total
 from .words import join_words, money, sentence
 
@@ -146,7 +147,9 @@ def quoted(case: Case) -> list[Block]:
     if "charge" in case.bearing:  # "the hulu charge on my visa": what that payee charged
         mine += charges_said(case.question, list(case.charges))
     if {"cards", "card_balance"} & set(case.bearing):
-        mine += _cards(case) + _other_card(case)
+        mine += _cards(case)
+    if {"cards", "card_balance", "card_used"} & set(case.bearing):
+        mine += _other_card(case)  # a purchase on another card than the benefits' own
     if {"housing", "mortgage", "mortgage_payment"} & set(case.bearing):
         mine += _housing(case, held)
     if "holdings" in case.bearing:

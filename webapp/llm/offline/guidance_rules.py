@@ -13,8 +13,9 @@ from collections.abc import Callable
 from . import lexicon
 from .cite import Block
 from .figures import Row
-from .guidance import Case, money_said
+from .guidance import Case
 from .guidance_ages import claim_age
+from .guidance_figure import money_said
 from .guidance_figures import (
     absent,
     accounts_named,
@@ -29,6 +30,7 @@ from .guidance_figures import (
     percent_said,
     source,
     stated_pay,
+    stated_schedule,
     total,
     whole,
 )
@@ -180,6 +182,19 @@ def payroll_limit(case: Case) -> list[Block]:
     cap = limits[0]
     blocks = case.quote(case.topic.limit)
     pay = flow(case.flows, "INCOME") or stated_pay(case.question, money_said(case.question))
+    schedule = stated_schedule(case.question)
+    if pay is None and schedule and "pay" not in case.bearing:
+        # "I'm paid every two weeks": the limit over the paychecks, no deposit needed
+        count, every = schedule
+        blocks.append(
+            (
+                f"\nPaid {every}, you get {count} paychecks a year, so maxing out the "
+                f"{whole(cap)} takes {whole(cap)} ÷ {count} = {money(cap / count)} from each "
+                "one (your plan takes it from your gross pay, before tax).",
+                [],
+            )
+        )
+        return [*blocks, ("\n", []), *case.quote(*case.topic.quotes)]
     if pay is None:
         blocks.append(
             (

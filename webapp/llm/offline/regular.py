@@ -33,6 +33,10 @@ _YEAR = re.compile(
 )
 _MONTHS = re.compile(r" (\d+|two|three|four|six) months ")
 _MONTH = re.compile(r" (?:per|a|each|every|one) month | monthly | month to month ")
+# How often something comes ("paid twice a month"): no span to add it up over.
+_HOW_OFTEN = re.compile(
+    r" (?:once|twice|two times|three times|\d+ times) (?:a|per|each|every) (?:month|year) "
+)
 _PAYDAYS = re.compile(
     r" (\d+|one|two|three|four|six|twelve|a) (?:paydays?|pay ?cheques?|pay ?checks?|pay ?days?"
     r"|pay periods?|pays) "
@@ -103,7 +107,7 @@ def _count(word: str) -> int:
 
 def read_span(text: str) -> Span | None:
     """The span a question adds regular amounts over, or None when it names none."""
-    phrase = " " + " ".join(words(text)) + " "
+    phrase = _HOW_OFTEN.sub(" ", " " + " ".join(words(text)) + " ")
     paydays = _PAYDAYS.search(phrase)
     if paydays:
         n = _count(paydays[1])
