@@ -332,3 +332,18 @@ def test_a_refund_shows_the_card_only_for_a_purchase_told(text: str, told: bool)
         b for topic, found in topics_of(text) for b in found if topic.name.startswith("a refund")
     }
     assert ("cards" in bearing) is told
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we'll put down under 20% on our first condo. does the pmi last for good?",
+        "buying soon with less than 20 percent down. am i paying pmi for the life of the loan?",
+    ],
+)
+def test_a_share_down_said_to_be_under_the_line_pays_pmi_until_it_ends(
+    app: Flask, text: str
+) -> None:
+    text, targets = _ask(app, api_client(app, "alex"), text)
+    assert "under the 20 percent" in text and "78 percent" in text, text
+    assert all(t["kind"] == "web" for t in targets), targets

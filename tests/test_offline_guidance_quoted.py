@@ -193,3 +193,16 @@ def test_a_holding_named_is_read_beside_the_rule_and_a_table_row_is_a_sentence(a
     assert "The usual case: 3 years from the date you filed" in text and "|" not in text
     assert "40 shares of VTI, worth $11,584.00" in text
     assert any(t["kind"] == "account" for t in targets)
+
+
+def test_several_cards_beside_a_card_rule_are_added_up(app: Flask) -> None:
+    text, targets = _ask(
+        app,
+        api_client(app, "demo"),
+        "if i clear every card i have in full each month, is there any interest at all?",
+    )
+    assert "grace period" in text and "$4,782.07 in all" in text
+    text, _ = _ask(
+        app, api_client(app, "alex"), "if i clear my card in full each month is there interest?"
+    )
+    assert "in all" not in text and "$410.09" in text

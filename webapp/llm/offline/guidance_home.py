@@ -144,22 +144,24 @@ def _down_payment(case: Case, price: float) -> list[Block]:
 _SHARE_DOWN = FIGURES["down_share"].told  # "only put 10% down": the share said
 
 
-def _share_down(case: Case, said: float) -> list[Block]:
-    """PMI on a home still to buy at a share down the question names ("only 10% down"): that
-    share set against the page's, and when PMI ends if it is paid."""
+def _share_down(case: Case, said: float, below: bool) -> list[Block]:
+    """PMI on a home still to buy at a share down the question names ("only 10% down", "less
+    than 20%": `below` it): that share set against the page's, and when PMI ends if it is
+    paid."""
     rule = case.quote("less than 20 percent")
     share = re.search(r"(\d+) percent", rule[0][0]) if rule else None
     if not share:
         return case.unread()
-    line, named = int(share[1]), f"{said:g} percent"
-    if said < line:
+    line, named = int(share[1]), f"{'less than ' if below else ''}{said:g} percent"
+    under = said < line or (below and said <= line)
+    if under:
         told = (
             f"\nAt {named} down you would be under the {line} percent, so on a conventional "
             "loan expect to pay PMI, though not for good. "
         )
     else:
         told = f"\nAt {named} down you would be at or past the {line} percent: no PMI to pay. "
-    return [*rule, (told, []), *(case.quote(case.topic.limit) if said < line else [])]
+    return [*rule, (told, []), *(case.quote(case.topic.limit) if under else [])]
 
 
 def pmi(case: Case) -> list[Block]:
@@ -171,7 +173,8 @@ def pmi(case: Case) -> list[Block]:
         return _down_payment(case, price[0])
     share = _SHARE_DOWN.search(padded(case.question.text)) if _SHARE_DOWN else None
     if share and "down_share" in case.bearing:
-        return _share_down(case, float(share[1] or share[4]))
+        said = float(share["share"] or share["put"])
+        return _share_down(case, said, bool(share["below"] or share["under"]))
     blocks, value = _home_lines(case)
     blocks.append(("\n\n", []))
     blocks += case.quote(case.topic.limit)

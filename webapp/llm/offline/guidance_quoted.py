@@ -25,6 +25,8 @@ def _cards(case: Case) -> list[Block]:
     said = [f"{r.label} has {money(abs(r.balance or 0.0))} owed" for r in cards]
     limits = [r for r in cards if r.get("credit_limit")]
     text = sentence(join_words(said))
+    if len(cards) > 1:  # "all three of my cards": what they come to together
+        text += f", {money(total(cards))} in all"
     if len(limits) == 1 and len(cards) == 1:
         limit = float(limits[0].get("credit_limit") or 0)
         text += f", against a {money(limit)} limit ({money(limit - total(cards))} unused)"
