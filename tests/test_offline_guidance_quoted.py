@@ -206,3 +206,19 @@ def test_several_cards_beside_a_card_rule_are_added_up(app: Flask) -> None:
         app, api_client(app, "alex"), "if i clear my card in full each month is there interest?"
     )
     assert "in all" not in text and "$410.09" in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is it ok to take money out of my roth to buy a first house, or will i owe tax on it?",
+        "we want to withdraw from our roth ira for the deposit on a first home. tax free?",
+    ],
+)
+def test_a_roth_withdrawal_for_a_first_home_quotes_the_rule_alone(app: Flask, text: str) -> None:
+    found = {t.name: set(b) for t, b in topics_of(text)}
+    assert found == {"Roth conversions and distributions": set()}, found
+    answer, targets = _ask(app, api_client(app, "alex"), text)
+    assert "first-time home purchase, up to a $10,000 lifetime limit" in answer, answer
+    assert "No minimum distributions" not in answer
+    assert all(t["kind"] != "account" for t in targets), targets

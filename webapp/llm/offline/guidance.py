@@ -73,6 +73,7 @@ class Topic:
     pages: tuple[str, ...] = ()  # the pages that state its rule, the usual one first
     unless: tuple[str, ...] = ()  # stemmed phrases that say the question is another's
     uses: tuple[str, ...] = ()  # figures its rule needs even when the question only names them
+    alone: bool = False  # answers a question of one's own that names none of the figures
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -107,6 +108,7 @@ TOPICS = tuple(
         _pages(t["page"]),
         stems(list(t.get("unless", ()))),
         tuple(map(str, t.get("uses", ()))),
+        bool(t.get("alone", False)),
     )
     for t in DATA["topic"]
 )
@@ -125,7 +127,7 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
     named = [topic for topic in TOPICS if topic.named_in(said) or topic.named_in(read)]
     for topic in named:
         readings = {f: FIGURES[f].reading(said, question) for f in topic.figures}
-        if not any(readings.values()):
+        if not (any(readings.values()) or topic.alone):
             continue  # it speaks of none of the user's figures: the documents answer it
         # The figures its answer states and cites: those the question needs, and those only
         # named that the topic's rule needs all the same ("the refund": whether it is back).
