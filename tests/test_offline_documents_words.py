@@ -146,7 +146,7 @@ def test_a_passage_two_questions_share_is_said_once(app: Flask) -> None:
 
 def test_a_list_of_fragments_reads_on_after_its_colon(app: Flask) -> None:
     text, _ = _ask(
-        app, "alex", "could i take cash out of a roth tax free for a first home? any limit?"
+        app, "alex", "can a person take cash out of a roth tax free for a first home? any limit?"
     )
     assert "it is made: on or after" in text and "; or for a first-time home purchase" in text
 

@@ -31,6 +31,9 @@ def _bearing(text: str) -> dict[str, set[str]]:
         ("pay", "i take home 2400 twice a month, what share of it would a full 401k be?", "needed"),
         ("pay", "how much from each of my paychecks would fill a 401k this year?", "needed"),
         ("pay", "we get paid twice a month: what should each paycheck put in a 401k?", "named"),
+        # what the person earns: "makes sense" says nothing of it
+        ("income", "which of a roth or a traditional ira makes most sense for us?", None),
+        ("income", "we're making about 90k. roth or traditional ira?", "needed"),
         # the cards: what a purchase on one could get back, not the purchase told alone
         (
             "cards",
@@ -40,7 +43,7 @@ def _bearing(text: str) -> dict[str, set[str]]:
         ("cards", "put the train on my sapphire and it was 13 hours late. hotel covered?", "named"),
     ],
 )
-def test_a_figure_is_needed_or_only_named(figure: str, text: str, reading: str) -> None:
+def test_a_figure_is_needed_or_only_named(figure: str, text: str, reading: str | None) -> None:
     assert FIGURES[figure].reading(stemmed(text), understand(text)) == reading
 
 

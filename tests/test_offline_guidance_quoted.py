@@ -10,7 +10,9 @@ import pytest
 from flask import Flask
 
 from tests.support.apps import ApiClient, answer_in_new_chat, api_client
-from webapp.llm.offline.guidance import read_guided, topics_of
+from webapp.llm.offline.dispatch import Context, tasks
+from webapp.llm.offline.guidance import Guided, read_guided, topics_of
+from webapp.llm.offline.library import library
 
 
 @pytest.mark.parametrize(
@@ -222,3 +224,19 @@ def test_a_roth_withdrawal_for_a_first_home_quotes_the_rule_alone(app: Flask, te
     assert "first-time home purchase, up to a $10,000 lifetime limit" in answer, answer
     assert "No minimum distributions" not in answer
     assert all(t["kind"] != "account" for t in targets), targets
+
+
+def test_a_rules_bound_asked_after_it_is_the_same_question() -> None:
+    text = "could i take my roth money out for a first home without tax? is there a cap?"
+    (task,) = tasks(text, Context(library(), None, ()))
+    assert isinstance(task, Guided)
+    # a limit of an account of the user's is a question of its own
+    assert (
+        len(
+            tasks(
+                "can i dispute a charge on my amex? whats my credit limit?",
+                Context(library(), None, ()),
+            )
+        )
+        == 2
+    )

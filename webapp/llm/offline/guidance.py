@@ -46,6 +46,8 @@ FLOWS = {
 
 _POINTING = lexicon.phrases("follow_up", "pronouns")
 _BORN = re.compile(r"\bborn (in )?(19|20)\d\d\b")
+# A rule's bound asked of no account ("any limit?", "is there a cap?"): the rule's own.
+_BOUNDS = stems(["limit", "limits", "cap", "caps", "maximum", "max", "ceiling", "deadline"])
 
 
 def _pages(page: str | list[str]) -> tuple[str, ...]:
@@ -181,9 +183,12 @@ class Guided:
         """Tell whether a part of the message belongs to this question: it asks nothing of
         the user's figures, names the topic, points back at it ("how much would that leave
         me?"), names a kind of account a bearing figure reads ("my mortgage") or speaks of such a
-        figure itself ("could I handle 10% of each paycheck?")."""
+        figure itself ("could I handle 10% of each paycheck?"), or asks the rule's bound of no
+        account of theirs ("any limit?")."""
         question = understand(part)
         said = stemmed(part)
+        if not (question.kinds or question.institutions) and lexicon.has_phrase(said, _BOUNDS):
+            return True
         kinds = {k for f in self._bearing() for k in FIGURES[f].kinds}
         if question.intents:  # "whats my amex balance?": a bank named asks its own figure
             question = replace(question, institutions=())
