@@ -113,3 +113,15 @@ def test_a_follow_up_pointing_back_is_answered_from_the_documents_before(
 def test_unauthorised_use_in_everyday_words_reads_the_liability_cap(text: str) -> None:
     hits = library().rank(text)
     assert hits and hits[0].doc.path.endswith("1026.12.md"), [h.doc.path for h in hits]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "walgreens billed my visa two times for one prescription, what now?",
+        "ticketmaster double charged my citi card for a single concert ticket - what can i do",
+    ],
+)
+def test_the_same_purchase_charged_twice_is_a_billing_error_to_dispute(text: str) -> None:
+    found = {t.name: set(bearing) for t, bearing in topics_of(text)}
+    assert found == {"disputing a card charge": set()}, found

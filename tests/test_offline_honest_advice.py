@@ -89,6 +89,22 @@ def test_which_card_first_quotes_how_interest_is_charged() -> None:
     assert guides("payoff", ordered) == ("payoff_order",)
     timed = understand("should I pay the amex in full this month?")
     assert guides("payoff", timed) == ("payoff",)
+    soon = understand("worth clearing my visa right now?")
+    assert guides("payoff", soon) == ("payoff",)
+
+
+def test_when_the_money_comes_does_not_bring_the_page_to_which_card_first() -> None:
+    # the order of their balances answers it: no page of the card's interest
+    assert guides("payoff", understand("some spare money next month, what card comes first?")) == ()
+    # when it is to be paid does: paid in full then, the grace period spares the interest
+    paid = understand("if i can zero out just one card next month, which goes first?")
+    assert guides("payoff", paid) == ("payoff_order",)
+
+
+def test_paying_off_or_keeping_the_cash_where_it_sits_quotes_the_emergency_fund() -> None:
+    kept = understand("pay the cards down from my savings, or leave the money where it is?")
+    assert guides("payoff", kept) == ("cushion",)
+    assert guides("payoff", understand("pay the cards down from my savings?")) == ()
 
 
 def test_pmi_at_a_share_down_is_set_against_the_pages_share(app: Flask) -> None:
@@ -142,3 +158,26 @@ def test_saving_before_investing_with_no_holdings_quotes_the_emergency_fund(app:
     )
     assert "$3,120.44" in said and "three to six months" in said
     assert CUSHION in {c["source"] for c in cited}
+
+
+def test_a_mix_weighed_for_diversification_quotes_the_diversifying_page(app: Flask) -> None:
+    said, cited = answer_in_new_chat(
+        app,
+        api_client(app, "demo"),
+        "my money is VTI, some apple and a little ether. diversified enough, do you think?",
+    )
+    sources = {c["source"] for c in cited}
+    assert "Diversification means" in said
+    assert any("asset-allocation-diversification" in s for s in sources), sources
+
+
+def test_debt_before_an_index_fund_says_what_an_index_fund_is(app: Flask) -> None:
+    said, cited = answer_in_new_chat(
+        app, api_client(app, "alex"), "pay my card down first, or start buying an index fund?"
+    )
+    assert "$410.09" in said and "An index fund is a mutual fund" in said
+    assert any("glossary/index-fund" in c["source"] for c in cited)
+    said, cited = answer_in_new_chat(
+        app, api_client(app, "alex"), "pay my card down first, or start investing?"
+    )
+    assert all("index-fund" not in c["source"] for c in cited)

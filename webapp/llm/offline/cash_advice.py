@@ -132,11 +132,29 @@ def cushion_left(rows: list[Row]) -> list[Block]:
     return [(text.replace("What is left would", "As an emergency fund, what is left would"), cites)]
 
 
+# Where the money should be kept ("should it stay in savings or sit in my brokerage?"), and
+# not how much or how long: the place is the question, the outgoings don't answer it.
+_WHERE = re.compile(r"\b(where|stay|stays|instead of|rather than|move it|moving it)\b")
+_MEASURE = re.compile(
+    r"\b(enough|too (much|little)|how (long|many|much|big)|last|cover|big|target|aim|months?)\b"
+)
+
+
+def asks_where(text: str) -> bool:
+    """Tell whether a question about a cushion asks only where to keep it."""
+    said = text.lower()
+    return _WHERE.search(said) is not None and _MEASURE.search(said) is None
+
+
 def cushion(question: Question, rows: list[Row], guide: list[Block]) -> list[Block]:
-    """How long the cash would last on the user's outgoings, and what to aim for."""
+    """How long the cash would last on the user's outgoings, and what to aim for; asked only
+    where to keep it, what it holds and the guide's word on where."""
     cash = cash_of(question, rows)
     if not cash:
         return [("You have no bank accounts linked, so I can't see any cash set aside.", [])]
+    if asks_where(question.text):
+        text, cites = _cash_sentence(cash)
+        return [(text + ".\n", cites), *guide]
     spend = Outgoings.of(rows)
     have = _total(cash)
     text, cites = _cash_sentence(cash)

@@ -57,6 +57,9 @@ _INDEX_FUND = (" index fund", " index funds", " etf", " etfs")
 _OUTGOINGS: tuple[Open, ...] = ("afford", "cushion", "budget")
 _PAYOFF_WHEN = lexicon.phrases("open_guides", "payoff", "when")
 _PAYOFF_ORDER = lexicon.phrases("open_guides", "payoff", "order")
+_PAYOFF_SOON = lexicon.phrases("open_guides", "payoff", "soon")
+_MONEY_COMES = re.compile(str(lexicon.table("open_guides")["payoff"]["comes"]))
+_PAYOFF_KEPT = lexicon.phrases("open_guides", "payoff", "kept")
 _KEPT = lexicon.phrases("open_guides", "cushion_where", "when")
 
 
@@ -89,11 +92,15 @@ def guides(kind: Open, question: Question) -> tuple[str, ...]:
         return ("cushion",) if saves_first(question.text) else ("allocate",)
     if kind == "afford":
         return ("cushion",) if mentions_cushion(question.text) else ()
+    if kind == "plan":  # "clear the card before I start on an index fund?": what one is
+        return ("index_fund",) if index else ()
     if kind == "payoff":
         ordered = lexicon.has_phrase(said, _PAYOFF_ORDER)  # "which one first?"
         rule = "payoff_order" if ordered else "payoff"
-        when = (rule,) if lexicon.has_phrase(said, _PAYOFF_WHEN) else ()
-        return ("cushion", *when) if mentions_cushion(question.text) else when
+        soon = lexicon.has_phrase(said, _PAYOFF_SOON) and not _MONEY_COMES.search(said)
+        when = (rule,) if lexicon.has_phrase(said, _PAYOFF_WHEN) or soon else ()
+        cushioned = mentions_cushion(question.text) or lexicon.has_phrase(said, _PAYOFF_KEPT)
+        return ("cushion", *when) if cushioned else when
     if kind == "cushion":  # "is it ok to keep it all in checking?"; "while inflation eats it"
         kept = ("cushion", "cushion_where") if lexicon.has_phrase(said, _KEPT) else ("cushion",)
         return (*kept, INFLATION) if names_inflation(question) else kept
@@ -138,9 +145,11 @@ def _fund(rows: list[Row], question: Question) -> bool:
 def _quoted(kind: Open, question: Question, rows: list[Row], results: list[Result]) -> list[Block]:
     keys = tuple(k for k in guides(kind, question) if k != INFLATION)  # its own lines
     if kind == "sell" and keys:
-        keys = ("index_fund",) if _fund(rows, question) else ("diversify",)
+        fund = ("index_fund",) if _fund(rows, question) else ()
+        # "am I diversified enough?": the page on diversifying first, then the fund's own
+        keys = ("diversify", *fund) if concentrated(question) else fund or ("diversify",)
         if "rebalanc" in question.text.lower():  # "do I need to rebalance?": the page's rule
-            keys = (*keys, "rebalance")
+            keys = (keys[0], "rebalance")
     return [b for n, key in enumerate(keys[:2]) for b in guidance(key, results, then=n > 0)]
 
 
@@ -163,7 +172,7 @@ def open_write(kind: Open, question: Question, reply: str, results: list[Result]
         left = cushion_left(rows) if mentions_cushion(question.text) else []
         return payoff(question, rows) + left + guide
     if kind == "plan":
-        return plan(question, rows)
+        return plan(question, rows) + guide
     if kind == "sell":
         return sell(question, rows, whole=concentrated(question)) + guide
     if kind == "allocate":
