@@ -42,6 +42,7 @@ from .plan import (
 )
 from .saving_pace import asks_pace, pace_query
 from .scope import padded
+from .weight import weighed
 
 ALL_ACCOUNTS = (
     f"SELECT {ACCOUNT_COLUMNS}, credit_limit FROM account_details"
@@ -94,6 +95,8 @@ def guides(kind: Open, question: Question) -> tuple[str, ...]:
         return ("cushion",) if mentions_cushion(question.text) else ()
     if kind == "plan":  # "clear the card before I start on an index fund?": what one is
         return ("index_fund",) if index else ()
+    if kind == "weight":  # "most of what I own is the house": spreading it out
+        return ("diversify",)
     if kind == "payoff":
         ordered = lexicon.has_phrase(said, _PAYOFF_ORDER)  # "which one first?"
         rule = "payoff_order" if ordered else "payoff"
@@ -177,4 +180,6 @@ def open_write(kind: Open, question: Question, reply: str, results: list[Result]
         return sell(question, rows, whole=concentrated(question)) + guide
     if kind == "allocate":
         return allocate(rows, guide)
+    if kind == "weight":
+        return weighed(question, rows, guide)
     return uncovered(reply, question, rows)

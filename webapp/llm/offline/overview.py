@@ -23,7 +23,16 @@ from .words import count_of, money, percent
 from .words import sentence as opening
 
 Open: TypeAlias = Literal[
-    "overview", "afford", "payoff", "sell", "uncovered", "plan", "cushion", "allocate", "budget"
+    "overview",
+    "afford",
+    "payoff",
+    "sell",
+    "uncovered",
+    "plan",
+    "cushion",
+    "allocate",
+    "budget",
+    "weight",
 ]
 GUIDES: dict[str, dict[str, str]] = lexicon.table("open_guides")
 _UNCOVERED = lexicon.rules("uncovered")
