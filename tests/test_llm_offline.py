@@ -169,6 +169,37 @@ def test_pages_no_search_words_can_tell_apart_are_fetched_one_each() -> None:
     assert '"Budget guide 1"' in call.input["code"]
 
 
+def _shelf(*texts: str) -> Library:
+    return Library(
+        [
+            (LibraryDoc(None, f"https://x.example/{n}", f"Page {n}"), "", t)
+            for n, t in enumerate(texts)
+        ]
+    )
+
+
+SHELF = (
+    "Claiming early: the monthly benefit is permanently reduced if you claim before full age.",
+    "Taxes on wages are withheld by your employer from each paycheck.",
+    "Capital gains taxes apply when you sell an investment for more than you paid.",
+    "Property taxes and homeowners insurance are paid from the escrow account each year.",
+    "An annual fee is charged on the card every year, whatever you spend.",
+    "A grace period lets you pay the statement balance without interest.",
+    "Keep receipts for charitable gifts of $250 or more.",
+)
+
+
+def test_a_passage_sharing_one_generic_word_with_a_question_is_not_cited() -> None:
+    # The first page shares only "reduced" with the question and says nothing of taxes, which
+    # the other pages show to be a common word: a rarer word alone made it look relevant.
+    assert _shelf(*SHELF).rank("How can I reduce my taxes?") == []
+
+
+def test_a_passage_holding_several_of_the_questions_words_still_answers() -> None:
+    hits = _shelf(*SHELF).rank("Is my benefit reduced when I claim early?")
+    assert [h.doc.path for h in hits][:1] == ["https://x.example/0"]
+
+
 def test_account_queries_select_the_ids_the_citations_need() -> None:
     query = account_query(understand("What do I owe on my credit cards?"))
     assert "source, source_account_id" in query and "account_type = 'credit'" in query

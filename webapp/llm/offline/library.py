@@ -4,7 +4,10 @@ weigh more than text), so the ranking, not a keyword list, picks the corpus to r
 
 A document is kept only when its best passage covers most of what the question asks about
 (the share of the question's rare words it contains) and ranks near the best document: a
-threshold, so that the sources a person sees are the ones that were relevant.
+threshold, so that the sources a person sees are the ones that were relevant. A passage that
+holds only one of the question's several topic words must hold most of what it asks: a word
+rare in the documents but general in speech ("reduce") does not make a page about Social
+Security an answer to "how do I reduce my taxes".
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from .words import STOPWORDS, as_documents_say, stem, stems, synonyms_of, words
 # Column weights for bm25(): the document's title, the passage's heading, the passage.
 WEIGHTS = (5.0, 2.0, 1.0)
 MIN_COVERAGE = 0.55  # of the question's topic (by rarity), found in one passage and its title
-MIN_RELATIVE = 0.6  # of the best document's score
+MIN_RELATIVE = 0.6
+# A passage holding one of a question's several topic words is kept only when that word is
+# most of what is asked ("reduce" alone is not "how do I reduce my taxes").
+ONE_WORD_COVERAGE = 0.8  # of the best document's score
 MAX_DOCUMENTS = 3
 MAX_TERMS = 24
 SMALL_NUMBER = 120
@@ -53,6 +59,8 @@ class DocHit:
     score: float
     coverage: float
     passages: tuple[str, ...]
+    # How many of the question's topic words the best-covering passage holds.
+    words_held: int = 0
 
 
 def _term_groups(question: str) -> list[tuple[str, ...]]:
@@ -200,19 +208,30 @@ class Library:
         total = sum(rarity) or 1.0
         best: dict[int, DocHit] = {}
         for rowid, key, body, score in rows:
-            coverage = sum(r for r, m in zip(rarity, matched, strict=True) if rowid in m) / total
+            held = [r for r, m in zip(rarity, matched, strict=True) if rowid in m]
+            coverage = sum(held) / total
             hit = best.get(key)
             if hit is None:
-                best[key] = DocHit(self.docs[key], score, coverage, (body,))
+                best[key] = DocHit(self.docs[key], score, coverage, (body,), len(held))
             else:
                 best[key] = DocHit(
-                    hit.doc, hit.score, max(hit.coverage, coverage), (*hit.passages, body)
+                    hit.doc,
+                    hit.score,
+                    max(hit.coverage, coverage),
+                    (*hit.passages, body),
+                    max(hit.words_held, len(held)),
                 )
         ranked = sorted(best.values(), key=lambda h: (-h.score, h.doc.path))
         if not ranked:
             return []
         top = ranked[0].score
-        kept = [h for h in ranked if h.coverage >= MIN_COVERAGE and h.score >= MIN_RELATIVE * top]
+        kept = [
+            h
+            for h in ranked
+            if h.coverage >= MIN_COVERAGE
+            and h.score >= MIN_RELATIVE * top
+            and (h.words_held >= 2 or len(groups) < 2 or h.coverage >= ONE_WORD_COVERAGE)
+        ]
         for group in (g for g in groups if g[0] in _SUBJECTS):
             # "...into my IRA": the kind of account asked about, when the best document
             # speaks of it, leaves out documents that never do (charitable limits).
