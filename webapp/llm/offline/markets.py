@@ -102,6 +102,9 @@ def holdings(question: Question, rows: list[Row], cash: list[Row] | None = None)
         ]
     if _BY_TYPE.search(f" {question.text.lower()} ") and not question.tickers:
         return by_type(held, cash or [])
+    kind = None if question.tickers else kind_asked(question.text)
+    if kind is not None:
+        return of_kind(kind, held)
     if "allocation" in question.intents or not any(r.get("account_name") for r in held):
         return allocation(held) + _uninvested(cash or [])
     total = sum(number(row.get("market_value")) or 0.0 for row in held)
@@ -197,6 +200,46 @@ def by_type(held: list[Row], cash: list[Row]) -> list[Block]:
                 [r.cite for r in rows],
             )
         )
+    return blocks
+
+
+# One kind of investment asked about alone ("what stocks do I own", "what percent of my
+# portfolio is crypto"): the security types it takes in, as the holdings table spells them.
+# A stock ETF is stocks to the person who holds it, so stocks take in ETFs; a fund question
+# takes ETFs and mutual funds.
+_KINDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (r"stocks?|shares|equities|equity", "stocks", ("equity", "stock", "etf")),
+    (r"etfs?|index funds?|funds?|mutual funds?", "funds", ("etf", "mutual")),
+    (r"crypto(?:currenc(?:y|ies))?|coins?", "crypto", ("crypto",)),
+)
+
+
+def kind_asked(text: str) -> str | None:
+    """Return the one kind of investment a question names ("stocks", "funds", "crypto"), or
+    None when it names none or several."""
+    said = {name for words, name, _ in _KINDS if re.search(rf"\b(?:{words})\b", text.lower())}
+    return said.pop() if len(said) == 1 else None
+
+
+def of_kind(kind: str, held: list[Row]) -> list[Block]:
+    """The holdings of one kind, each with its value, and their share of all the holdings."""
+    marks = next(types for _, name, types in _KINDS if name == kind)
+    chosen = [r for r in held if any(m in (r.get("security_type") or "").lower() for m in marks)]
+    total = sum(number(r.get("market_value")) or 0.0 for r in held)
+    if not chosen:
+        return [(f"You hold no {kind} in your linked accounts.", [])]
+    value = sum(number(r.get("market_value")) or 0.0 for r in chosen)
+    verb = "is" if kind == "crypto" else "are"
+    blocks: list[Block] = [
+        (
+            f"Your {kind} {verb} worth {money(value)}, {percent(value, total)} of your "
+            f"holdings ({money(total)}):\n",
+            [r.cite for r in chosen],
+        )
+    ]
+    for row in chosen:
+        where = f", in {row.label}" if row.get("account_name") else ""
+        blocks.append((f"- {_position(row)}{where}\n", [row.cite]))
     return blocks
 
 
