@@ -224,6 +224,30 @@ def _cash_flow(ask: SpendingAsk, rows: list[Row], label: str | None = None) -> l
     return blocks
 
 
+def _income(ask: SpendingAsk, rows: list[Row]) -> list[Block]:
+    """The money that came in over the period, per account it came into."""
+    income = _totals(rows, "flow", "income")
+    if not income:
+        return [(f"I found no income{_when(ask)} in your transactions.", [])]
+    currency = _currency(income)
+    earned = -sum(_amount(r, "total") for r in income)
+    deposits = sum(int(_amount(r, "transactions")) for r in income)
+    blocks: list[Block] = [
+        (
+            f"You took in {money(earned, currency)} of income{_when(ask)}: "
+            f"{count_of(deposits, 'deposit')}"
+            + (f" into {_where(income[0])}.\n" if len(income) == 1 else ".\n"),
+            _cites(income),
+        )
+    ]
+    if len(income) > 1:
+        for row in income:
+            blocks.append(
+                (f"- {_where(row)}: {money(-_amount(row, 'total'), currency)}\n", [row.cite])
+            )
+    return blocks
+
+
 def spending_answer(ask: SpendingAsk, results: list[Result]) -> list[Block]:
     """Write the answer from this turn's results, each figure citing the rows it summed."""
     errors = [str(r.block["error"]) for r in results if r.index is None]
@@ -243,6 +267,8 @@ def spending_answer(ask: SpendingAsk, results: list[Result]) -> list[Block]:
         return _compare(ask, rows)
     if ask.kind == "cash_flow":
         return _cash_flow(ask, rows)
+    if ask.kind == "income":
+        return _income(ask, rows)
     if ask.kind == "overview":
         flows = [r for r in rows if r.get("flow")]
         periods = [r for r in rows if r.get("period")]

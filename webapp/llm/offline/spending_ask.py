@@ -22,7 +22,7 @@ from ...store.spending import SPENDING
 from .ask import CAN_SPEND, GENERIC, INSTITUTIONS
 
 SpendingKind: TypeAlias = Literal[
-    "spend", "categories", "compare", "cash_flow", "recurring", "largest", "overview"
+    "spend", "categories", "compare", "cash_flow", "income", "recurring", "largest", "overview"
 ]
 
 _MONTHS = (
@@ -243,6 +243,12 @@ _SPEND_WORD = r"\b(spend|spent|spending|expenses?)\b"
 _KINDS: tuple[tuple[SpendingKind, str], ...] = (
     ("overview", r"\bhow am i doing\b|\bhow('s| is) my (month|spending|budget)\b"),
     ("recurring", r"\b(recurring|subscriptions?|repeating|every month)\b"),
+    # "which category did I spend the most on": the categories, largest first
+    (
+        "categories",
+        r"\b(categor(y|ies)|kind of (spending|expenses?))\b.*\b(most|biggest|largest|top)\b"
+        r"|\b(most|biggest|largest|top)\b.*\b(categor(y|ies))\b",
+    ),
     (
         "largest",
         r"\b(largest|biggest|most expensive|top)\b.*"
@@ -256,6 +262,12 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
         + _SPEND_WORD
         + r".*\b(earn|earned|income|made)\b|\bmoney (in|coming in)\b"
         r"(?! (my|the|your|an?|this|it|them|each|both|which|there|that|those)\b)",
+    ),
+    # Money coming in alone: "what's my income", "how much did I earn", "did I get paid".
+    (
+        "income",
+        r"\b(income|salary|paychecks?|wages|earn|earned|earnings)\b"
+        r"|\b(get|got|getting|been) paid\b|\bpay ?day\b|\b(do|did) (i|we) make\b",
     ),
     (
         "compare",
@@ -311,7 +323,7 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
         period is None
         and not merchant  # "that Hilton stay": whenever it was
         and not files_only
-        and kind in ("spend", "categories", "largest", "cash_flow")
+        and kind in ("spend", "categories", "largest", "cash_flow", "income")
     ):
         period = Period(
             "in the last 30 days", today - timedelta(days=29), today + timedelta(days=1)
@@ -348,7 +360,7 @@ def spending_queries(ask: SpendingAsk, today: date) -> list[str]:
         if ask.kind == "overview":
             queries.append(_cash_flow(ask, now))
         return queries
-    if ask.kind == "cash_flow":
+    if ask.kind in ("cash_flow", "income"):
         return [_cash_flow(ask, ask.period)]
     if ask.kind == "recurring":
         since = month_start(today, 5)

@@ -26,10 +26,11 @@ OUT_OF_SCOPE = f"I can't help with that. I can answer questions about {CAN_DO}."
 NOT_FOUND = (
     f"I couldn't find an answer to that in my sources. I can answer questions about {CAN_DO}."
 )
+# A question about money over time that `spending_ask.read_spending` could not read.
 NO_SPENDING = (
-    "I can't see your spending: I have your account balances and holdings, not "
-    "your transactions. I can tell you what you have, what you owe, your net worth "
-    "or your credit utilization."
+    "I couldn't tell what to add up from your transactions. Ask with what and when, for "
+    'example "What did I spend on groceries last month?", "What did I earn in November?" '
+    'or "What are my recurring charges?"'
 )
 NO_TICKER = (
     'Which stock do you mean? Ask with its ticker symbol, for example "What is AAPL trading at?"'

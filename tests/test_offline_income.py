@@ -1,0 +1,65 @@
+"""Money coming in, asked alone, and spending ranked by category (`spending_ask.py`): both
+read from the transactions, each figure cited to the accounts whose rows it summed. Before,
+an income question got the reply written when there were no transactions at all."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from flask import Flask
+
+from tests.support.apps import answer_in_new_chat, api_client
+from webapp.llm.offline.spending_ask import read_spending
+
+TODAY = date(2026, 3, 14)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what were my earnings in february",
+        "have I been paid yet this month?",
+        "how much salary came through last month",
+        "what did we make in january",
+    ],
+)
+def test_money_coming_in_alone_is_an_income_question(text: str) -> None:
+    ask = read_spending(text, TODAY)
+    assert ask is not None and ask.kind == "income"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "which categories took the most of my money last month?",
+        "top spending category in february?",
+    ],
+)
+def test_a_category_ranked_is_the_categories(text: str) -> None:
+    ask = read_spending(text, TODAY)
+    assert ask is not None and ask.kind == "categories"
+
+
+def test_income_and_spending_together_stay_a_cash_flow() -> None:
+    ask = read_spending("income versus spending last month?", TODAY)
+    assert ask is not None and ask.kind == "cash_flow"
+
+
+def test_the_income_answer_gives_the_deposits_and_cites_their_account(app: Flask) -> None:
+    text, cites = answer_in_new_chat(
+        app, api_client(app, "alex"), "What were my earnings last month?"
+    )
+    assert "of income last month" in text and "two deposits" in text
+    assert "Bank of America checking" in text
+    assert "transactions" not in text.lower()  # never "I can't see your transactions"
+    assert len(cites) == 1 and cites[0]["target"]["kind"] == "account"
+
+
+def test_the_categories_answer_ranks_them(app: Flask) -> None:
+    text, _ = answer_in_new_chat(
+        app, api_client(app, "demo"), "what category ate most of my money in november?"
+    )
+    lines = [line for line in text.splitlines() if line.startswith("- ")]
+    amounts = [float(line.rsplit("$", 1)[1].replace(",", "")) for line in lines]
+    assert len(amounts) >= 3 and amounts == sorted(amounts, reverse=True)
