@@ -291,6 +291,7 @@ _PAYER = re.compile(
     r"\b(will|would|does|do|can|could)\s+(?!(?:i|we|you)\b)(?:[\w']+\s+){1,3}"
     r"(pay|pays|cover|covers|reimburse|reimburses)\b"
 )
+_RULE_OF_PAY = re.compile(r"\b(tax|taxes|taxed|taxable|deduct\w*|report\w*|withh[eo]ld\w*)\b")
 _FILES = re.compile(r"\b(file|files|statement|statements|csv|upload|uploaded)\b")
 
 
@@ -309,6 +310,8 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
     category = _category(text)
+    if kind == "income" and _RULE_OF_PAY.search(text):
+        return None  # "I get paid in cash, is that taxable?": a rule about pay, not its sum
     if kind == "spend" and _PAYER.search(text) and not re.search(_SPEND_WORD, text):
         return None  # "will the sapphire pay for a hotel?": what a card covers, not spending
     merchant = None if category else _merchant(text)
