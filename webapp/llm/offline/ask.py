@@ -163,7 +163,7 @@ def _phrase(text: str) -> str:
         for at, word in enumerate(said)
         for full in [ALIASES.get(word, word).split()]
     ]  # "wells" is "wells fargo", but "wells fargo" stays as it is
-    return " " + " ".join(spelled) + " "
+    return _PLACED.sub(" ", " " + " ".join(spelled) + " ")
 
 
 def _has(phrase: str, cue: str) -> bool:
@@ -309,6 +309,7 @@ def _implied_own(text: str, phrase: str) -> bool:
 _CONTENTS = re.compile(str(lexicon.table("implied_own")["contents"]))
 _LINKED = re.compile(str(lexicon.table("implied_own")["linked"]))
 _HELD_AT = re.compile(str(lexicon.table("implied_own")["held_at"]))
+_PLACED = re.compile(str(lexicon.table("implied_own")["placed"]))
 _TOGETHER = lexicon.words_of("together")
 _CALLED = re.compile(str(lexicon.table("implied_own")["called"]))
 _ABOUT = re.compile(str(lexicon.table("implied_own")["about"]))

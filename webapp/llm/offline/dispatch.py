@@ -102,6 +102,13 @@ def _guided(text: str, context: Context) -> Task | None:
     return replace(found, today=context.today) if found else None
 
 
+def _declined(text: str, context: Context) -> Task | None:
+    """A harmful request, or one about another person's accounts, declined before any reader
+    takes its figures or sums ("hide some of my income ... so I pay less": no sum)."""
+    said = declined(text)
+    return Reply(said) if said else None
+
+
 def _scope(text: str, context: Context) -> Task | None:
     said = out_of_scope(text, context.books)
     return Reply(said) if said else None
@@ -313,6 +320,7 @@ def _regular(text: str, context: Context) -> Task | None:
 
 
 READERS: list[Callable[[str, Context], Task | None]] = [
+    _declined,
     _projected,
     _regular,
     _stand_in,

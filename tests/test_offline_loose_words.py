@@ -1,0 +1,28 @@
+"""Questions in loose words (issue 19's eleventh development set): money said to sit, be parked
+or kept somewhere asks what is there; a follow-up of such a question keeps what it asked."""
+
+from __future__ import annotations
+
+from webapp.llm.offline.ask import understand
+from webapp.llm.offline.conversation import follow_up, previous_question
+
+
+def test_where_money_is_said_to_sit_asks_what_is_there() -> None:
+    for text in (
+        "how much is parked in my citi savings",
+        "how much is kept in my wells fargo checking",
+        "how much money is stashed in my savings account",
+    ):
+        asked = understand(text)
+        assert asked.intents and set(asked.intents) <= {"balances", "cash", "holdings"}, text
+        assert not {"parked", "kept", "stashed"} & set(asked.names), text
+
+
+def test_a_follow_up_of_money_said_to_sit_somewhere_asks_the_same_of_another_bank() -> None:
+    before = previous_question(("how much is lying in my wells fargo savings?",))
+    assert before is not None and before.intents == ("balances",)
+    found = follow_up("and at chase?", before)
+    assert found is not None
+    asked, note = found
+    assert asked.institutions == ("chase",) and asked.kinds == ("savings",)
+    assert "Chase" in note
