@@ -46,6 +46,20 @@ def test_the_question_and_its_period_are_read(
     assert (ask.period.start.isoformat(), ask.period.end.isoformat()) == (start, end)
 
 
+def test_a_payee_named_as_who_charged_or_billed_is_the_merchant() -> None:
+    for text, merchant in (
+        ("What has Spotify billed us this month?", "spotify"),
+        # a payee's name may hold a category's word: the payee, not all the gym's charges
+        ("how much did anytime fitness charge me in february", "anytime fitness"),
+    ):
+        ask = read_spending(text, TODAY)
+        assert ask is not None and ask.kind == "spend", text
+        assert ask.merchant == merchant and ask.category is None, text
+    # a bank or the user's own card charging is its fees, not spending at a payee
+    assert read_spending("how much did wells fargo charge me last month", TODAY) is None
+    assert read_spending("what did my citi card bill me in february", TODAY) is None
+
+
 def test_category_merchant_and_files_are_read() -> None:
     groceries = read_spending("What did I spend on groceries last month?", TODAY)
     assert groceries is not None and groceries.category is not None

@@ -122,6 +122,13 @@ _MERCHANT = re.compile(
     r"|every|extra|interest|taxes|tax|fees|bills|attention|cash|monthly|yearly)\b)"
     r"([a-z0-9][a-z0-9&.']*(?:\s+[a-z0-9][a-z0-9&.']*)?)"
 )
+# The payee as who charged: "how much did planet fitness charge me", "what has hulu billed us"
+# (its name may hold a category's word: "planet fitness" is a payee, not all the gym's charges)
+_CHARGER = re.compile(
+    r"\b(?:did|does|do|has|have|will|would)\s+([a-z0-9][a-z0-9&.']*(?:\s+[a-z0-9][a-z0-9&.']*)?)"
+    r"\s+(?:charge|charged|bill|billed|cost)\s+(?:me|us)\b"
+)
+_NOT_CHARGER = frozenset({"the", "a", "an", "my", "our", "your", "it", "they", "that", "this"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +225,24 @@ def _merchant(text: str) -> str | None:
     return None
 
 
+def _charger(text: str) -> str | None:
+    """Who charged, named as the one that did: not a bank ("did chase charge me": its fees),
+    a card of the user's ("my amex") or a pronoun."""
+    found = _CHARGER.search(text)
+    if found is None:
+        return None
+    named = re.sub(r"[^a-z0-9&. ]", "", found[1]).split()
+    if not named or named[0] in _NOT_CHARGER or any(w in i for w in named for i in INSTITUTIONS):
+        return None
+    return " ".join(named) if len(" ".join(named)) >= 3 else None
+
+
 _CAPITAL = re.compile(r"(?<=[a-z,] )[A-Z][a-z'&]+(?: [A-Z][a-z'&]+)*")
 
 
-_COST_ME = re.compile(r"\b(cost|costs|costing|charged?|set) (me|us)\b|\b(did|do) (i|we) pay\b")
+_COST_ME = re.compile(
+    r"\b(cost|costs|costing|charged?|billed?|set) (me|us)\b|\b(did|do) (i|we) pay\b"
+)
 
 
 def _named_payee(question: str) -> str | None:
@@ -239,6 +260,13 @@ def _named_payee(question: str) -> str | None:
 
 
 _SPEND_WORD = r"\b(spend|spent|spending|expenses?)\b"
+# What says money went out, and what says a payee charged it (which names who charged).
+_SPENT = (
+    r"\b(spend|spent|spending|expenses?|cost|costs|costing|paid|pay for|purchases?"
+    r"|transactions?)\b"
+    r"|\b(did|do) (i|we) pay\b|\b(went|go|goes|gone) on\b|\bset (me|us) back\b"
+)
+_CHARGED = r"|\b(charge|charged|bill|billed) (me|us)\b"
 # Each kind of question and what says it, tried in this order.
 _KINDS: tuple[tuple[SpendingKind, str], ...] = (
     ("overview", r"\bhow am i doing\b|\bhow('s| is) my (month|spending|budget)\b"),
@@ -280,9 +308,9 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
     ),
     (
         "spend",
-        r"\b(spend|spent|spending|expenses?|cost|costs|costing|paid|pay for|purchases?"
-        r"|transactions?)\b"
-        r"|\b(did|do) (i|we) pay\b|\b(went|go|goes|gone) on\b|\bset (me|us) back\b",
+        _SPENT
+        # what a payee charged: "what did hulu bill me", "how much has the gym charged us"
+        + _CHARGED,
     ),
 )
 _PERSONAL = re.compile(r"\b(i|i'm|i've|my|me|mine|we|our|us)\b")
@@ -309,15 +337,18 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
         return None  # "What is cash flow?" asks what a word means, not about their money
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
-    category = _category(text)
+    charger = _charger(text)
+    category = None if charger else _category(text)
     if kind == "income" and _RULE_OF_PAY.search(text):
         return None  # "I get paid in cash, is that taxable?": a rule about pay, not its sum
     if kind == "spend" and _PAYER.search(text) and not re.search(_SPEND_WORD, text):
         return None  # "will the sapphire pay for a hotel?": what a card covers, not spending
-    merchant = None if category else _merchant(text)
+    merchant = None if category else charger or _merchant(text)
     payee = None if category or merchant else _named_payee(question)
     if payee and _COST_ME.search(text):
         merchant = payee  # "what did that Seattle Hilton stay cost me"
+    if kind == "spend" and not (category or merchant) and not re.search(_SPENT, text):
+        return None  # "how much did chase charge me": a bank's fees, no payee's charges
     vague = kind == "spend" and category is None and period is None and not files_only
     named = merchant is not None and merchant == payee  # a payee's cost, whenever it was
     if vague and not named and not re.search(r"\b(spend|spent|spending)\b", text):
