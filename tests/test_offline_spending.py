@@ -11,6 +11,7 @@ import pytest
 from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after
+from webapp.llm.offline.spending import follow_spending
 from webapp.llm.offline.spending_ask import month_start, read_spending, spending_queries
 from webapp.packets.documents import search_doc_from_json
 from webapp.packets.select import select_sources
@@ -190,3 +191,22 @@ def test_a_figure_counts_every_row_not_only_those_shown_to_the_model(
     text = _answer_text(_ask(app, demo, "What did I spend on groceries in my uploaded file?"))
     # 1 + 2 + ... + 60 = 1,830: all sixty rows, though only forty are written out to cite.
     assert "$1,830.00 on groceries" in text and "60 transactions" in text
+
+
+def test_a_follow_up_asks_the_same_spending_of_a_period_named_against_the_last() -> None:
+    asked = "what did i spend on coffee in february?"
+    earlier = follow_spending("what about the previous month?", asked, TODAY)
+    assert earlier is not None
+    ask, note = earlier
+    assert ask.category is not None and ask.category[1] == "coffee"
+    assert ask.period is not None and ask.period.start == date(2026, 1, 1)
+    assert "January 2026" in note
+    named = follow_spending("and in december?", asked, TODAY)
+    assert named is not None and named[0].period is not None
+    assert named[0].period.start == date(2025, 12, 1)
+    # a span of days: as many days before it
+    days = follow_spending("and the 30 days before that?", "my spending in the last 30 days", TODAY)
+    assert days is not None and days[0].period is not None
+    assert (days[0].period.start, days[0].period.end) == (date(2026, 1, 17), date(2026, 2, 16))
+    # this month has no month after it yet
+    assert follow_spending("and the month after?", "what have i spent this month?", TODAY) is None

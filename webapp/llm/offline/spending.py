@@ -22,9 +22,11 @@ from .figures import Row, rows_of
 from .plan import ToolCall
 from .spending_ask import (
     _NOT_MERCHANT,
+    PERIOD_WORDS,
     SpendingAsk,
     _category,
     _period,
+    period_again,
     read_spending,
     spending_queries,
 )
@@ -294,6 +296,12 @@ def follow_spending(question: str, before: str, today: date) -> tuple[SpendingAs
     if not found or asked is None or asked.kind != "spend" or len(text.split()) > 6:
         return None
     rest = " " + found["rest"] + " "
+    when = period_again(rest, asked.period, today)
+    if when is not None and set(rest.split()) <= PERIOD_WORDS | set(when.label.lower().split()):
+        # "and the month before that?", "and in october?": the same question, another period
+        return replace(asked, period=when), f"Taking that as the same question, {when.label}:"
+    if set(rest.split()) <= PERIOD_WORDS:
+        return None  # "and the month after?" this month: no such month yet, and no payee
     category = _category(rest)
     if category is not None:
         ask = replace(asked, category=category, merchant=None)
@@ -304,5 +312,5 @@ def follow_spending(question: str, before: str, today: date) -> tuple[SpendingAs
             return None
         ask = replace(asked, category=None, merchant=" ".join(named))
     what = category[1] if category else ask.merchant.title() if ask.merchant else ""
-    when = f", {asked.period.label}" if asked.period else ""
-    return ask, f"Taking that as the same question{when}, for {what}:"
+    said = f", {asked.period.label}" if asked.period else ""
+    return ask, f"Taking that as the same question{said}, for {what}:"

@@ -201,6 +201,43 @@ def _period(text: str, today: date) -> Period | None:
     return None
 
 
+# A period named against the one asked before: "the month before that", "the previous one".
+_EARLIER = re.compile(
+    r"\b(?:(?:month|one|period|\d+(?: days)?) (?:before|prior|earlier)"
+    r"|(?:previous|prior|preceding|earlier) (?:month|one)"
+    r"|(?:a|one) month (?:before|earlier|prior))\b"
+)
+_LATER = re.compile(r"\b(?:(?:month|one) (?:after|later)|following month|(?:a|one) month later)\b")
+# The words of a period asked again, which name no payee or category.
+PERIOD_WORDS = frozenset(
+    {"month", "months", "day", "days", "one", "period", "before", "prior", "earlier", "previous"}
+    | {"preceding", "after", "later", "following", "that", "it", "then", "this", "those", "the"}
+    | {"a", "in", "for", "of"}
+)
+
+
+def period_again(text: str, before: Period | None, today: date) -> Period | None:
+    """The period a follow-up asks of the same question: one named against the period before
+    ("and the month before that?": the calendar month before it; a span of days: as many
+    days before it), or one named outright ("and in october?")."""
+    back, ahead = _EARLIER.search(text), _LATER.search(text)
+    if before is not None and (back or ahead):
+        ends = month_start(before.end - timedelta(days=1))
+        whole = before.start.day == 1 and ends == before.start
+        if whole or before.label.startswith("this month"):
+            first = month_start(before.start, 1 if back else -1)
+            if first > today:
+                return None
+            return month_period(first, "the month before" if back else "the month after")
+        days = before.end - before.start
+        start = before.start - days if back else before.end
+        last = start + days - timedelta(days=1)
+        shown = f"{start:%B} {start.day} to {last:%B} {last.day}, {last.year}"
+        side = "before" if back else "after"
+        return Period(f"in the {days.days} days {side} that ({shown})", start, start + days)
+    return _period(text, today)
+
+
 def _category(text: str) -> tuple[str, str] | None:
     for words, where, name in _CATEGORIES:
         if any(re.search(rf"\b{re.escape(word)}\b", text) for word in words):
@@ -260,13 +297,12 @@ def _named_payee(question: str) -> str | None:
 
 
 _SPEND_WORD = r"\b(spend|spent|spending|expenses?)\b"
-# What says money went out, and what says a payee charged it (which names who charged).
+# What says money went out.
 _SPENT = (
     r"\b(spend|spent|spending|expenses?|cost|costs|costing|paid|pay for|purchases?"
     r"|transactions?)\b"
     r"|\b(did|do) (i|we) pay\b|\b(went|go|goes|gone) on\b|\bset (me|us) back\b"
 )
-_CHARGED = r"|\b(charge|charged|bill|billed) (me|us)\b"
 # Each kind of question and what says it, tried in this order.
 _KINDS: tuple[tuple[SpendingKind, str], ...] = (
     ("overview", r"\bhow am i doing\b|\bhow('s| is) my (month|spending|budget)\b"),
@@ -306,12 +342,7 @@ _KINDS: tuple[tuple[SpendingKind, str], ...] = (
         "categories",
         r"\b(by category|categories|breakdown|where did my money go|where my money went)\b",
     ),
-    (
-        "spend",
-        _SPENT
-        # what a payee charged: "what did hulu bill me", "how much has the gym charged us"
-        + _CHARGED,
-    ),
+    ("spend", _SPENT),
 )
 _PERSONAL = re.compile(r"\b(i|i'm|i've|my|me|mine|we|our|us)\b")
 # Someone other than the user paying: "will the sapphire preferred pay for", "does it cover".
@@ -330,14 +361,15 @@ def _kind(text: str) -> SpendingKind | None:
 def read_spending(question: str, today: date) -> SpendingAsk | None:
     """Read `question` as a question about spending over time, or None when it is not one."""
     text = " " + re.sub(r"\s+", " ", question.lower()) + " "
-    kind = _kind(text)
+    charger = _charger(text)
+    # what a payee charged: "what did hulu bill me", "how much has planet fitness charged us"
+    kind = _kind(text) or ("spend" if charger else None)
     if CAN_SPEND.search(text):
         return None  # "how much can I still spend on my card": its available credit
     if kind is None or not (_PERSONAL.search(text) or _period(text, today)):
         return None  # "What is cash flow?" asks what a word means, not about their money
     files_only = _FILES.search(text) is not None
     period = _period(text, today)
-    charger = _charger(text)
     category = None if charger else _category(text)
     if kind == "income" and _RULE_OF_PAY.search(text):
         return None  # "I get paid in cash, is that taxable?": a rule about pay, not its sum
@@ -347,8 +379,6 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     payee = None if category or merchant else _named_payee(question)
     if payee and _COST_ME.search(text):
         merchant = payee  # "what did that Seattle Hilton stay cost me"
-    if kind == "spend" and not (category or merchant) and not re.search(_SPENT, text):
-        return None  # "how much did chase charge me": a bank's fees, no payee's charges
     vague = kind == "spend" and category is None and period is None and not files_only
     named = merchant is not None and merchant == payee  # a payee's cost, whenever it was
     if vague and not named and not re.search(r"\b(spend|spent|spending)\b", text):
