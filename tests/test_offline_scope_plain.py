@@ -1,5 +1,5 @@
 """Scope said plainly (issue 19's eleventh development set): a harmful request declined before
-any sum is read into its words."""
+any sum is read into its words; data not held said so, however many of it are asked for."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from datetime import date
 from webapp.llm.offline.dispatch import tasks
 from webapp.llm.offline.fuzzy import correct
 from webapp.llm.offline.library import library
+from webapp.llm.offline.scope import out_of_scope
 from webapp.llm.offline.task import Context, Reply
+from webapp.llm.offline.words import shared_heads
 
 TODAY = date(2026, 3, 17)
 
@@ -24,3 +26,38 @@ def test_a_harmful_request_worded_as_a_sum_is_declined_not_computed() -> None:
     ):
         (found,) = _tasks(text)
         assert isinstance(found, Reply) and "can't help" in found.text, text
+
+
+def test_two_things_sharing_one_noun_are_each_read_in_full() -> None:
+    said = shared_heads(" show me my savings and checking balances ")
+    assert " savings balances and checking balances " in said
+    assert said.startswith(" show me my savings and checking balances ")
+    assert shared_heads(" what is my balance ") == " what is my balance "
+
+
+def test_numbers_that_move_money_are_not_held_said_in_one_or_many() -> None:
+    books = library()
+    for text in (
+        "can you give me the routing and account numbers on my wells fargo checking",
+        "list my card numbers",
+        "what's the account number of my chase savings?",
+    ):
+        said = out_of_scope(text, books)
+        assert said is not None and "routing" in said and "account" in said, text
+    # a figure of the account is still its figure
+    assert out_of_scope("what's the balance on my chase savings?", books) is None
+
+
+def test_a_rate_or_price_foreseen_for_a_season_is_a_forecast_not_a_plan() -> None:
+    books = library()
+    for text in (
+        "think the fed cuts rates this fall so we can refinance?",
+        "are home prices going down by spring, should we wait to buy",
+    ):
+        said = out_of_scope(text, books)
+        assert said is not None and "predict" in said, text
+    # a what-if of a rate is no forecast: the rules answer it
+    assert (
+        out_of_scope("if rates drop next spring, would refinancing make sense for me?", books)
+        is None
+    )

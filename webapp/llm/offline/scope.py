@@ -23,7 +23,7 @@ from .missing_documents import (
 )
 from .own_documents import own_document
 from .refusal import VOCABULARY, another_persons, joined, refusal
-from .words import STOPWORDS, stem, words
+from .words import STOPWORDS, plural, shared_heads, stem, words
 
 # What other modules read here of the documents not held (`missing_documents.py`).
 __all__ = [
@@ -222,10 +222,18 @@ def _not_held(phrase: str) -> str | None:
         return None
     if _HOW_TO.search(phrase):
         return None
+    phrase = shared_heads(phrase)
     for kind, held in _NOT_HELD.items():
-        if lexicon.has_phrase(phrase, tuple(held["objects"])):
+        if lexicon.has_phrase(phrase, _OBJECTS[kind]):
             return str(held.get("reply") or _REPLIES[kind])
     return None
+
+
+# What data is not held, each named in one or many ("the routing numbers").
+_OBJECTS = {
+    kind: tuple(o for obj in held["objects"] for o in (obj, plural(obj)))
+    for kind, held in _NOT_HELD.items()
+}
 
 
 def held_of_own(part: str) -> str | None:

@@ -77,6 +77,27 @@ def singular(word: str) -> str:
     return word
 
 
+def plural(noun: str) -> str:
+    """Return a noun's (or a phrase's last noun's) plural the simple way ("number" ->
+    "numbers", "security code" -> "security codes"); one ending in s stays."""
+    if noun.endswith("s"):
+        return noun
+    if noun.endswith("y") and len(noun.split()[-1]) > 3 and noun[-2] not in "aeou":
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+_SHARED = re.compile(r"(?<= )(\w+) (?:and|or|and or|n|plus) (\w+) (\w+)(?= )")
+
+
+def shared_heads(padded: str) -> str:
+    """Return a padded phrase with each pair of words that share the noun after them said
+    in full too ("the account and routing numbers": "the account numbers and routing
+    numbers"), so that each reads as the thing it names."""
+    spelled = _SHARED.sub(r"\1 \3 and \2 \3", padded)
+    return padded if spelled == padded else padded + spelled.lstrip()
+
+
 @lru_cache(maxsize=8192)  # the same few thousand words, over and over
 def stem(word: str) -> str:
     """Return a crude stem: no plural, -ing, -ed or final -e, then the first five letters
