@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from webapp.llm.offline.ask import understand
 from webapp.llm.offline.conversation import follow_up, previous_question
+from webapp.llm.offline.plan import holding_query
 
 
 def test_where_money_is_said_to_sit_asks_what_is_there() -> None:
@@ -26,3 +27,15 @@ def test_a_follow_up_of_money_said_to_sit_somewhere_asks_the_same_of_another_ban
     asked, note = found
     assert asked.institutions == ("chase",) and asked.kinds == ("savings",)
     assert "Chase" in note
+
+
+def test_what_is_in_a_wallet_asks_its_coins_not_their_price() -> None:
+    asked = understand("what's held in my eth wallet?")
+    assert "quote" not in asked.intents and "holdings" in asked.intents
+    assert asked.tickers == ("ETH",)
+    # a wallet named by its kind holds its coins alone, not the brokerage's shares
+    wallet = understand("what's inside my crypto wallet")
+    assert wallet.intents and wallet.kinds == ("crypto",)
+    if "holdings" in wallet.intents:
+        assert "security_type = 'crypto'" in holding_query(wallet)
+    assert "security_type = 'crypto'" in holding_query(understand("which crypto do i hold"))

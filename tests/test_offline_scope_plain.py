@@ -61,3 +61,15 @@ def test_a_rate_or_price_foreseen_for_a_season_is_a_forecast_not_a_plan() -> Non
         out_of_scope("if rates drop next spring, would refinancing make sense for me?", books)
         is None
     )
+
+
+def test_an_agencys_numbered_handbook_not_bundled_is_said_plainly() -> None:
+    books = library()
+    said = out_of_scope(
+        "per the VA lenders handbook 26-7, can I get a loan with no money down?", books
+    )
+    assert said is not None and "VA lenders handbook 26-7" in said and "don't have" in said
+    # offered only documents on the question's topic
+    escrow = out_of_scope("what does the fannie mae servicing manual 2 say about escrow?", books)
+    assert escrow is not None and "escrow" in escrow.lower()
+    assert "Loan Estimate" not in escrow

@@ -235,6 +235,8 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
         intents = ["allocation"]  # "break down how my investments are split up"
     if own and _HOW_MUCH_HAVE.search(phrase) and not intents:
         intents.append("holdings" if tickers else "balances")  # "how much ETH do I have"
+    if own and not intents and _CONTENTS.search(phrase):
+        intents.append("holdings" if tickers else "balances")  # "what's in my ether wallet"
     documentish = _documentish(phrase)
     kinds = _kinds(phrase)
     carded = "credit" in kinds or _has(phrase, "credit") or bool(institutions_in(phrase))

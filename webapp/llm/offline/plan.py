@@ -176,6 +176,8 @@ def holding_query(question: Question) -> str:
     if "investment" in question.kinds and not where:
         # A brokerage account holds securities, not the crypto of a wallet.
         where = " WHERE security_type IN ('equity', 'etf', 'mutual_fund')"
+    elif question.kinds == ("crypto",) and not where:
+        where = " WHERE security_type = 'crypto'"  # "my crypto wallet": its coins alone
     order = "ORDER BY account_name, ticker"
     if question.tickers or not question.institutions:
         return f"SELECT {HOLDING_COLUMNS} FROM {view}{where} {order}"
