@@ -1,5 +1,6 @@
 """Questions in loose words (issue 19's eleventh development set): money said to sit, be parked
-or kept somewhere asks what is there; a follow-up of such a question keeps what it asked."""
+or kept somewhere asks what is there, and a follow-up of it keeps what it asked; what is in a
+wallet asks its coins; all that is held with a bank asks its accounts."""
 
 from __future__ import annotations
 
@@ -39,3 +40,15 @@ def test_what_is_in_a_wallet_asks_its_coins_not_their_price() -> None:
     if "holdings" in wallet.intents:
         assert "security_type = 'crypto'" in holding_query(wallet)
     assert "security_type = 'crypto'" in holding_query(understand("which crypto do i hold"))
+    # coins named beside other holdings: all of them
+    both = holding_query(understand("what are my crypto and my shares worth together"))
+    assert "WHERE security_type" not in both
+
+
+def test_all_that_is_held_with_a_bank_asks_its_accounts() -> None:
+    for text in ("all i've got with wells fargo", "everything we bank with citi?"):
+        asked = understand(text)
+        assert asked.intents == ("balances",), text
+        assert asked.institutions, text
+    # shares held at a brokerage are still its holdings
+    assert understand("what do I hold at robinhood?").intents == ("holdings",)

@@ -341,8 +341,14 @@ def understand(text: str, own: bool = False) -> Question:
     intents = _intents(phrase, tickers, own)
     if own and tickers and intents == ["balances"]:
         intents = ["holdings"]  # "what's my ether worth": the holding, not every account
-    if own and not intents and _HELD_AT.search(phrase) and institutions_in(text):
-        intents = ["balances"]  # "what's at chase": the accounts there
+    if (
+        own
+        and set(intents) <= {"holdings"}
+        and not tickers
+        and _HELD_AT.search(phrase)
+        and institutions_in(text)
+    ):
+        intents = ["balances"]  # "what's at chase", "everything i hold with chase": its accounts
     if intents == ["balances"] and _CONTENTS.search(phrase):
         intents.append("holdings")  # "what's in my brokerage account": what it holds, if any
     kinds = _kinds(phrase)

@@ -22,6 +22,7 @@ from ...tools.python.market import MarketData
 from .ask import Kind, Question, asks_split
 from .library import DocHit, Library, library
 from .markets import without_data
+from .words import words
 
 ACCOUNT_COLUMNS = (
     "source, source_account_id, account_name, institution_name, account_type, "
@@ -163,6 +164,13 @@ def account_query(question: Question) -> str:
     )
 
 
+# Words that name holdings other than coins.
+_SECURITIES = frozenset(
+    {"stock", "stocks", "share", "shares", "etf", "etfs", "fund", "funds", "equities"}
+    | {"securities", "brokerage", "investments", "portfolio", "bonds"}
+)
+
+
 def holding_query(question: Question) -> str:
     """Return the SELECT over `holding_details`: per account, or the portfolio per ticker."""
     if "allocation" in question.intents or (
@@ -176,8 +184,11 @@ def holding_query(question: Question) -> str:
     if "investment" in question.kinds and not where:
         # A brokerage account holds securities, not the crypto of a wallet.
         where = " WHERE security_type IN ('equity', 'etf', 'mutual_fund')"
-    elif question.kinds == ("crypto",) and not where:
-        where = " WHERE security_type = 'crypto'"  # "my crypto wallet": its coins alone
+    elif (
+        question.kinds == ("crypto",) and not where and not _SECURITIES & set(words(question.text))
+    ):
+        # "my crypto wallet": its coins alone ("my crypto and my stocks": both)
+        where = " WHERE security_type = 'crypto'"
     order = "ORDER BY account_name, ticker"
     if question.tickers or not question.institutions:
         return f"SELECT {HOLDING_COLUMNS} FROM {view}{where} {order}"
