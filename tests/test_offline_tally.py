@@ -31,6 +31,11 @@ from webapp.llm.offline.spending_ask import read_spending
         ("start with my checking and take away the citi balance", "minus", 2),
         ("subtract my card debt from my savings", "minus", 2),
         ("amex vs citi - which is bigger?", "difference", 2),
+        # the accounts named first, then summed (issue 19's eleventh set)
+        ("checking and the crypto wallet put together, what's that come to?", "total", 2),
+        # where it is paid from named first, by what would remain in it
+        ("how much would remain in my savings once i cleared both cards entirely", "left", 2),
+        ("what would be left in wells fargo checking if i paid off citi", "left", 2),
     ],
 )
 def test_sums_and_what_ifs_over_chosen_accounts(text: str, op: str, count: int) -> None:

@@ -229,9 +229,13 @@ def _what_if(text: str, context: Context) -> Task | None:
     if computation is None:
         return None
     pointed = any(back(s) is not None for s in computation.sides)
-    if computation.op not in ("left", "minus", "total", "target", "rank", "move") and not pointed:
+    if computation.op not in _WHAT_IFS and not pointed:
         return None
     return _computed(text, context)
+
+
+# The computations a what-if asks ("if I paid ...", "say I put $500 ..."): sums, not forecasts.
+_WHAT_IFS = frozenset({"left", "minus", "total", "target", "rank", "move", "pay"})
 
 
 def figures(text: str, context: Context) -> Task:

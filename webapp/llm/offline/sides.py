@@ -37,6 +37,7 @@ Op: TypeAlias = Literal[
     "rank",
     "move",
     "line",
+    "pay",
 ]
 Over: TypeAlias = Literal["accounts", "holdings"]
 NAME_RATIO = 85.0

@@ -52,6 +52,9 @@ TALLY_WORDS = frozenset(
         "unused",
         "combined",
         "tally",
+        "completely",
+        "entirely",
+        "fully",
     ]
 )
 _PRONOUNS = frozenset(lexicon.phrases("follow_up", "pronouns"))
@@ -74,6 +77,12 @@ _TOTAL = (
         r" (?P<list>.+?) (?:between them|between the two|between both|together|combined|put"
         r" together|added together|added up|in total|altogether|all together)\b"
     ),
+    # "savings and brokerage together, how much is that?": the accounts named first, summed
+    re.compile(
+        r"^(?:(?:what s|whats|what is|what are|how much is|how much are|tell me) )?(?P<list>.+?)"
+        r" (?:together|combined|put together|added together|added up|in total|altogether)"
+        r"(?: (?:and |so )?(?:what|how)\b.*)?$"
+    ),
     # "between the cash in checking and the unused credit on my card, what's the most I could
     # spend": what the two come to, not how they differ
     re.compile(
@@ -85,6 +94,12 @@ _LEFT = (
     re.compile(
         r"(?:if|suppose|supposing|say|after|once|when|were) (?:i |we )?(?:had |were to |was to )?"
         rf"{_PAID} (?P<b>.+?) (?:from|with|using|out of|by using|by taking from) (?P<a>.+?){_THEN}"
+    ),
+    # "what's left in checking after I pay the card off completely": where it is paid from
+    # named first, by what would be left in it
+    re.compile(
+        r"(?:left|leftover|remain|remaining|remains|be)(?: over)? (?:in|on|at|of) (?P<a>.+?)"
+        rf" (?:after|if|once|when) (?:i |we )?(?:had |were to |was to )?{_PAID} (?P<b>.+?)$"
     ),
     # "if I used my savings to pay off the sapphire"
     re.compile(
@@ -141,7 +156,8 @@ _WHICH = re.compile(
 
 
 _PARTICLE = re.compile(
-    r"(?: (?:off|out|down|in full|completely|entirely|today|now|rn|right now|tomorrow))+$"
+    r"(?: (?:off|out|down|in full|completely|complete|entirely|fully|totally|today|now|rn"
+    r"|right now|tomorrow))+$"
 )
 
 

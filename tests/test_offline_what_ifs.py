@@ -1,0 +1,52 @@
+"""What-ifs over the user's accounts (issue 19's eleventh development set): an amount supposed
+paid into or out of one account, and what that account would be at, citing its rows. The
+wordings here are in no evaluation set."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+
+from tests.support.apps import answer_in_new_chat, api_client
+from webapp.llm.offline.compute import read_computation
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds", "goal"),
+    [
+        ("say I put 500 into savings, how much is in there then?", ("savings",), 500.0),
+        ("if i throw another 300 bucks at the amex what do i owe after", (), 300.0),
+        ("if I took $1,000 out of my checking, what would be left?", ("checking",), -1000.0),
+        ("if i paid 2k toward my sapphire whats the balance then", (), 2000.0),
+    ],
+)
+def test_an_amount_paid_into_or_out_of_one_account(
+    text: str, kinds: tuple[str, ...], goal: float
+) -> None:
+    found = read_computation(text)
+    assert found is not None and found.op == "pay", text
+    (one,) = found.sides
+    assert one.kinds == kinds or one.names, text
+    assert found.goal == goal
+
+
+def test_an_amount_said_as_done_or_a_balance_asked_is_no_what_if() -> None:
+    for text in ("I paid 200 to my visa yesterday", "how much do I owe on my visa"):
+        found = read_computation(text)
+        assert found is None or found.op != "pay", text
+
+
+def test_a_payment_toward_a_card_leaves_less_owed_citing_the_card(app: Flask) -> None:
+    answer, citations = answer_in_new_chat(
+        app, api_client(app, "demo"), "suppose I pay $500 on the amex, how much will I owe then?"
+    )
+    assert "$1,342.17" in answer  # 1,842.17 owed less 500
+    assert {str(c["source"]) for c in citations} == {"silvia://your-account/credit-card"}
+
+
+def test_an_account_the_words_fit_twice_is_asked_which(app: Flask) -> None:
+    answer, citations = answer_in_new_chat(
+        app, api_client(app, "demo"), "if I pulled $100 from checking, what's left?"
+    )
+    assert "Which account" in answer and "Chase" in answer and "Wells Fargo" in answer
+    assert not citations
