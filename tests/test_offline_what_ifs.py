@@ -1,6 +1,6 @@
 """What-ifs over the user's accounts (issue 19's eleventh development set): an amount supposed
-paid into or out of one account, and what that account would be at, citing its rows. The
-wordings here are in no evaluation set."""
+paid into or out of one account, and what that account would be at; a measure over every card
+with some supposed paid off. Each figure cites its rows; the wordings are in no evaluation set."""
 
 from __future__ import annotations
 
@@ -50,3 +50,41 @@ def test_an_account_the_words_fit_twice_is_asked_which(app: Flask) -> None:
     )
     assert "Which account" in answer and "Chase" in answer and "Wells Fargo" in answer
     assert not citations
+
+
+@pytest.mark.parametrize(
+    ("text", "measure", "cleared"),
+    [
+        ("if i paid off the amex whats my utilization then", "utilization", 1),
+        (
+            "once the citi and the sapphire are cleared, what's my overall utilisation?",
+            "utilization",
+            2,
+        ),
+        ("how much would i owe in total once the citi card is cleared", "balance", 1),
+    ],
+)
+def test_a_measure_over_every_card_with_some_supposed_paid_off(
+    text: str, measure: str, cleared: int
+) -> None:
+    found = read_computation(text)
+    assert found is not None and found.op == "paid_off", text
+    assert found.measure == measure
+    assert found.sides[0].kinds == ("credit",) and len(found.sides) == 1 + cleared
+
+
+def test_a_loan_paid_off_is_no_cards_utilization() -> None:
+    found = read_computation("what would my utilization be if I paid off the mortgage")
+    assert found is None or found.op != "paid_off"
+
+
+def test_utilization_with_a_card_paid_off_is_over_every_cards_limit(app: Flask) -> None:
+    answer, citations = answer_in_new_chat(
+        app, api_client(app, "demo"), "say we cleared the amex, what would our utilization be?"
+    )
+    # (4,782.07 owed - 1,842.17) over 43,000.00 of limits
+    assert "6.8%" in answer and "11.1%" in answer
+    assert {str(c["source"]) for c in citations} == {
+        "silvia://your-account/credit-card",
+        "silvia://your-account/sapphire-preferred",
+    }

@@ -19,6 +19,7 @@ from .goals import read_goal, write_goal
 from .leaving import exclusion_last
 from .lines import read_line, write_line
 from .paid_amount import read_paid_amount, write_paid_amount
+from .paid_off import read_paid_off, write_paid_off
 from .plan import ACCOUNT_COLUMNS, HOLDING_COLUMNS, KIND_FILTERS
 from .pointing import back, both_back
 from .sides import (
@@ -185,7 +186,8 @@ def read_computation(text: str) -> Computation | None:
     phrase = " " + " ".join(words(text)) + " "
     if set(words(text)) & {"price", "prices", "trading", "quote"}:
         return None
-    tally = read_line(text) or read_paid_amount(text) or read_tally(text, phrase)
+    tally = read_line(text) or read_paid_amount(text) or read_paid_off(text)
+    tally = tally or read_tally(text, phrase)
     tally = tally or read_goal(text)
     tally = tally or pair_of(phrase) or both_back(text)
     if tally:
@@ -310,6 +312,8 @@ def write_computation(c: Computation, found: list[Row]) -> list[Block]:
         return write_line(c, rows)
     if c.op == "pay":
         return write_paid_amount(c, rows)
+    if c.op == "paid_off":
+        return write_paid_off(c, rows)
     if c.op in ("target", "rank", "move"):
         return write_goal(c, rows)
     if c.op in ("highest", "lowest"):

@@ -235,7 +235,7 @@ def _what_if(text: str, context: Context) -> Task | None:
 
 
 # The computations a what-if asks ("if I paid ...", "say I put $500 ..."): sums, not forecasts.
-_WHAT_IFS = frozenset({"left", "minus", "total", "target", "rank", "move", "pay"})
+_WHAT_IFS = frozenset({"left", "minus", "total", "target", "rank", "move", "pay", "paid_off"})
 
 
 def figures(text: str, context: Context) -> Task:

@@ -38,6 +38,7 @@ Op: TypeAlias = Literal[
     "move",
     "line",
     "pay",
+    "paid_off",
 ]
 Over: TypeAlias = Literal["accounts", "holdings"]
 NAME_RATIO = 85.0
