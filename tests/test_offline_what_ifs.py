@@ -62,6 +62,7 @@ def test_an_account_the_words_fit_twice_is_asked_which(app: Flask) -> None:
             2,
         ),
         ("how much would i owe in total once the citi card is cleared", "balance", 1),
+        ("what would our card debt come to with the sapphire paid off?", "balance", 1),
     ],
 )
 def test_a_measure_over_every_card_with_some_supposed_paid_off(
@@ -73,9 +74,13 @@ def test_a_measure_over_every_card_with_some_supposed_paid_off(
     assert found.sides[0].kinds == ("credit",) and len(found.sides) == 1 + cleared
 
 
-def test_a_loan_paid_off_is_no_cards_utilization() -> None:
-    found = read_computation("what would my utilization be if I paid off the mortgage")
-    assert found is None or found.op != "paid_off"
+def test_a_loan_paid_off_or_one_card_asked_is_no_measure_over_every_card() -> None:
+    for text in (
+        "what would my utilization be if I paid off the mortgage",
+        "what would i owe on the amex if i cleared the citi",
+    ):
+        found = read_computation(text)
+        assert found is None or found.op != "paid_off", text
 
 
 def test_utilization_with_a_card_paid_off_is_over_every_cards_limit(app: Flask) -> None:

@@ -40,11 +40,15 @@ def read_paid_off(text: str) -> Computation | None:
     if match is None:
         return None
     # "what would my overall credit utilization be", before or after the condition
-    asked = f"{said[: match.start()]} {said[match.end('b') :]}"
+    after = match.end("b") if match.re is _ACTIVE else match.end()
+    asked = f"{said[: match.start()]} {said[after:]}"
     measure = measure_of(side(asked), default="available")
     if measure != "utilization":
-        owed = _OWED & set(asked.split())
-        if not owed or not re.search(r"\b(?:total|overall|altogether|in all|all)\b", asked):
+        # what the cards owe together ("my card debt", "what would I owe in total"), not
+        # what one card named would owe
+        on = re.search(r"\b(?:owe|owed|owing|debt) (?:on|at|to|with) (?P<what>.+)$", asked)
+        named = on is not None and bool(side(on["what"]).institutions or side(on["what"]).names)
+        if not _OWED & set(asked.split()) or named:
             return None
         measure = "balance"
     # "the sapphire and the citi": each card named
