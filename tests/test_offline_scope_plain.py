@@ -41,6 +41,7 @@ def test_numbers_that_move_money_are_not_held_said_in_one_or_many() -> None:
         "can you give me the routing and account numbers on my wells fargo checking",
         "list my card numbers",
         "what's the account number of my chase savings?",
+        "the routing number for my citi checking pls",  # asked politely, with no question word
     ):
         said = out_of_scope(text, books)
         assert said is not None and "routing" in said and "account" in said, text
