@@ -11,8 +11,9 @@ import pytest
 from flask import Flask
 
 from tests.support.apps import ApiClient, api_client, idle_after
+from webapp.llm.offline.periods import month_start
 from webapp.llm.offline.spending import follow_spending
-from webapp.llm.offline.spending_ask import month_start, read_spending, spending_queries
+from webapp.llm.offline.spending_ask import read_spending, spending_queries
 from webapp.packets.documents import search_doc_from_json
 from webapp.packets.select import select_sources
 from webapp.packets.state import PacketStream

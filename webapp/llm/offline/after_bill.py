@@ -15,10 +15,10 @@ from ...tool_registry import EXECUTE_SQL
 from .ask import Question, understand
 from .cite import Block, Result, number
 from .figures import Row, rows_of
+from .periods import month_start
 from .plan import ACCOUNT_COLUMNS, ToolCall, account_query
 from .regular import BILL_KINDS, BILL_MARKS, named, read_span, regular_query
 from .sides import resolve
-from .spending_ask import month_start
 from .words import join_words, money, words
 
 # What asks for the balance that remains ("how much do I have left", "what will checking be

@@ -18,7 +18,8 @@ from typing import Literal, TypeAlias, cast
 from ...tools.python.market import SnapshotMarket
 from . import lexicon
 from .leaving import excluding, exclusion_last
-from .words import STOPWORDS, amounts, as_documents_say, stem, words, years
+from .rule_words import card_rule, rule_phrase
+from .words import STOPWORDS, amounts, words, years
 
 Intent: TypeAlias = Literal[
     "small_talk",
@@ -84,31 +85,12 @@ _PRICE_WORDS = frozenset(lexicon.phrases("price_words"))
 _CUES: tuple[tuple[Intent, tuple[str, ...]], ...] = tuple(
     (cast(Intent, intent), tuple(cues)) for intent, cues in lexicon.table("cues").items()
 )
-# Words (as stems) that make a question about rules and documents, even when it says "my".
-_DOCUMENT_STEMS = frozenset(stem(w) for w in lexicon.phrases("document_words"))
 _POSSESSIVE = frozenset({"my", "mine", "our"})
-_OBLIGATION = re.compile(str(lexicon.table("implied_own")["obligation"]))
-
-
-def _documentish(phrase: str) -> bool:
-    """Tell a padded phrase asking a rule: a word of one ("charges I didn't make" is
-    unauthorized use), or what another party must do."""
-    said = as_documents_say(phrase).split()
-    return any(stem(w) in _DOCUMENT_STEMS for w in said) or bool(_OBLIGATION.search(phrase))
-
-
-_CARD_RULES = frozenset(stem(w) for w in lexicon.words_of("card_rules"))
-
-
-def _card_rule(phrase: str) -> bool:
-    """Tell a question about what a card's rules make the user pay for charges ("am I on the
-    hook for purchases a thief made?"), which no transaction answers."""
-    return any(stem(w) in _CARD_RULES for w in as_documents_say(phrase).split())
 
 
 def documentish(text: str) -> bool:
     """Tell whether a question asks about rules or documents (a tax, a penalty, coverage)."""
-    return _documentish(_phrase(text))
+    return rule_phrase(_phrase(text))
 
 
 # Generic words of a question about accounts: never taken for an institution or account name.
@@ -225,7 +207,7 @@ def _kinds(phrase: str) -> list[Kind]:
 
 def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
     intents: list[Intent] = []
-    if own and _SPENDING.search(phrase) and not CAN_SPEND.search(phrase) and not _card_rule(phrase):
+    if own and _SPENDING.search(phrase) and not CAN_SPEND.search(phrase) and not card_rule(phrase):
         return ["spending"]  # there are no transactions to answer from: say so
     for intent, cues in _CUES:
         if own and any(_has(phrase, cue) for cue in cues):
@@ -237,7 +219,7 @@ def _intents(phrase: str, tickers: list[str], own: bool) -> list[Intent]:
         intents.append("holdings" if tickers else "balances")  # "how much ETH do I have"
     if own and not intents and _CONTENTS.search(phrase):
         intents.append("holdings" if tickers else "balances")  # "what's in my ether wallet"
-    documentish = _documentish(phrase)
+    documentish = rule_phrase(phrase)
     kinds = _kinds(phrase)
     carded = "credit" in kinds or _has(phrase, "credit") or bool(institutions_in(phrase))
     # "Amex limit?", "the limit on my citi"; "my citi card's balance and limit": the limit
@@ -294,7 +276,7 @@ _DEFINITION = re.compile(lexicon.table("implied_own")["definition"])
 def _implied_own(text: str, phrase: str) -> bool:
     """Tell a question about the user's own figures that doesn't say "my": "amex balance
     pls", "how much money is in checking", "net worth?" (a definition or a rule is not)."""
-    if _DEFINITION.search(phrase) or _documentish(phrase):
+    if _DEFINITION.search(phrase) or rule_phrase(phrase):
         return False
     if _CONTENTS.search(phrase) and (institutions_in(text) or _kinds(phrase)):
         return True  # "what's sitting in the wells account": what it holds
@@ -358,7 +340,7 @@ def understand(text: str, own: bool = False) -> Question:
         bool(_POSSESSIVE & set(phrase.split()))
         and not intents
         and not modal
-        and not _documentish(phrase)
+        and not rule_phrase(phrase)
         and not re.match(r" (when|why|how) ", phrase)
     )
     if "holdings" in intents and "quote" in intents and not own:
@@ -370,7 +352,7 @@ def understand(text: str, own: bool = False) -> Question:
         and bool(kinds or institutions_in(text))
         and set(intents) <= {"balances"}
         and not modal
-        and not _documentish(phrase)
+        and not rule_phrase(phrase)
     )
     if described:  # what an account that may hold investments holds, too
         held = not kinds or bool({"investment", "retirement"} & set(kinds))

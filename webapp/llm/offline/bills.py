@@ -16,7 +16,8 @@ from datetime import date
 from ...store.spending import SPENDING
 from .cite import number
 from .figures import Row
-from .spending_ask import WHERE_FROM, month_period, month_start
+from .periods import month_period, month_start
+from .spending_ask import WHERE_FROM
 from .words import join_words, money
 
 _PAYEE = "COALESCE(merchant_name, description)"

@@ -31,9 +31,10 @@ from .conversation import (
     states,
     with_pointed,
 )
+from .documents_after import documents_after, ranked_after
 from .guidance import Guided, read_guided, read_guided_after
 from .judged import read_judged
-from .library import DocHit, Library
+from .library import Library
 from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
 from .pointing import back, resolved
@@ -256,7 +257,7 @@ def figures(text: str, context: Context) -> Task:
     ranked = with_pointed(text, context.earlier) if context.first else text
     hits = [] if question.intents and not question.advice else books.rank(ranked)
     asks_more = not question.intents and context.first and not named
-    after = _ranked_after(text, context) if asks_more else []
+    after = ranked_after(text, context) if asks_more else []
     if hits and after:  # of what this question ranks alone, those the two together rank too
         after = [h for h in after if h.doc in {own.doc for own in hits}]
     hits = after or hits
@@ -270,42 +271,12 @@ def figures(text: str, context: Context) -> Task:
     if any(hit.doc in named for hit in hits):
         hits = [hit for hit in hits if hit.doc in named]  # "what does section 121 say ..."
     if not question.intents and not named:
-        hits = _documents_after(text, context, hits)
+        hits = documents_after(text, context, hits)
     if not question.intents and not hits and question.maybe_accounts and not named:
         # No document is about "my <something>": perhaps an account of that name.
         question = replace(question, intents=("balances",))
     earlier = split_parts(context.earlier[-1])[-1] if after or ranked != text else ""
     return Figures(question, hits, context, earlier=earlier)
-
-
-def _ranked_after(text: str, context: Context) -> list[DocHit]:
-    """The documents of a follow-up that asks more of what the documents said before ("ok
-    and what's the deadline to get it in?" after the Roth IRA's limit): ranked for the two
-    questions together, when this one points back or names little of its own."""
-    own = set(words(text)) - STOPWORDS - GENERIC
-    if not context.earlier or (len(own) > 2 and not lexicon.has_phrase(padded(text), _POINTERS)):
-        return []
-    earlier = split_parts(context.earlier[-1])[-1]
-    if understand(earlier).intents or not context.books.rank(earlier):
-        return []  # the question before asked the user's figures, or no document answered it
-    return context.books.rank(f"{text} {earlier}")
-
-
-def _documents_after(text: str, context: Context, hits: list[DocHit]) -> list[DocHit]:
-    """A follow-up of a documents question that points back at it ("and once I send it, how
-    long does the bank get?" after "how long do I have to dispute a charge?"): the documents
-    that answered it, ranked for both questions, when its own words find none of them."""
-    if not context.first or not context.earlier or len(words(text)) > 16:
-        return hits
-    if not lexicon.has_phrase(padded(text), _POINTERS):
-        return hits
-    before = split_parts(context.earlier[-1])[-1]
-    earlier = context.books.rank(before)
-    docs = {hit.doc for hit in earlier}
-    if not earlier or understand(before).intents or (hits and hits[0].doc in docs):
-        return hits
-    joined = [hit for hit in context.books.rank(f"{before} {text}") if hit.doc in docs]
-    return joined or earlier
 
 
 def _projected(text: str, context: Context) -> Task | None:

@@ -11,7 +11,8 @@ from datetime import date
 
 from .cite import Block, number
 from .figures import Row
-from .spending_ask import WHERE_FROM, month_start
+from .periods import month_start
+from .spending_ask import WHERE_FROM
 from .words import count_of, money
 
 # Putting money away on a schedule: "putting enough into savings each month", "monthly".

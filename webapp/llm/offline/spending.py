@@ -19,14 +19,12 @@ from ...tool_registry import EXECUTE_SQL
 from .ask import ALIASES, GENERIC, INSTITUTIONS
 from .cite import Block, Result
 from .figures import Row, rows_of
+from .periods import PERIOD_WORDS, named_period, period_again
 from .plan import ToolCall
 from .spending_ask import (
     _NOT_MERCHANT,
-    PERIOD_WORDS,
     SpendingAsk,
     _category,
-    _period,
-    period_again,
     read_spending,
     spending_queries,
 )
@@ -308,7 +306,11 @@ def follow_spending(question: str, before: str, today: date) -> tuple[SpendingAs
     else:
         named = [w for w in rest.split() if w not in _NOT_MERCHANT and w not in GENERIC]
         banks = [ALIASES.get(w, w) for w in named]
-        if not named or _period(rest, today) or any(b in i for b in banks for i in INSTITUTIONS):
+        if (
+            not named
+            or named_period(rest, today)
+            or any(b in i for b in banks for i in INSTITUTIONS)
+        ):
             return None
         ask = replace(asked, category=None, merchant=" ".join(named))
     what = category[1] if category else ask.merchant.title() if ask.merchant else ""

@@ -20,30 +20,11 @@ from typing import Literal, TypeAlias
 # What counts as spending: one rule for the answers and the pages' charts.
 from ...store.spending import SPENDING
 from .ask import CAN_SPEND, GENERIC, INSTITUTIONS
+from .periods import MONTHS, Period, month_period, month_start, named_period, this_month
 
 SpendingKind: TypeAlias = Literal[
     "spend", "categories", "compare", "cash_flow", "income", "recurring", "largest", "overview"
 ]
-
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_MONTH_ABBREVIATIONS = {name[:3]: index for index, name in enumerate(_MONTHS, start=1)}
-_MONTH = re.compile(
-    r"\b(" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b"
-    r"(?:\s+(\d{4}))?"
-)
 
 # The columns that name where each row came from: an account, or a file of its own.
 WHERE_FROM = "source, source_account_id, account_name, institution_name, file_id, file_name"
@@ -111,7 +92,7 @@ CATEGORY_WORDS = frozenset(w for words, _, _ in _CATEGORIES for p in words for w
 }
 _NOT_MERCHANT = frozenset(
     {"the", "a", "my", "all", "last", "this", "past", "average", "least", "most", "in", "for"}
-    | set(_MONTHS)
+    | set(MONTHS)
     | {w for words, _, _ in _CATEGORIES for phrase in words for w in phrase.split()}
 )
 _MERCHANT = re.compile(
@@ -132,19 +113,6 @@ _NOT_CHARGER = frozenset({"the", "a", "an", "my", "our", "your", "it", "they", "
 
 
 @dataclass(frozen=True, slots=True)
-class Period:
-    """Days from `start` up to (not including) `end`, and how a person names them."""
-
-    label: str
-    start: date
-    end: date
-
-    def where(self) -> str:
-        """Return the SQL condition on the ISO `date` column (text compares as dates do)."""
-        return f"date >= '{self.start.isoformat()}' AND date < '{self.end.isoformat()}'"
-
-
-@dataclass(frozen=True, slots=True)
 class SpendingAsk:
     """A question about spending over time, read."""
 
@@ -153,89 +121,6 @@ class SpendingAsk:
     category: tuple[str, str] | None = None  # (SQL filter, name)
     merchant: str | None = None
     files_only: bool = False
-
-
-def month_start(day: date, back: int = 0) -> date:
-    """Return the first day of the month `back` months before `day`'s."""
-    index = day.year * 12 + day.month - 1 - back
-    return date(index // 12, index % 12 + 1, 1)
-
-
-def month_period(first: date, label: str | None = None) -> Period:
-    """Return the calendar month that starts on `first`."""
-    named = f"{_MONTHS[first.month - 1].capitalize()} {first.year}"
-    return Period(f"{label} ({named})" if label else named, first, month_start(first, -1))
-
-
-def this_month(today: date) -> Period:
-    """Return this month so far."""
-    return Period(
-        f"this month ({_MONTHS[today.month - 1].capitalize()} {today.year}, so far)",
-        month_start(today),
-        today + timedelta(days=1),
-    )
-
-
-def _named_month(text: str, today: date) -> Period | None:
-    match = _MONTH.search(text)
-    if match is None:
-        return None
-    word = match.group(1)
-    month = _MONTHS.index(word) + 1 if word in _MONTHS else _MONTH_ABBREVIATIONS[word[:3]]
-    year = int(match.group(2)) if match.group(2) else today.year
-    if not match.group(2) and month > today.month:
-        year -= 1  # "in November", asked in March: the November just gone
-    return month_period(date(year, month, 1))
-
-
-def _period(text: str, today: date) -> Period | None:
-    if re.search(r"\b(last|past)\s+(30|thirty)\s+days\b", text):
-        return Period("in the last 30 days", today - timedelta(days=29), today + timedelta(days=1))
-    if re.search(r"\b(last|previous|past)\s+month\b", text):
-        return month_period(month_start(today, 1), "last month")
-    if re.search(r"\bthis\s+month\b|\bso far\b", text):
-        return this_month(today)
-    named = _named_month(text, today)
-    if named is not None:
-        return Period(f"in {named.label}", named.start, named.end)
-    return None
-
-
-# A period named against the one asked before: "the month before that", "the previous one".
-_EARLIER = re.compile(
-    r"\b(?:(?:month|one|period|\d+(?: days)?) (?:before|prior|earlier)"
-    r"|(?:previous|prior|preceding|earlier) (?:month|one)"
-    r"|(?:a|one) month (?:before|earlier|prior))\b"
-)
-_LATER = re.compile(r"\b(?:(?:month|one) (?:after|later)|following month|(?:a|one) month later)\b")
-# The words of a period asked again, which name no payee or category.
-PERIOD_WORDS = frozenset(
-    {"month", "months", "day", "days", "one", "period", "before", "prior", "earlier", "previous"}
-    | {"preceding", "after", "later", "following", "that", "it", "then", "this", "those", "the"}
-    | {"a", "in", "for", "of"}
-)
-
-
-def period_again(text: str, before: Period | None, today: date) -> Period | None:
-    """The period a follow-up asks of the same question: one named against the period before
-    ("and the month before that?": the calendar month before it; a span of days: as many
-    days before it), or one named outright ("and in october?")."""
-    back, ahead = _EARLIER.search(text), _LATER.search(text)
-    if before is not None and (back or ahead):
-        ends = month_start(before.end - timedelta(days=1))
-        whole = before.start.day == 1 and ends == before.start
-        if whole or before.label.startswith("this month"):
-            first = month_start(before.start, 1 if back else -1)
-            if first > today:
-                return None
-            return month_period(first, "the month before" if back else "the month after")
-        days = before.end - before.start
-        start = before.start - days if back else before.end
-        last = start + days - timedelta(days=1)
-        shown = f"{start:%B} {start.day} to {last:%B} {last.day}, {last.year}"
-        side = "before" if back else "after"
-        return Period(f"in the {days.days} days {side} that ({shown})", start, start + days)
-    return _period(text, today)
 
 
 def _category(text: str) -> tuple[str, str] | None:
@@ -366,10 +251,10 @@ def read_spending(question: str, today: date) -> SpendingAsk | None:
     kind = _kind(text) or ("spend" if charger else None)
     if CAN_SPEND.search(text):
         return None  # "how much can I still spend on my card": its available credit
-    if kind is None or not (_PERSONAL.search(text) or _period(text, today)):
+    if kind is None or not (_PERSONAL.search(text) or named_period(text, today)):
         return None  # "What is cash flow?" asks what a word means, not about their money
     files_only = _FILES.search(text) is not None
-    period = _period(text, today)
+    period = named_period(text, today)
     category = None if charger else _category(text)
     if kind == "income" and _RULE_OF_PAY.search(text):
         return None  # "I get paid in cash, is that taxable?": a rule about pay, not its sum

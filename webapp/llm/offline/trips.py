@@ -19,8 +19,9 @@ from ...tool_registry import EXECUTE_SQL
 from .ask import GENERIC
 from .cite import Block, Result, number
 from .figures import Row, rows_of
+from .periods import month_start
 from .plan import ToolCall
-from .spending_ask import CATEGORY_WORDS, WHERE_FROM, month_start
+from .spending_ask import CATEGORY_WORDS, WHERE_FROM
 from .words import STOPWORDS, a_or_an, join_words, money, word_set, words
 
 _TRIP = r"(?:trip|trips|vacation|holiday|getaway|weekend away)"
