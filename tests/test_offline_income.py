@@ -16,34 +16,20 @@ TODAY = date(2026, 3, 14)
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "kind"),
     [
-        "what were my earnings in february",
-        "have I been paid yet this month?",
-        "how much salary came through last month",
-        "what did we make in january",
+        ("what were my earnings in february", "income"),
+        ("have I been paid yet this month?", "income"),
+        ("how much salary came through last month", "income"),
+        ("what did we make in january", "income"),
+        ("which categories took the most of my money last month?", "categories"),
+        ("top spending category in february?", "categories"),
+        ("income versus spending last month?", "cash_flow"),  # both: the cash flow
     ],
 )
-def test_money_coming_in_alone_is_an_income_question(text: str) -> None:
+def test_the_kind_of_question_about_money_over_time(text: str, kind: str) -> None:
     ask = read_spending(text, TODAY)
-    assert ask is not None and ask.kind == "income"
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "which categories took the most of my money last month?",
-        "top spending category in february?",
-    ],
-)
-def test_a_category_ranked_is_the_categories(text: str) -> None:
-    ask = read_spending(text, TODAY)
-    assert ask is not None and ask.kind == "categories"
-
-
-def test_income_and_spending_together_stay_a_cash_flow() -> None:
-    ask = read_spending("income versus spending last month?", TODAY)
-    assert ask is not None and ask.kind == "cash_flow"
+    assert ask is not None and ask.kind == kind
 
 
 def test_the_income_answer_gives_the_deposits_and_cites_their_account(app: Flask) -> None:
