@@ -49,3 +49,24 @@ def test_the_categories_answer_ranks_them(app: Flask) -> None:
     lines = [line for line in text.splitlines() if line.startswith("- ")]
     amounts = [float(line.rsplit("$", 1)[1].replace(",", "")) for line in lines]
     assert len(amounts) >= 3 and amounts == sorted(amounts, reverse=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "roughly what do I earn each month?",
+        "what is my income per month",
+        "what do we bring home every month",
+    ],
+)
+def test_what_one_earns_a_month_is_the_regular_pay_per_month(app: Flask, text: str) -> None:
+    answer, cites = answer_in_new_chat(app, api_client(app, "demo"), text)
+    assert "Acme Corp" in answer and "$6,175.00 a month" in answer
+    assert "every two weeks" in answer
+    assert [c["target"]["kind"] for c in cites] == ["account"]
+
+
+def test_take_home_pay_is_one_payday(app: Flask) -> None:
+    answer, cites = answer_in_new_chat(app, api_client(app, "alex"), "whats my take-home pay?")
+    assert "Globex" in answer and "for one payday" in answer
+    assert len(cites) == 1

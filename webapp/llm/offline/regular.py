@@ -155,9 +155,23 @@ def _payee_words(row: Row) -> set[str]:
     return {w for w in words(said) if len(w) >= 3 and w not in _NOT_PAYEE}
 
 
+# What the person earns, said without naming the pay ("how much do I make a month", "my
+# monthly income", "what do I bring home", "my take-home"): every regular payment coming in.
+_EARNS = frozenset({"make", "earn", "earns", "earning", "earnings", "income", "incomes"})
+_TAKE_HOME = re.compile(r" (?:take|takes|bring|brings) home ")
+
+
+def _earnings_asked(text: str) -> bool:
+    phrase = " " + " ".join(words(text)) + " "
+    return bool(set(phrase.split()) & _EARNS) or _TAKE_HOME.search(phrase) is not None
+
+
 def named(text: str, rows: list[Row]) -> list[Row]:
-    """The regular payees a question names, in its order: by payee name or by kind of bill."""
+    """The regular payees a question names, in its order: by payee name or by kind of bill;
+    the pay coming in first when the question asks what the person earns."""
     found: list[Row] = []
+    if _earnings_asked(text):
+        found += [r for r in rows if (number(r.get("typical")) or 0.0) < 0]
     for word in words(text):
         marks = _KINDS.get(word, ())
         for row in rows:
@@ -191,7 +205,9 @@ def _times(row: Row, span: Span) -> tuple[float, str]:
     if per != typical and months == 12:
         return typical * 26, f"{money(typical)} every two weeks x 26"
     if months == 1:
-        return per, f"{money(typical)} a month" if per == typical else f"{money(per)} a month"
+        if per == typical:
+            return per, f"{money(typical)} a month"
+        return per, f"{money(typical)} every two weeks x 26 / 12"
     return per * months, f"{money(per)} a month x {months:g}"
 
 
@@ -268,6 +284,8 @@ def _unspanned(text: str) -> Span | None:
         return None
     if _AMOUNT.search(phrase):
         return Span(1.0, None, "a month") if said & BILL_KINDS else Span(None, 1, "for one payday")
+    if _TAKE_HOME.search(phrase) and _ASKS.search(phrase) and not _ADVICE.search(phrase):
+        return Span(None, 1, "for one payday")  # "what's my take home pay"
     charge = _CHARGE.search(phrase)
     asked = understand(text)
     if charge is None or asked.kinds or asked.institutions or asked.tickers:
@@ -298,13 +316,13 @@ def read_regular(text: str, earlier: tuple[str, ...], today: date) -> Regular | 
     said = set(words(text))
     if said & _SPEND:
         return None  # "how much do I spend a month on groceries": the spending answers
-    if not said & set(_KINDS):
+    if not said & set(_KINDS) and not _earnings_asked(text):
         # No bill named by kind: a payee's name may be ("netflix", "globex"), but not a
         # ticker, an account or a rule ("the 401k limit per year", "the irs penalty a month")
         asked = understand(text)
         if documentish(text) or asked.tickers or asked.kinds or asked.institutions:
             return None
-    if said & set(_KINDS) or said - _NOT_NAMES:
+    if said & set(_KINDS) or said - _NOT_NAMES or _earnings_asked(text):
         return Regular(text, span, today) if asks_regular(text) else None
     if not earlier:
         return None
