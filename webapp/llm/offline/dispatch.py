@@ -3,8 +3,7 @@ the tools for what it needs and then writes its part of the answer from their re
 
 A task is anything with `calls()` and `write(results)` (`task.py`). `READERS` are tried in
 order on each question; the first that returns a task takes it, and the figures-and-documents
-task of `write.py` takes what none claims. A new kind of answer (spending, say) plugs in as one more
-reader, ahead of the fallback.
+task of `write.py` takes what none claims. A new kind of answer plugs in as one more reader.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from .documents_after import documents_after, ranked_after
 from .guidance import Guided, read_guided, read_guided_after
 from .judged import read_judged
 from .library import Library
+from .loan_terms import loan_terms_asked
 from .overview import Open, asks_budget, read_open
 from .plan import ToolCall
 from .pointing import back, resolved
@@ -111,8 +111,8 @@ def _declined(text: str, context: Context) -> Task | None:
 
 
 def _scope(text: str, context: Context) -> Task | None:
-    said = out_of_scope(text, context.books)
-    return Reply(said) if said else None
+    said = out_of_scope(text, context.books)  # a loan's terms not held: with its payments
+    return loan_terms_asked(text, context) or (Reply(said) if said else None)
 
 
 def _follow_up(text: str, context: Context) -> Task | None:

@@ -29,6 +29,7 @@ from .dispatch import Context, Task, answer, merged_calls, tasks
 from .fuzzy import correct
 from .guidance import read_guided
 from .library import library
+from .loan_terms import read_loan_terms
 from .overview import asks_budget
 from .plan import ToolCall
 from .projection import read_projection
@@ -283,7 +284,7 @@ class OfflineModel:
         counted = read_projection(mended, today) or read_bill_months(mended, earlier, today)
         if read_regular(mended, earlier, today) or read_after_bill(mended, earlier, today) or trip:
             spending = None  # "what does the mortgage cost me over a year?": the bill, x12
-        if counted is not None:
+        if counted is not None or read_loan_terms(mended, today) is not None:
             spending = None  # "how many months of rent could my savings pay for": counted
         if spending is not None and _spendable(mended):
             spending = None  # "cash in checking plus unused credit, the most I could spend?"
