@@ -17,7 +17,7 @@ from webapp.llm.offline.conversation import (
     split_parts,
     standing,
 )
-from webapp.llm.offline.dispatch import Context, Reply, answer, merged_calls, tasks
+from webapp.llm.offline.dispatch import Context, Reply, tasks
 from webapp.llm.offline.figures import rows_of
 from webapp.llm.offline.fuzzy import correct
 from webapp.llm.offline.library import library
@@ -26,6 +26,7 @@ from webapp.llm.offline.overview import overview
 from webapp.llm.offline.prose import document_answer
 from webapp.llm.offline.quotable import Source, units_of
 from webapp.llm.offline.scope import missing_document, scope_reply
+from webapp.llm.offline.task import answer, merged_calls
 from webapp.llm.stream import MessageAccumulator
 
 

@@ -19,7 +19,6 @@ from .advice import advice_after, asks_judgement
 from .after_bill import read_after_bill
 from .ask import GENERIC, Extreme, documentish, understand
 from .bill_months import read_bill_months
-from .cite import Block, Result
 from .compute import read_computation
 from .conversation import (
     combined,
@@ -36,7 +35,6 @@ from .judged import read_judged
 from .library import Library
 from .loan_terms import loan_terms_asked
 from .overview import Open, asks_budget, read_open
-from .plan import ToolCall
 from .pointing import back, resolved
 from .projection import read_projection
 from .refusal import continues
@@ -357,27 +355,3 @@ def tasks(text: str, context: Context) -> list[Task]:
         if isinstance(task, Figures) and task.question.about_data:
             context = replace(context, own=True)
     return found
-
-
-def merged_calls(found: list[Task]) -> tuple[list[ToolCall], list[list[int]]]:
-    """Return the round's calls (a call two questions share is made once) and, per task,
-    the positions of its calls."""
-    calls: list[ToolCall] = []
-    positions: list[list[int]] = []
-    for task in found:
-        mine = []
-        for call in task.calls():
-            if call not in calls:
-                calls.append(call)
-            mine.append(calls.index(call))
-        positions.append(mine)
-    return calls, positions
-
-
-def answer(found: list[Task], results: list[Result]) -> list[list[Block]]:
-    """Write each task's part of the answer from the results of its own calls."""
-    _, positions = merged_calls(found)
-    return [
-        task.write([r for r in results if r.call in mine])
-        for task, mine in zip(found, positions, strict=True)
-    ]

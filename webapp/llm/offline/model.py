@@ -25,7 +25,7 @@ from .bill_months import read_bill_months
 from .cite import Block, Result
 from .compute import read_computation
 from .conversation import FOLLOW_UP_DEPTH, earlier_questions, split_parts
-from .dispatch import Context, Task, answer, merged_calls, tasks
+from .dispatch import Context, Task, tasks
 from .fuzzy import correct
 from .guidance import read_guided
 from .library import library
@@ -38,6 +38,7 @@ from .regular import read_regular
 from .scope import declined, padded
 from .spending import follow_spending, read_spending, spending_answer, spending_calls
 from .spending_ask import SpendingAsk
+from .task import answer, merged_calls
 from .trips import read_trip
 from .write import NOT_FOUND, join_sections
 

@@ -132,3 +132,27 @@ class Framed:
     def write(self, results: list[Result]) -> list[Block]:
         blocks = self.task.write(results)
         return [(self.note + "\n", []), *blocks, ("\n\n" + self.closing, [])]
+
+
+def merged_calls(found: list[Task]) -> tuple[list[ToolCall], list[list[int]]]:
+    """Return the round's calls (a call two questions share is made once) and, per task,
+    the positions of its calls."""
+    calls: list[ToolCall] = []
+    positions: list[list[int]] = []
+    for task in found:
+        mine = []
+        for call in task.calls():
+            if call not in calls:
+                calls.append(call)
+            mine.append(calls.index(call))
+        positions.append(mine)
+    return calls, positions
+
+
+def answer(found: list[Task], results: list[Result]) -> list[list[Block]]:
+    """Write each task's part of the answer from the results of its own calls."""
+    _, positions = merged_calls(found)
+    return [
+        task.write([r for r in results if r.call in mine])
+        for task, mine in zip(found, positions, strict=True)
+    ]
