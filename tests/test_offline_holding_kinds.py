@@ -1,6 +1,7 @@
 """One kind of investment asked about alone (`markets.kind_asked`, `markets.of_kind`): the
 holdings of that kind with their share of all holdings, cited to the rows they came from,
-and the S&P 500 named without its number."""
+and the S&P 500 named without its number. Two kinds set against each other (`kinds_compared.py`):
+each one's value and share; a sector asked (`sectors.py`): not in the data, said beside the shares."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import pytest
 from flask import Flask
 
 from tests.support.apps import answer_in_new_chat, api_client
+from webapp.llm.offline.kinds_compared import compared_kinds
 from webapp.llm.offline.markets import kind_asked
+from webapp.llm.offline.sectors import read_sectors
 
 
 @pytest.mark.parametrize(
@@ -51,3 +54,65 @@ def test_the_sp_500_is_quoted_by_its_etf(app: Flask) -> None:
     text, cites = answer_in_new_chat(app, api_client(app, "demo"), "where's the S&P right now?")
     assert "SPY" in text
     assert [c["target"] for c in cites] == [{"kind": "market_data", "ticker": "SPY"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("whats the crypto to stock ratio in my portfolio", ("crypto", "stocks")),
+        ("how do my funds stack up against my individual stocks?", ("funds", "stocks")),
+        ("my equities / crypto mix?", ("stocks", "crypto")),
+    ],
+)
+def test_kinds_set_against_each_other_are_read(text: str, kinds: tuple[str, ...]) -> None:
+    assert compared_kinds(text) == kinds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's the difference between an ETF and a stock",
+        "total value of my stocks plus my crypto",
+        "how much of my net worth is stocks vs cash",
+        "should I move my crypto into index funds",
+    ],
+)
+def test_rules_sums_and_whole_splits_are_not_kinds_compared(text: str) -> None:
+    assert compared_kinds(text) == ()
+
+
+def test_kinds_compared_give_each_kinds_value_and_share(app: Flask) -> None:
+    text, cites = answer_in_new_chat(
+        app, api_client(app, "demo"), "what's my crypto to stock ratio in my portfolio?"
+    )
+    assert "stocks $17,296.50 (76.7%)" in text and "crypto $5,250.00 (23.3%)" in text
+    assert "more than" not in text
+    assert {c["target"]["kind"] for c in cites} == {"portfolio"}
+
+
+def test_a_fund_goes_with_funds_when_funds_are_asked_too(app: Flask) -> None:
+    text, _ = answer_in_new_chat(
+        app, api_client(app, "demo"), "how do my funds stack up against my individual stocks?"
+    )
+    assert "funds $11,584.00 (51.4%)" in text and "stocks $5,712.50 (25.3%)" in text
+    assert "- The rest: $5,250.00" in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "am I overweight in technology?",
+        "what's my exposure to energy stocks",
+        "which industries are my investments in",
+    ],
+)
+def test_a_sector_asked_says_the_data_has_none_beside_the_shares(app: Flask, text: str) -> None:
+    answer, cites = answer_in_new_chat(app, api_client(app, "demo"), text)
+    assert "not the sector or industry" in answer
+    assert "VTI is a fund" in answer and "AAPL 25.3%" in answer
+    assert {c["target"]["kind"] for c in cites} == {"portfolio"}
+
+
+def test_sector_news_or_a_trade_is_not_a_sector_split() -> None:
+    assert read_sectors("should I sell my tech stocks") is None
+    assert read_sectors("what's the tech sector doing") is None

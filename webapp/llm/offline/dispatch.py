@@ -32,6 +32,7 @@ from .conversation import (
 from .documents_after import documents_after, ranked_after
 from .guidance import Guided, read_guided, read_guided_after
 from .judged import read_judged
+from .kinds_compared import read_kinds_compared
 from .library import Library
 from .loan_terms import loan_terms_asked
 from .overview import Open, asks_budget, read_open
@@ -41,6 +42,7 @@ from .refusal import continues
 from .regular import read_regular, read_span
 from .remarks import fragment, remark, said_again, tells_only
 from .scope import declined, named_documents, out_of_scope, padded
+from .sectors import read_sectors
 from .sides import Computation, Op
 from .standin import stand_in
 from .task import Computed as Computed
@@ -200,6 +202,12 @@ def _open(text: str, context: Context) -> Task | None:
     return Opened(found[0], question, found[1], context.today) if found else None
 
 
+def _kinds(text: str, context: Context) -> Task | None:
+    """Kinds of investment set against each other: each one's value and share; the sectors
+    of one's investments, which the data doesn't give, beside the holdings' shares."""
+    return read_kinds_compared(text) or read_sectors(text)
+
+
 def _computed(text: str, context: Context) -> Task | None:
     computation = read_computation(text)
     if computation is None or _a_rule_counted(text, computation, context.books):
@@ -304,6 +312,7 @@ READERS: list[Callable[[str, Context], Task | None]] = [
     _follow_up,
     _judged,
     _open,
+    _kinds,
     _computed,
 ]
 

@@ -207,7 +207,7 @@ def by_type(held: list[Row], cash: list[Row]) -> list[Block]:
 # portfolio is crypto"): the security types it takes in, as the holdings table spells them.
 # A stock ETF is stocks to the person who holds it, so stocks take in ETFs; a fund question
 # takes ETFs and mutual funds.
-_KINDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+INVESTMENT_KINDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (r"stocks?|shares|equities|equity", "stocks", ("equity", "stock", "etf")),
     (r"etfs?|index funds?|funds?|mutual funds?", "funds", ("etf", "mutual")),
     (r"crypto(?:currenc(?:y|ies))?|coins?", "crypto", ("crypto",)),
@@ -217,13 +217,15 @@ _KINDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 def kind_asked(text: str) -> str | None:
     """Return the one kind of investment a question names ("stocks", "funds", "crypto"), or
     None when it names none or several."""
-    said = {name for words, name, _ in _KINDS if re.search(rf"\b(?:{words})\b", text.lower())}
+    said = {
+        name for words, name, _ in INVESTMENT_KINDS if re.search(rf"\b(?:{words})\b", text.lower())
+    }
     return said.pop() if len(said) == 1 else None
 
 
 def of_kind(kind: str, held: list[Row]) -> list[Block]:
     """The holdings of one kind, each with its value, and their share of all the holdings."""
-    marks = next(types for _, name, types in _KINDS if name == kind)
+    marks = next(types for _, name, types in INVESTMENT_KINDS if name == kind)
     chosen = [r for r in held if any(m in (r.get("security_type") or "").lower() for m in marks)]
     total = sum(number(r.get("market_value")) or 0.0 for r in held)
     if not chosen:
