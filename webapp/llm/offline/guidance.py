@@ -45,6 +45,11 @@ FLOWS = {
 
 
 _POINTING = lexicon.phrases("follow_up", "pronouns")
+# A rule of thumb asked ("what's a good ...", "a healthy ...", "what should it be under?").
+_THUMB = re.compile(
+    r"\b(?:good|healthy|health|ideal|recommended|reasonable|normal|typical|safe|acceptable|optimal"
+    r"|rule of thumb|aim for|target|should (?:i|you|it|one) (?:keep|be|aim|have))\b"
+)
 _BORN = re.compile(r"\bborn (in )?(19|20)\d\d\b")
 # A rule's bound asked of no account ("any limit?", "is there a cap?"): the rule's own.
 _BOUNDS = stems(["limit", "limits", "cap", "caps", "maximum", "max", "ceiling", "deadline"])
@@ -76,6 +81,7 @@ class Topic:
     unless: tuple[str, ...] = ()  # stemmed phrases that say the question is another's
     uses: tuple[str, ...] = ()  # figures its rule needs even when the question only names them
     alone: bool = False  # answers a question of one's own that names none of the figures
+    thumb: bool = False  # a rule of thumb asked of no one ("a good utilization") is the user's
 
     def noun_for(self, question: Question) -> str:
         """How the answer names what the money goes into, in the question's own words."""
@@ -111,6 +117,7 @@ TOPICS = tuple(
         stems(list(t.get("unless", ()))),
         tuple(map(str, t.get("uses", ()))),
         bool(t.get("alone", False)),
+        bool(t.get("thumb", False)),
     )
     for t in DATA["topic"]
 )
@@ -121,13 +128,17 @@ def topics_of(text: str) -> list[tuple[Topic, tuple[str, ...]]]:
     the figures its answer needs (none, when it only names them: the card a purchase went
     on). A question that speaks of none of them is not for this module."""
     question = understand(text)
-    if not (question.own or _BORN.search(text.lower())):  # "born in 1966": the asker's year
+    own = question.own or _BORN.search(text.lower())  # "born in 1966": the asker's year
+    thumb = _THUMB.search(text.lower()) is not None  # "what's a good utilization?"
+    if not (own or thumb):
         return []
     said = stemmed(text)
     read = stemmed(as_documents_say(text))  # "a charge I don't remember making": unauthorized
     found = []
     named = [topic for topic in TOPICS if topic.named_in(said) or topic.named_in(read)]
     for topic in named:
+        if not own and not topic.thumb:
+            continue  # a rule of thumb asked of no one: only of a figure the user has
         readings = {f: FIGURES[f].reading(said, question) for f in topic.figures}
         if not (any(readings.values()) or topic.alone):
             continue  # it speaks of none of the user's figures: the documents answer it

@@ -46,8 +46,12 @@ def score(case: Case) -> list[Block]:
         blocks.append(_opened(case.question.text, every, cards))
     blocks.append(
         (
-            "\nI don't have your credit score or your reports, so I can't say how far it would "
-            "move: your payment history and the other things it weighs count too.",
+            "\n"
+            + (
+                case.topic.unknown
+                or "I don't have your credit score or your reports, so I can't say how far it "
+                "would move: your payment history and the other things it weighs count too."
+            ),
             [],
         )
     )
