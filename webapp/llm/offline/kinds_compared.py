@@ -32,7 +32,7 @@ _OWN = re.compile(r"\b(?:my|our|i|we|me|portfolio|holdings|invested|how much is)
 _NOT_MINE = re.compile(
     r"\b(?:tax\w*|fees?|risk\w*|safer|safe|should|better|why|difference|differ|buy|sell"
     r"|combined|together|total|sum|altogether|plus"
-    r"|cash|house|home|assets|checking|savings|net worth|by type)\b"
+    r"|cash|house|home|assets|checking|savings|net worth|by type|asset class\w*)\b"
 )
 
 
@@ -48,12 +48,12 @@ def kinds_named(text: str) -> tuple[str, ...]:
 
 
 def compared_kinds(text: str) -> tuple[str, ...]:
-    """The kinds a question sets against each other about the person's own holdings (two or
-    more, with a word that compares or joins them), or none."""
+    """The two kinds a question sets against each other about the person's own holdings
+    (with a word that compares or joins them), or none."""
     lowered = text.lower()
     kinds = kinds_named(text)
-    if len(kinds) < 2 or not _CUES.search(lowered) or not _OWN.search(lowered):
-        return ()
+    if len(kinds) != 2 or not _CUES.search(lowered) or not _OWN.search(lowered):
+        return ()  # three kinds or more: the split by type ("stocks/etfs/crypto")
     return () if _NOT_MINE.search(lowered) else kinds
 
 
