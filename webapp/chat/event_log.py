@@ -44,8 +44,32 @@ def hold(conn: sa.Connection, message_id: str, owner: str, lease: timedelta) -> 
         raise LeaseLost
 
 
+# On PostgreSQL a batch of events and its note are one statement of constant text: the
+# events as one JSON array of [seq, event, data] (json.dumps's C encoder; not one VALUES
+# row each, a text that grows with the batch, which psycopg parses afresh every time, nor
+# text arrays, whose elements psycopg escapes one by one in Python), and the notify in the
+# same round trip.
+_PG_INSERT_EVENTS = (
+    "WITH stored AS (INSERT INTO chat_events (message_id, seq, event, data)"
+    " SELECT %(message_id)s, (r ->> 0)::integer, r ->> 1, r ->> 2"
+    " FROM json_array_elements(%(rows)s::json) AS r)"
+    " SELECT pg_notify(%(channel)s, %(note)s)"
+)
+
+
 def insert_events(conn: sa.Connection, message_id: str, events: Sequence[StoredEvent]) -> None:
-    if events:
+    if events and conn.dialect.name == "postgresql":
+        rows = json.dumps([[e.seq, e.event, e.data] for e in events], ensure_ascii=False)
+        conn.exec_driver_sql(
+            _PG_INSERT_EVENTS,
+            {
+                "message_id": message_id,
+                "rows": rows,
+                "channel": EVENTS_CHANNEL,
+                "note": encode_note(message_id, events, PG_NOTE_BYTES),
+            },
+        )
+    elif events:
         conn.execute(
             chat_events.insert(),
             [
@@ -146,9 +170,30 @@ def save_checkpoint(
     write(engine, work)
 
 
+# The checkpoint replaced in one statement on PostgreSQL (not a delete, then an insert).
+_PG_REPLACE_CHECKPOINT = (
+    "INSERT INTO chat_checkpoints (message_id, data, event_seq, updated_at)"
+    " VALUES (%(message_id)s, %(data)s::json, %(event_seq)s, %(updated_at)s)"
+    " ON CONFLICT (message_id) DO UPDATE SET data = excluded.data,"
+    " event_seq = excluded.event_seq, updated_at = excluded.updated_at"
+)
+
+
 def replace_checkpoint(
     conn: sa.Connection, message_id: str, data: dict[str, Any], event_seq: int
 ) -> None:
+    if conn.dialect.name == "postgresql":
+        serialize = getattr(conn.dialect, "_json_serializer", None) or json.dumps
+        conn.exec_driver_sql(
+            _PG_REPLACE_CHECKPOINT,
+            {
+                "message_id": message_id,
+                "data": serialize(data),
+                "event_seq": event_seq,
+                "updated_at": now(),
+            },
+        )
+        return
     conn.execute(chat_checkpoints.delete().where(chat_checkpoints.c.message_id == message_id))
     insert_checkpoint(conn, message_id, data, event_seq)
 

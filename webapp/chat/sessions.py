@@ -61,6 +61,41 @@ class TooManyChats(Exception):
         self.retry_after = retry_after
 
 
+_PG_LOCK_USER = "SELECT 1 FROM users WHERE id = %(user_id)s FOR UPDATE"
+# A new chat and its creation stored, the user's creations older than the window dropped,
+# and what the caps count read, in one round trip. The reads see the tables as they were
+# before this statement's own changes: the chat counted is added, the dropped were older.
+_PG_CREATE_CHAT = (
+    "WITH made AS (INSERT INTO chat_sessions (id, user_id, title, created_at, updated_at)"
+    " VALUES (%(id)s, %(user_id)s, %(title)s, %(at)s, %(at)s)),"
+    " counted AS (INSERT INTO chat_creations (session_id, user_id, created_at)"
+    " VALUES (%(id)s, %(user_id)s, %(at)s)),"
+    " dropped AS (DELETE FROM chat_creations"
+    " WHERE user_id = %(user_id)s AND created_at < %(since)s)"
+    " SELECT (SELECT count(*) FROM chat_sessions WHERE user_id = %(user_id)s) + 1,"
+    " ARRAY(SELECT created_at FROM chat_creations"
+    " WHERE user_id = %(user_id)s AND created_at >= %(since)s ORDER BY created_at)"
+)
+
+
+def check_caps(caps: ChatCaps, at: datetime, kept: int, recent: list[datetime]) -> None:
+    """TooManyChats when the user's chats (`kept`, this one counted) or the creations in
+    the last window (`recent`, in order, this one among them) pass `caps`."""
+    if kept > caps.total:
+        raise TooManyChats(
+            f"You have {caps.total} chats, as many as one person may keep; "
+            "delete one to start another.",
+            math.ceil(CREATION_WINDOW.total_seconds()),
+        )
+    if len(recent) > caps.per_minute:
+        # The chat that must leave the window before one more fits in it.
+        frees = records.utc(recent[len(recent) - caps.per_minute - 1]) + CREATION_WINDOW
+        raise TooManyChats(
+            "You have started a lot of chats in the last minute; wait a moment and try again.",
+            max(1, math.ceil((frees - at).total_seconds())),
+        )
+
+
 def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> SessionRow:
     """Make an empty chat for the user, unless it would pass one of `caps`: TooManyChats.
 
@@ -73,7 +108,7 @@ def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> Ses
 
     def work(conn: sa.Connection) -> datetime:
         if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE"), {"id": user_id})
+            return work_pg(conn)
         at = records.now()
         conn.execute(
             chat_sessions.insert().values(
@@ -91,12 +126,6 @@ def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> Ses
             .select_from(chat_sessions)
             .where(chat_sessions.c.user_id == user_id)
         ).scalar_one()
-        if kept > caps.total:
-            raise TooManyChats(
-                f"You have {caps.total} chats, as many as one person may keep; "
-                "delete one to start another.",
-                math.ceil(CREATION_WINDOW.total_seconds()),
-            )
         recent = (
             conn.execute(
                 sa.select(chat_creations.c.created_at)
@@ -106,13 +135,19 @@ def create_chat(engine: Engine, user_id: int, title: str, caps: ChatCaps) -> Ses
             .scalars()
             .all()
         )
-        if len(recent) > caps.per_minute:
-            # The chat that must leave the window before one more fits in it.
-            frees = records.utc(recent[len(recent) - caps.per_minute - 1]) + CREATION_WINDOW
-            raise TooManyChats(
-                "You have started a lot of chats in the last minute; wait a moment and try again.",
-                max(1, math.ceil((frees - at).total_seconds())),
-            )
+        check_caps(caps, at, kept, list(recent))
+        return at
+
+    def work_pg(conn: sa.Connection) -> datetime:
+        # The user's row locked first, then the rest in one statement read after the lock.
+        conn.exec_driver_sql(_PG_LOCK_USER, {"user_id": user_id})
+        at = records.now()
+        since = at - CREATION_WINDOW
+        row = conn.exec_driver_sql(
+            _PG_CREATE_CHAT,
+            {"id": session_id, "user_id": user_id, "title": title, "at": at, "since": since},
+        ).one()
+        check_caps(caps, at, int(row[0]), sorted([*row[1], at]))
         return at
 
     at = write(engine, work)
