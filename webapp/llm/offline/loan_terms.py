@@ -22,7 +22,8 @@ from .figures import Row, rows_of
 from .plan import ToolCall
 from .regular import regular_query
 from .scope import out_of_scope
-from .spending_ask import ROW_COLUMNS, month_start
+from .periods import month_start
+from .spending_ask import ROW_COLUMNS
 from .task import Context
 from .words import join_words, money, words
 
