@@ -19,10 +19,10 @@ from ...tool_registry import EXECUTE_SQL
 from . import lexicon
 from .cite import Block, Result, number
 from .figures import Row, rows_of
+from .periods import month_start
 from .plan import ToolCall
 from .regular import regular_query
 from .scope import out_of_scope
-from .periods import month_start
 from .spending_ask import ROW_COLUMNS
 from .task import Context
 from .words import join_words, money, words
