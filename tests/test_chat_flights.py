@@ -78,3 +78,56 @@ def test_a_failed_read_fails_those_that_shared_it_and_is_not_kept() -> None:
     assert errors == ["the database went away"] * 2
     with pytest.raises(RuntimeError):
         flights.read("k", read)  # tried afresh, not answered from the failure
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_read_that_found_something_is_kept_a_moment_for_callers_after_its_start() -> None:
+    clock = Clock()
+    flights: Flights[list[int] | None] = Flights(kept_seconds=2, timer=clock)
+    runs: list[int] = []
+
+    def read() -> list[int]:
+        runs.append(1)
+        return [len(runs)]
+
+    before = time.monotonic()
+    assert flights.read("k", read) == [1]
+    assert flights.read("k", read, before) == [1]  # it began after `before`: no new read
+    assert runs == [1]
+    assert flights.read("k", read, time.monotonic()) == [2]  # news came after it began
+    clock.now = 3
+    assert flights.read("k", read) == [3]  # kept two seconds only
+    assert flights.read("none", lambda: None) is None
+    assert flights.read("none", lambda: [9]) == [9]  # a read that found nothing is not kept
+
+
+def test_news_of_a_group_drops_its_kept_reads_and_keeps_none_then_running() -> None:
+    flights: Flights[list[int]] = Flights()
+    assert flights.read("a1", lambda: [1], group="a") == [1]
+    assert flights.read("b1", lambda: [1], group="b") == [1]
+    flights.forget("a")
+    assert flights.read("a1", lambda: [2], group="a") == [2]  # read again
+    assert flights.read("b1", lambda: [2], group="b") == [1]  # another answer's, kept
+    release, began = threading.Event(), threading.Event()
+
+    def slow() -> list[int]:
+        began.set()
+        release.wait(10)
+        return [3]
+
+    reader = threading.Thread(target=lambda: flights.read("c1", slow, group="c"))
+    reader.start()
+    wait_for(began.is_set)
+    flights.forget("c")  # news while it ran: what it read may lack that write
+    release.set()
+    reader.join(10)
+    assert flights.read("c1", lambda: [4], group="c") == [4]
+    flights.forget_all()
+    assert flights.read("b1", lambda: [5], group="b") == [5]

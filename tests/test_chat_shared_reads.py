@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 
 from flask import Flask
+from sqlalchemy.engine import Engine
 
 from tests.support.waiting import wait_for
 from tests.test_chat_wake_payloads import WAIT, packet, running_answer, write
@@ -83,8 +84,72 @@ def test_events_held_past_a_shared_read_leave_that_read_as_it_was(app: Flask) ->
     reader = AnswerReader(
         engine, HandedAsItListens([packet(3), packet(4)]), threading.Event(), lambda *_: None
     )
-    reader.flights.read = lambda *_: shared  # type: ignore[method-assign]
+    reader.flights.read = lambda *_, **__: shared  # type: ignore[method-assign]
     batches = reader.event_batches(user_id, session_id, message_id)
     assert [event.seq for event in next(batches)] == [1, 2, 3, 4]
     del batches  # its inbox closed
     assert [event.seq for event in shared] == [1, 2]  # the other stream yields 1, 2 alone
+
+
+def _first_look_beside(
+    engine: Engine, quiet: bool
+) -> tuple[AnswerReader, str, queue.Queue[list[int]], threading.Event, threading.Event]:
+    """A stream opened while another stream's first look at the answer is still running;
+    `quiet`: no news of the answer came in between."""
+    user_id, session_id, message_id = running_answer(engine)
+    write(engine, message_id, [packet(1)], None)
+    stopping = threading.Event()
+    reader = AnswerReader(engine, Wakeups(), stopping, lambda *_: None)
+    began, gate, other_done = threading.Event(), threading.Event(), threading.Event()
+
+    def other_stream() -> None:  # its first look, held open until `gate`
+        def slow() -> list[StoredEvent]:
+            began.set()
+            gate.wait(WAIT)
+            return [packet(1)]
+
+        with reader.wakeups.inbox(message_id):
+            reader.flights.read(("events", message_id, 0), slow)
+            other_done.wait(WAIT)
+
+    threading.Thread(target=other_stream, daemon=True).start()
+    wait_for(began.is_set)
+    if not quiet:
+        write(engine, message_id, [packet(2)], None)
+        reader.wakeups.wake(message_id, None)
+    batches: queue.Queue[list[int]] = queue.Queue()
+
+    def read() -> None:
+        with contextlib.suppress(WorkerStopping):
+            for batch in reader.event_batches(user_id, session_id, message_id):
+                if batch:
+                    batches.put([event.seq for event in batch])
+
+    threading.Thread(target=read, daemon=True).start()
+    return reader, message_id, batches, gate, stopping
+
+
+def test_a_stream_opened_beside_a_look_at_a_quiet_answer_shares_it(app: Flask) -> None:
+    reader, message_id, batches, gate, stopping = _first_look_beside(get_engine(app), True)
+    try:
+        # No news of the answer since that look began: everything stored is in it.
+        wait_for(lambda: reader.flights.sharing(("events", message_id, 0)) == 1)
+        assert batches.empty()
+        gate.set()
+        assert batches.get(timeout=WAIT) == [1]
+    finally:
+        gate.set()
+        stopping.set()
+        reader.wakeups.wake_all()
+
+
+def test_a_stream_opened_after_news_does_not_share_a_look_begun_before_it(app: Flask) -> None:
+    reader, message_id, batches, gate, stopping = _first_look_beside(get_engine(app), False)
+    try:
+        # Event 2 was stored (and its news came) after that look began: its own read has it.
+        assert batches.get(timeout=WAIT) == [1, 2]
+        assert reader.flights.sharing(("events", message_id, 0)) == 0
+    finally:
+        gate.set()
+        stopping.set()
+        reader.wakeups.wake_all()

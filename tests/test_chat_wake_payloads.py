@@ -123,6 +123,27 @@ def reading(service: ChatService, answer: tuple[int, str, str]) -> queue.Queue[S
     return seen
 
 
+class Looks(Reads):
+    """Count the reader's looks (`reading.py`'s reads, shared or not)."""
+
+    def __init__(self, service: ChatService, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.events = 0
+        self.states = 0
+        lock = threading.Lock()
+        flights = service.reader.flights
+        read = flights.read
+
+        def count(key: tuple[str, ...], *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                if key[0] == "events":
+                    self.events += 1
+                elif key[0] == "state":
+                    self.states += 1
+            return read(key, *args, **kwargs)
+
+        monkeypatch.setattr(flights, "read", count)
+
+
 def settle(reads: Reads, looks: int = 1) -> None:
     """Wait until the reader has had its first look (what is there; whether it runs)."""
     flag = threading.Event()
@@ -152,11 +173,13 @@ def test_in_process_readers_are_handed_each_batch_without_reading(
     service = ChatService(engine, model=lambda: None, tools=lambda _: None)  # type: ignore[arg-type,return-value]
     answer = running_answer(engine)
     reads = Reads(monkeypatch)
-    # One after the other: two first looks in flight at once would share one read (flights).
+    looks = Looks(service, monkeypatch)
     first = reading(service, answer)
-    settle(reads)
+    settle(looks)
     second = reading(service, answer)
-    settle(reads, looks=2)
+    settle(looks, looks=2)
+    # One after the other, with no news between: the second took the first one's look.
+    assert reads.events == reads.states == 1
     looked = reads.events
     for start in range(1, 40, 3):
         write(engine, answer[2], [packet(start), packet(start + 1), packet(start + 2)], None)

@@ -8,7 +8,6 @@ it until `done`.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
@@ -42,8 +41,16 @@ class AnswerReader:
         self._ask_to_store = ask_to_store  # a gap: its runner stores what it sent live
         self._stopping = stopping  # set as the worker begins to stop (`stop_serving`)
         self._resume_if_expired = resume_if_expired  # a dead runner's turn taken over
-        # The streams of an answer opened together read it once (`flights`).
+        # The streams of an answer opened together, or one after another, read it once
+        # (`flights`); what was kept of an answer is dropped on its news.
         self.flights: Flights[Any] = Flights()
+        wakeups.on_news(self._news)
+
+    def _news(self, message_id: str | None) -> None:
+        if message_id is None:
+            self.flights.forget_all()
+        else:
+            self.flights.forget(message_id)
 
     def events(
         self, user_id: int, session_id: str, message_id: str, after: int = 0
@@ -75,9 +82,10 @@ class AnswerReader:
                     raise WorkerStopping
                 inbox.flag.clear()
                 handed, stale = inbox.take()
-                # A read begun from now on holds every write whose news was just taken (a
-                # write's news follows its commit), so only such a read may be shared.
-                since = time.monotonic()
+                # A read begun after the message's latest news holds every write whose news
+                # came before (a write's news follows its commit); what any later news says
+                # reaches this inbox. So such a read may be shared (`Wakeups.news_since`).
+                since = self.wakeups.news_since(message_id)
                 for event in handed:
                     if event.seq > after:
                         held.setdefault(event.seq, event)
@@ -122,7 +130,9 @@ class AnswerReader:
         def read() -> list[StoredEvent]:
             return event_log.events_after(self.engine, message_id, after)
 
-        found: list[StoredEvent] = self.flights.read(("events", message_id, after), read, since)
+        found: list[StoredEvent] = self.flights.read(
+            ("events", message_id, after), read, since, group=message_id
+        )
         return found
 
     def _still_running(
@@ -133,6 +143,7 @@ class AnswerReader:
             ("state", user_id, session_id, message_id),
             lambda: leases.message_state(self.engine, user_id, session_id, message_id),
             since,
+            group=message_id,
         )
         if found is None:
             return False  # deleted

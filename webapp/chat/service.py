@@ -41,6 +41,7 @@ from ..turn.runner import ToolRunner, failed_turn, run_turn, start_checkpoint
 from . import conversations, leases, open_streams, records, versions
 from .endings import Endings
 from .event_log import LeaseLost
+from .known import KnownMessages
 from .leases import SessionBusy
 from .live import LiveChannel
 from .notes import StoredEvent
@@ -102,6 +103,7 @@ class ChatService:
         self._lock = threading.Lock()
         self.upkeep = Upkeep(self)  # the sweeper, this worker's exit, dead runners' turns
         self.endings = Endings(self)  # ends from outside a runner, requests that it store
+        self.known = KnownMessages()  # whose each message is, for the streams' opens
         self.reader = AnswerReader(
             engine,
             self.wakeups,
@@ -159,6 +161,7 @@ class ChatService:
         history = conversations.text_history(self.engine, user_id, session_id, before=before)
         checkpoint, owner = start_checkpoint(history, text), records.new_id()
         answer_id = store_turn(owner, checkpoint)
+        self.known.remember(user_id, session_id, answer_id, "assistant")  # its streams come next
         self.start_turn(user_id, answer_id, DatabaseSink(self, answer_id, owner, 0), checkpoint)
         return answer_id
 

@@ -246,7 +246,9 @@ def remove_session(service: ChatService, user_id: int, session_id: str) -> bool:
     running = leases.running_message(service.engine, user_id, session_id)
     if running is not None:
         service.cancel(user_id, session_id, running.id)
-    return delete_session(service.engine, user_id, session_id)
+    deleted = delete_session(service.engine, user_id, session_id)
+    service.known.forget_session(session_id)
+    return deleted
 
 
 def question_before(engine: Engine, user_id: int, session_id: str, answer_id: str) -> str | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol
@@ -83,12 +84,16 @@ HELD_EVENTS = 5_000
 
 
 class Wakeups:
-    """This process's readers, by the message they wait on."""
+    """This process's readers, by the message they wait on, and when each last had news."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiting: dict[str, set[Inbox]] = {}
         self._someone = threading.Condition(self._lock)
+        # When news last came, per message while someone waits on it, and for everyone.
+        self._news_at: dict[str, float] = {}
+        self._all_news_at = 0.0
+        self._news_hooks: list[Callable[[str | None], object]] = []
 
     @contextmanager
     def inbox(self, message_id: str, flag: threading.Event | None = None) -> Iterator[Inbox]:
@@ -106,6 +111,7 @@ class Wakeups:
                     boxes.discard(box)
                     if not boxes:
                         del self._waiting[message_id]
+                        self._news_at.pop(message_id, None)
 
     @contextmanager
     def watch(
@@ -116,19 +122,44 @@ class Wakeups:
         with self.inbox(message_id, flag) as box:
             yield box.flag
 
+    def on_news(self, hook: Callable[[str | None], object]) -> None:
+        """Call `hook(message_id)` on each news, `hook(None)` on news for everyone, before
+        any reader is woken (`AnswerReader` drops what it kept of the message then)."""
+        self._news_hooks.append(hook)
+
     def wake(self, message_id: str, events: Sequence[StoredEvent] | None = None) -> None:
         """Wake the readers of one message (and nobody else), handing them `events`."""
+        for hook in self._news_hooks:
+            hook(message_id)
         with self._lock:
             boxes = list(self._waiting.get(message_id, ()))
+            if boxes:
+                self._news_at[message_id] = time.monotonic()
         for box in boxes:
             box.deliver(events)
 
     def wake_all(self) -> None:
         """Wake every reader: after a listener gap, each reads what it may have missed."""
+        for hook in self._news_hooks:
+            hook(None)
         with self._lock:
             boxes = [box for group in self._waiting.values() for box in group]
+            self._all_news_at = time.monotonic()
         for box in boxes:
             box.deliver(None)
+
+    def news_since(self, message_id: str) -> float:
+        """Return when news of `message_id` last came (a `time.monotonic()`), or 0.0.
+
+        For a caller that waits on the message: every write committed after that moment
+        either is in a read begun after it, or its news is still to come to the caller's
+        inbox (a write's news follows its commit, and news came here, and was noted, while
+        anyone waited). So a reader may share any read of the message begun after this
+        moment, not only one begun after the reader itself began to listen: the streams of
+        a quiet answer opened one after another all share one look at it.
+        """
+        with self._lock:
+            return max(self._news_at.get(message_id, 0.0), self._all_news_at)
 
     def watched(self) -> list[str]:
         """Return the messages someone in this process is waiting on."""

@@ -79,22 +79,25 @@ def own_session(session_id: str, missing: str = NO_SESSION) -> SessionRow:
     return found
 
 
-def own_message(
-    session_id: str, message_id: str, missing: str, *, answer: bool = False
-) -> MessageRow:
-    """Return one of the signed-in user's messages in the chat, or end the request: 404.
+def own_message(session_id: str, message_id: str, missing: str, *, answer: bool = False) -> None:
+    """End the request (404 saying `missing`) unless the message is in the signed-in user's
+    chat; with `answer`, unless it is an answer there.
 
-    With `answer`, a question's id is missing too.
+    What this worker saw lately needs no query (`chat/known.py`).
     """
-    engine, user_id = get_engine(), current_user().id
-    # Shared with the same look already in flight (the streams of one answer opened at once).
-    found: MessageRow | None = chat_service().reader.flights.read(
-        ("message", user_id, session_id, message_id),
-        lambda: get_message(engine, user_id, session_id, message_id),
-    )
-    if found is None or (answer and found.role != "assistant"):
+    engine, user_id, service = get_engine(), current_user().id, chat_service()
+    role = service.known.role(user_id, session_id, message_id)
+    if role is None:
+        # Shared with the same look already in flight (the streams of one answer opened at once).
+        found: MessageRow | None = service.reader.flights.read(
+            ("message", user_id, session_id, message_id),
+            lambda: get_message(engine, user_id, session_id, message_id),
+        )
+        if found is not None:
+            role = found.role
+            service.known.remember(user_id, session_id, message_id, role)
+    if role is None or (answer and role != "assistant"):
         abort(404, missing)
-    return found
 
 
 def chat_caps() -> ChatCaps:
