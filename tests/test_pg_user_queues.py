@@ -13,7 +13,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import QueuePool
 
 from tests.support.waiting import wait_for
-from webapp.chat.open_streams import open_streams
+from webapp.chat.open_streams import open_streams, worker_seen
 from webapp.chat.queues import Batched, UserQueues
 from webapp.services import chat_service
 from webapp.store.app_db import get_engine
@@ -92,6 +92,32 @@ def test_a_users_requests_that_queued_together_are_served_by_one_write() -> None
     assert sorted(got, key=str) == ["7-0", "7-1", None]
 
 
+def test_requests_that_come_while_the_first_gathers_are_served_with_it() -> None:
+    served: list[int] = []
+    gathering, more_came = threading.Event(), threading.Event()
+
+    def gather() -> None:  # as a yield to the other requests already accepted
+        gathering.set()
+        more_came.wait(10)
+
+    def serve(user_id: int, wanted: int) -> list[str | None]:
+        served.append(wanted)
+        return ["ok"] * wanted
+
+    batched: Batched[str] = Batched(UserQueues(), serve, gather)
+    first = threading.Thread(target=batched.get, args=(7,))
+    first.start()
+    wait_for(gathering.is_set)
+    others = [threading.Thread(target=batched.get, args=(7,)) for _ in range(2)]
+    for thread in others:
+        thread.start()
+    wait_for(lambda: batched.waiting(7) == 3)
+    more_came.set()
+    for thread in [first, *others]:
+        thread.join(10)
+    assert served == [3]  # the first request did not go alone
+
+
 def test_streams_counted_together_stop_at_the_cap(app: Flask) -> None:
     with app.app_context():
         engine = get_engine(app)
@@ -100,3 +126,32 @@ def test_streams_counted_together_stop_at_the_cap(app: Flask) -> None:
         first = open_streams(engine, user.id, "w", 3, 2, timedelta(seconds=60))
         second = open_streams(engine, user.id, "w", 3, 2, timedelta(seconds=60))
     assert all(first) and second[0] is not None and second[1] is None
+
+
+@pytest.mark.postgres
+def test_streams_counted_at_once_by_many_workers_stop_at_the_cap(pg_app: Flask) -> None:
+    # Each "worker" counts its streams in one statement (revision 0013), from a thread and a
+    # pooled connection of its own: together they pass the cap by none.
+    with pg_app.app_context():
+        engine = get_engine(pg_app)
+        user = user_for_token(engine, create_api_token(engine, "demo"))
+        assert user is not None
+    for n in range(8):
+        worker_seen(engine, f"w{n}")  # alive: their streams count
+    lease, start = timedelta(seconds=60), threading.Barrier(8)
+    granted: list[str | None] = []
+    lock = threading.Lock()
+
+    def worker(n: int) -> None:
+        start.wait(10)
+        got = open_streams(engine, user.id, f"w{n}", 10, 3, lease)
+        with lock:
+            granted.extend(got)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(granted) == 24
+    assert sum(1 for stream in granted if stream is not None) == 10
