@@ -8,7 +8,7 @@ from datetime import timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ..store.writes import write, write_one
+from ..store.writes import write, write_one, write_scalar
 from .notes import StoredEvent as StoredEvent  # where readers and writers import it
 from .records import new_id, now
 from .tables import (
@@ -32,7 +32,14 @@ def open_stream(
     return open_streams(engine, user_id, worker, limit, 1, lease)[0]
 
 
-_LOCK_USER = sa.text("SELECT 1 FROM users WHERE id = :id FOR UPDATE")
+# PostgreSQL: the user's row lock, the count and the insert, in one statement.
+_GRANT = sa.text(
+    "SELECT chat_open_streams_grant(:user_id, :worker, :limit, :alive_since, :at, :ids)"
+).bindparams(
+    sa.bindparam("alive_since", type_=sa.DateTime(timezone=True)),
+    sa.bindparam("at", type_=sa.DateTime(timezone=True)),
+    sa.bindparam("ids", type_=sa.ARRAY(sa.String(32))),
+)
 # The user's streams that count: on this worker, or on a worker whose lease still holds.
 # Built once, their values bound as they run (building one costs more than running it).
 _HELD = (
@@ -67,10 +74,14 @@ def open_streams(
     """Count `wanted` new open streams of the user's at once, in one transaction: an id for
     each while they stay under `limit`, None for the rest (see `open_stream`)."""
     ids = [new_id() for _ in range(wanted)]
+    if engine.dialect.name == "postgresql":  # one round trip (revision 0013)
+        at = now()
+        values = {"user_id": user_id, "worker": worker, "limit": limit, "at": at, "ids": ids}
+        granted = write_scalar(engine, _GRANT, {**values, "alive_since": at - lease})
+        room = int(granted or 0)
+        return [*ids[:room], *[None] * (wanted - room)]
 
     def work(conn: sa.Connection) -> list[str | None]:
-        if conn.dialect.name == "postgresql":
-            conn.execute(_LOCK_USER, {"id": user_id})
         at = now()
         held = {"user_id": user_id, "worker": worker, "alive_since": at - lease}
         if wanted > 1:

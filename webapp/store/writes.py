@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -72,6 +72,25 @@ def write_one(
             result = conn.execute(statement)
             conn.commit()  # SQLite's; a no-op for the driver in autocommit
             return int(getattr(result, "rowcount", 0) or 0)
+
+    return _retrying(attempt, budget)
+
+
+def write_scalar(
+    engine: Engine,
+    statement: sa.Executable,
+    values: dict[str, Any],
+    *,
+    budget: float = WRITE_RETRY_SECONDS,
+) -> Any:
+    """Run one statement that writes, with `values`, as a transaction of its own (as
+    `write_one` does) and return the first column of its first row."""
+
+    def attempt() -> Any:
+        with autocommit(engine) as conn:
+            value = conn.execute(statement, values).scalar()
+            conn.commit()  # SQLite's; a no-op for the driver in autocommit
+            return value
 
     return _retrying(attempt, budget)
 
