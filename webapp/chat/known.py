@@ -49,4 +49,4 @@ class KnownMessages:
         """Forget every message of a chat (it is being deleted)."""
         with self._lock:
             for key in [key for key in self._roles if key[1] == session_id]:
-                del self._roles[key]
+                self._roles.pop(key, None)  # it may expire meanwhile

@@ -12,7 +12,6 @@ without a connection (a greenlet under gevent).
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Generic, TypeVar
@@ -66,15 +65,8 @@ class Batched(Generic[T]):
     meanwhile; they find theirs done when their own turn comes.
     """
 
-    def __init__(
-        self,
-        queues: UserQueues,
-        serve: Callable[[int, int], list[T | None]],
-        gather: Callable[[], object] = lambda: time.sleep(0),
-    ) -> None:
-        # `gather` runs before a request takes its batch: a yield, under gevent, to the
-        # requests already accepted, which then queue in time for the same write.
-        self._queues, self._serve, self._gather = queues, serve, gather
+    def __init__(self, queues: UserQueues, serve: Callable[[int, int], list[T | None]]) -> None:
+        self._queues, self._serve = queues, serve
         self._guard = threading.Lock()
         self._waiting: dict[int, list[_Wanted[T]]] = {}
 
@@ -84,7 +76,6 @@ class Batched(Generic[T]):
             self._waiting.setdefault(user_id, []).append(wanted)
         with self._queues.turn(user_id):
             if not wanted.done:
-                self._gather()
                 with self._guard:
                     batch = self._waiting.pop(user_id, [])
                 try:
