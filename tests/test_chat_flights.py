@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from tests.support.clock import Clock
 from tests.support.waiting import wait_for
 from webapp.chat.flights import Flights
 
@@ -78,14 +79,6 @@ def test_a_failed_read_fails_those_that_shared_it_and_is_not_kept() -> None:
     assert errors == ["the database went away"] * 2
     with pytest.raises(RuntimeError):
         flights.read("k", read)  # tried afresh, not answered from the failure
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_read_that_found_something_is_kept_a_moment_for_callers_after_its_start() -> None:

@@ -10,6 +10,7 @@ from flask import Flask
 from sqlalchemy.engine import Engine
 
 from tests.support.apps import api_client, idle_after, make_app
+from tests.support.clock import Clock
 from webapp.chat.conversations import get_message
 from webapp.chat.known import KnownMessages
 from webapp.chat.records import MessageRow
@@ -18,14 +19,6 @@ from webapp.services import chat_service
 from webapp.store.app_db import get_engine
 from webapp.store.users import authenticate
 from webapp.web import api
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_message_is_known_for_its_user_and_chat_alone_and_for_a_while() -> None:

@@ -24,12 +24,10 @@ from webapp.chat.wakeups import Inbox, Wakeups
 from webapp.store.app_db import get_engine
 
 
-def test_a_stream_shares_only_a_read_begun_after_it_took_its_news(app: Flask) -> None:
-    engine = get_engine(app)
-    user_id, session_id, message_id = running_answer(engine)
-    write(engine, message_id, [packet(1)], None)
-    stopping = threading.Event()
-    reader = AnswerReader(engine, Wakeups(), stopping, lambda *_: None)
+def streamed(
+    reader: AnswerReader, user_id: int, session_id: str, message_id: str
+) -> queue.Queue[list[int]]:
+    """Read the answer as a stream does, in a thread: each batch's event ids to the queue."""
     batches: queue.Queue[list[int]] = queue.Queue()
 
     def read() -> None:
@@ -39,6 +37,16 @@ def test_a_stream_shares_only_a_read_begun_after_it_took_its_news(app: Flask) ->
                     batches.put([event.seq for event in batch])
 
     threading.Thread(target=read, daemon=True).start()
+    return batches
+
+
+def test_a_stream_shares_only_a_read_begun_after_it_took_its_news(app: Flask) -> None:
+    engine = get_engine(app)
+    user_id, session_id, message_id = running_answer(engine)
+    write(engine, message_id, [packet(1)], None)
+    stopping = threading.Event()
+    reader = AnswerReader(engine, Wakeups(), stopping, lambda *_: None)
+    batches = streamed(reader, user_id, session_id, message_id)
     assert batches.get(timeout=WAIT) == [1]  # its first look
     # Another stream of the answer begins to read what follows 1, after this one listened
     # and before event 2 is stored: its read can't hold 2.
@@ -117,15 +125,7 @@ def _first_look_beside(
     if not quiet:
         write(engine, message_id, [packet(2)], None)
         reader.wakeups.wake(message_id, None)
-    batches: queue.Queue[list[int]] = queue.Queue()
-
-    def read() -> None:
-        with contextlib.suppress(WorkerStopping):
-            for batch in reader.event_batches(user_id, session_id, message_id):
-                if batch:
-                    batches.put([event.seq for event in batch])
-
-    threading.Thread(target=read, daemon=True).start()
+    batches = streamed(reader, user_id, session_id, message_id)
     return reader, message_id, batches, gate, stopping
 
 
