@@ -91,14 +91,16 @@ def test_a_read_that_found_something_is_kept_a_moment_for_callers_after_its_star
         return [len(runs)]
 
     before = time.monotonic()
-    assert flights.read("k", read) == [1]
-    assert flights.read("k", read, before) == [1]  # it began after `before`: no new read
+    assert flights.read("k", read, group="g") == [1]
+    assert flights.read("k", read, before, group="g") == [1]  # it began after `before`
     assert runs == [1]
-    assert flights.read("k", read, time.monotonic()) == [2]  # news came after it began
+    assert flights.read("k", read, time.monotonic(), group="g") == [2]  # news since it began
     clock.now = 3
-    assert flights.read("k", read) == [3]  # kept two seconds only
-    assert flights.read("none", lambda: None) is None
-    assert flights.read("none", lambda: [9]) == [9]  # a read that found nothing is not kept
+    assert flights.read("k", read, group="g") == [3]  # kept two seconds only
+    assert flights.read("none", lambda: None, group="g") is None
+    assert flights.read("none", lambda: [9], group="g") == [9]  # it found nothing: not kept
+    assert flights.read("lone", lambda: [1]) == [1]
+    assert flights.read("lone", lambda: [2]) == [2]  # no group to drop it by: not kept
 
 
 def test_news_of_a_group_drops_its_kept_reads_and_keeps_none_then_running() -> None:

@@ -116,3 +116,18 @@ def api_user_id(app: Flask) -> int:
     user = authenticate(get_engine(app), "demo", "demo")
     assert user is not None
     return user.id
+
+
+def test_a_chat_deleted_here_just_after_a_read_of_its_answer_has_no_streams(
+    app: Flask,
+) -> None:
+    client = api_client(app)
+    with idle_after(app):
+        session_id = client.new_session()
+        url = client.ask(session_id, "What do I owe on my credit cards?")["stream_url"]
+        assert client.stream(url)[-1].event == "done"
+    with app.app_context():
+        chat_service().known.forget_session(session_id)  # as a worker that did not ask it
+    assert client.stream(url)[-1].event == "done"  # read here once, and remembered
+    assert client.http.delete(f"/api/chat/sessions/{session_id}").status_code == 204
+    assert client.http.get(url).status_code == 404

@@ -10,9 +10,10 @@ whatever was written before then is in the read it gets, and whatever after reac
 wake-up.
 
 A read that found something is kept for `KEPT_SECONDS` after it ends, under the same rule,
-for the streams of a quiet answer opened one after another. Each read names the group it
+for the streams of a quiet answer opened one after another. Such a read names the group it
 reads (the answer), and news of the group (`forget`) drops its kept reads and keeps those
 then running from being kept: a kept read holds every write of its group there was news of.
+A read with no group is shared only while it runs.
 """
 
 from __future__ import annotations
@@ -93,7 +94,12 @@ class Flights(Generic[T]):
             with self._guard:
                 if self._running.get(key) is flight:
                     del self._running[key]
-                    if flight.error is None and flight.result is not None and not flight.stale:
+                    if (
+                        flight.group is not None
+                        and flight.error is None
+                        and flight.result is not None
+                        and not flight.stale
+                    ):
                         flight.ended = self._timer()
                         self._kept[key] = flight
                         self._kept_order.append((key, flight))
