@@ -7,12 +7,15 @@ In wordings no evaluation set holds."""
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 
 from tests.support.apps import answer_in_new_chat, api_client
 from webapp.llm.offline.ask import understand
 from webapp.llm.offline.guidance import topics_of
 from webapp.llm.offline.guidance_figure import FIGURES, stemmed
+from webapp.store.app_db import get_engine
+from webapp.store.schema import transactions, users
 
 
 def _bearing(text: str) -> dict[str, set[str]]:
@@ -78,6 +81,21 @@ def test_the_topic_is_still_the_answer_with_only_the_figures_needed(
     assert _bearing(text) == {topic: bearing}
 
 
+def target_charges(app: Flask) -> list[str]:
+    """Alex's Target charges in the demo data, newest first, as an answer writes them (the
+    demo's transactions are dated from today, so their amounts move with the date)."""
+    query = (
+        sa.select(transactions.c.amount)
+        .join(users, users.c.id == transactions.c.user_id)
+        .where(users.c.username == "alex", transactions.c.merchant_name == "Target")
+        .order_by(transactions.c.date.desc())
+    )
+    with get_engine(app).connect() as conn:
+        amounts = list(conn.execute(query).scalars())
+    assert amounts, "the demo data has no Target charge of alex's"
+    return [f"${amount:,.2f}" for amount in amounts]
+
+
 def test_a_card_only_named_as_where_a_charge_sits_is_neither_said_nor_cited(app: Flask) -> None:
     text, cited = answer_in_new_chat(
         app,
@@ -85,7 +103,8 @@ def test_a_card_only_named_as_where_a_charge_sits_is_neither_said_nor_cited(app:
         "a target purchase on my bank of america card isn't one of mine. how many days do i "
         "get to contest it?",
     )
-    assert "60 days" in text and "$404.49" not in text and "$410.09" not in text
+    assert "60 days" in text
+    assert not [amount for amount in target_charges(app) if amount in text]
     assert all("your-account" not in c["source"] for c in cited), cited
 
 
@@ -96,7 +115,7 @@ def test_a_charge_asked_about_is_said_and_cited(app: Flask) -> None:
         "how much did target charge my bank of america card, and how many days do i get to "
         "contest it?",
     )
-    assert "60 days" in text and "$404.49" in text
+    assert "60 days" in text and target_charges(app)[0] in text  # the latest
     assert any(c["target"]["kind"] == "account" for c in cited), cited
 
 
