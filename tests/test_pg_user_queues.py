@@ -92,6 +92,32 @@ def test_a_users_requests_that_queued_together_are_served_by_one_write() -> None
     assert sorted(got, key=str) == ["7-0", "7-1", None]
 
 
+def test_requests_that_come_while_the_first_gathers_are_served_with_it() -> None:
+    served: list[int] = []
+    gathering, more_came = threading.Event(), threading.Event()
+
+    def gather() -> None:  # as a yield to the other requests already accepted
+        gathering.set()
+        more_came.wait(10)
+
+    def serve(user_id: int, wanted: int) -> list[str | None]:
+        served.append(wanted)
+        return ["ok"] * wanted
+
+    batched: Batched[str] = Batched(UserQueues(), serve, gather)
+    first = threading.Thread(target=batched.get, args=(7,))
+    first.start()
+    wait_for(gathering.is_set)
+    others = [threading.Thread(target=batched.get, args=(7,)) for _ in range(2)]
+    for thread in others:
+        thread.start()
+    wait_for(lambda: batched.waiting(7) == 3)
+    more_came.set()
+    for thread in [first, *others]:
+        thread.join(10)
+    assert served == [3]  # the first request did not go alone
+
+
 def test_streams_counted_together_stop_at_the_cap(app: Flask) -> None:
     with app.app_context():
         engine = get_engine(app)
