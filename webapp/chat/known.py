@@ -6,7 +6,8 @@ written it, the fact holds until its chat is deleted. Twenty streams of one answ
 together, and a client's reconnects, then cost no read of its row. A chat deleted through
 this worker is forgotten at once; one deleted through another worker is remembered here
 for at most `KNOWN_SECONDS`, and a stream opened on one of its answers meanwhile finds no
-events and no answer, and ends (`AnswerReader.event_batches`).
+events and no answer, and ends (`AnswerReader.event_batches`); within two seconds of this
+worker's look at a finished answer, the stream is shown that look again (`flights.py`).
 """
 
 from __future__ import annotations
