@@ -9,7 +9,7 @@ import pytest
 from flask import Flask
 from sqlalchemy.engine import Engine
 
-from tests.support.apps import api_client, idle_after, make_app
+from tests.support.apps import ApiClient, api_client, idle_after, make_app
 from tests.support.clock import Clock
 from webapp.chat.conversations import get_message
 from webapp.chat.known import KnownMessages
@@ -62,6 +62,14 @@ def app(tmp_path: Path) -> Flask:
     return make_app(tmp_path)
 
 
+def asked(app: Flask, client: ApiClient) -> tuple[str, str]:
+    """Ask in a new chat and wait for the answer to end: the chat's id and its stream's URL."""
+    with idle_after(app):
+        session_id = client.new_session()
+        url = client.ask(session_id, "What do I owe on my credit cards?")["stream_url"]
+    return session_id, str(url)
+
+
 def test_streams_of_an_answer_asked_here_read_no_message_row(
     app: Flask, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -77,9 +85,7 @@ def test_streams_of_an_answer_asked_here_read_no_message_row(
 
 def test_a_message_read_once_is_not_read_again(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
     client = api_client(app)
-    with idle_after(app):
-        session_id = client.new_session()
-        url = client.ask(session_id, "What do I owe on my credit cards?")["stream_url"]
+    session_id, url = asked(app, client)
     with app.app_context():
         chat_service().known.forget_session(session_id)  # as a worker that did not ask it
     reads = message_reads(monkeypatch)
@@ -90,20 +96,16 @@ def test_a_message_read_once_is_not_read_again(app: Flask, monkeypatch: pytest.M
 
 def test_a_chat_deleted_here_has_no_streams_at_once(app: Flask) -> None:
     client = api_client(app)
-    with idle_after(app):
-        session_id = client.new_session()
-        url = client.ask(session_id, "What do I owe on my credit cards?")["stream_url"]
-        assert client.stream(url)[-1].event == "done"
+    session_id, url = asked(app, client)
+    assert client.stream(url)[-1].event == "done"
     assert client.http.delete(f"/api/chat/sessions/{session_id}").status_code == 204
     assert client.http.get(url).status_code == 404
 
 
 def test_a_chat_deleted_by_another_worker_ends_a_stream_opened_meanwhile(app: Flask) -> None:
     client = api_client(app)
-    with idle_after(app):
-        session_id = client.new_session()
-        url = client.ask(session_id, "What do I owe on my credit cards?")["stream_url"]
-        assert client.stream(url)[-1].event == "done"
+    session_id, url = asked(app, client)
+    assert client.stream(url)[-1].event == "done"
     # Deleted through another worker: this one is not told.
     assert delete_session(get_engine(app), api_user_id(app), session_id)
     with app.app_context():
@@ -126,10 +128,8 @@ def test_a_chat_deleted_here_just_after_a_read_of_its_answer_has_no_streams(
     app: Flask,
 ) -> None:
     client = api_client(app)
-    with idle_after(app):
-        session_id = client.new_session()
-        url = client.ask(session_id, "What do I owe on my credit cards?")["stream_url"]
-        assert client.stream(url)[-1].event == "done"
+    session_id, url = asked(app, client)
+    assert client.stream(url)[-1].event == "done"
     with app.app_context():
         chat_service().known.forget_session(session_id)  # as a worker that did not ask it
     assert client.stream(url)[-1].event == "done"  # read here once, and remembered
